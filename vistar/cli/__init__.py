@@ -1,0 +1,15 @@
+"""`vistar` command line: one typer app; each command group lives in its own module."""
+from __future__ import annotations
+
+import typer
+
+from . import dsl_cmd, ontology_cmd, score_cmd
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Deterministic metric engine for text-to-image evaluation.")
+app.command("score")(score_cmd.score)
+app.add_typer(dsl_cmd.app, name="dsl")
+app.add_typer(ontology_cmd.app, name="ontology")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,52 @@
+"""`vistar score IMAGES --prompts FILE --out RUN_DIR`: score a folder of generated images."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+from ..engine.runner import RunLocked, ScoreConfig, run_score
+from ..ontology import OntologyError
+from .common import OntologyOpt, WeightsOpt, console, fail, out, parse_model_paths
+from .summary import print_summary
+
+
+def score(
+    images: Path = typer.Argument(..., exists=True, file_okay=False, help="IMAGES/<model>/<prompt_id>[_<k>].<ext>"),
+    prompts: Path = typer.Option(..., "--prompts", exists=True, dir_okay=False, help=".vistar or .jsonl prompt file"),
+    out_dir: Path = typer.Option(..., "--out", help="Run directory (created; rerun to resume)"),
+    angles: Optional[str] = typer.Option(None, "--angles", help="Comma-separated angle codes to score, e.g. TR,LI"),
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
+    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    workers: int = typer.Option(0, "--workers", min=0, help="Image-decoding worker processes (0: decode in-process)"),
+    ontology: Optional[Path] = OntologyOpt,
+    weights: Optional[Path] = WeightsOpt,
+    manifest: Optional[Path] = typer.Option(None, "--manifest", exists=True, dir_okay=False, help="CSV with image,prompt_id,model"),
+    model_path: Optional[list[str]] = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)"),
+    max_pixels: int = typer.Option(64_000_000, "--max-pixels", help="Largest decoded image accepted"),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Re-score rows that ended in status=error"),
+) -> None:
+    """Score every image against its prompt's angle; resumable, crash-safe."""
+    import sys
+
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        fail(f"--device must be cpu or cuda, not '{device}'")
+    cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
+                      workers=workers, ontology=ontology, weights=weights, manifest=manifest,
+                      angles=[a.strip() for a in angles.split(",")] if angles else None,
+                      model_paths=parse_model_paths(model_path), max_pixels=max_pixels, retry_errors=retry_errors,
+                      command=" ".join(["vistar", *sys.argv[1:]]))
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("scoring images", total=None)
+        try:
+            summary = run_score(cfg, progress=lambda done, total: bar.update(task, completed=done, total=total))
+        except (RunLocked, OntologyError, FileNotFoundError, ValueError) as exc:
+            fail(str(exc))
+    for problem in summary.problems:
+        console.print(f"[yellow]{problem['kind']}[/]: {problem['message']}", highlight=False)
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.rows_by_status.items())) or "nothing new"
+    out.print(f"scored {summary.scored} rows ({statuses}); {summary.reused} already in {out_dir}", highlight=False)
+    print_summary(out_dir)

@@ -1,0 +1,121 @@
+"""Registries of feature stages and metrics, resolved lazily by import path (heavy deps load only when used).
+
+A feature stage is batched and runs once per image; a metric is a pure function of the features it
+declares plus the prompt's (resolved) control parameters and its ontology parameters.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..prompts_dsl.model import Prompt
+
+
+@dataclass
+class StageInput:
+    """One image as a feature stage sees it."""
+
+    image: np.ndarray             # HxWx3 uint8 RGB
+    prompt: Prompt
+    controls: dict                # resolved control parameters (ground truth)
+    deps: dict[str, Any] = field(default_factory=dict)  # outputs of the stages this one requires
+
+
+@dataclass
+class StageContext:
+    """Run-wide settings and the cache of loaded models shared by all batches."""
+
+    device: str = "cpu"
+    model_paths: dict[str, str] = field(default_factory=dict)
+    params: dict = field(default_factory=dict)      # ontology `features.<name>` parameters
+    cache: dict = field(default_factory=dict)
+
+    def model(self, key: str, loader: Callable[[], Any]) -> Any:
+        """Load once per run, reuse for every batch."""
+        if key not in self.cache:
+            self.cache[key] = loader()
+        return self.cache[key]
+
+
+@dataclass(frozen=True)
+class FeatureStage:
+    name: str
+    version: str
+    compute: Callable[[list[StageInput], StageContext], list]  # one output per input; an Exception marks a per-image failure
+    requires: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+
+
+@dataclass
+class MetricResult:
+    score: float | None
+    status: str = "ok"            # ok | error | skipped
+    error: str | None = None
+    details: dict = field(default_factory=dict)
+
+    @classmethod
+    def ok(cls, score: float, **details) -> "MetricResult":
+        return cls(float(min(1.0, max(0.0, score))), "ok", None, details)
+
+    @classmethod
+    def skipped(cls, reason: str, **details) -> "MetricResult":
+        return cls(None, "skipped", reason, details)
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    angle: str
+    version: str
+    features: tuple[str, ...]
+    fn: Callable[[dict, dict, dict, Prompt], MetricResult]  # (features, controls, params, prompt) -> result
+
+
+# name -> "module:attribute"; add a line here when you add a stage or a metric.
+FEATURES: dict[str, str] = {
+    "ocr": "vistar.features.ocr:STAGE",
+}
+METRICS: dict[str, str] = {
+    "TR": "vistar.metrics.tr:METRIC",
+}
+
+
+def _resolve(table: dict[str, str], name: str, kind: str):
+    if name not in table:
+        raise KeyError(f"unknown {kind} '{name}' (known: {', '.join(sorted(table))})")
+    module, attr = table[name].split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def feature_stage(name: str) -> FeatureStage:
+    return _resolve(FEATURES, name, "feature stage")
+
+
+def metric(name: str) -> Metric:
+    return _resolve(METRICS, name, "metric")
+
+
+def metrics_for_angle(angle: str) -> list[str]:
+    """Metric names that score an angle (by convention the angle metric is named after the angle)."""
+    return [name for name in METRICS if name.split(".")[0] == angle]
+
+
+def stage_order(names: set[str]) -> list[str]:
+    """Stages needed for `names`, dependencies first, in a fixed (sorted) order."""
+    order: list[str] = []
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in order:
+            return
+        if name in path:
+            raise ValueError(f"feature stage cycle: {' -> '.join(path + (name,))}")
+        for dep in feature_stage(name).requires:
+            visit(dep, path + (name,))
+        order.append(name)
+
+    for name in sorted(names):
+        visit(name, ())
+    return order

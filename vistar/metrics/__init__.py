@@ -1,0 +1,1 @@
+"""Pure metrics: functions of declared features, the prompt's control parameters and ontology parameters."""

@@ -1,0 +1,34 @@
+"""Text normalisation and similarity used by TR (kept separate so calibration and tests can call them)."""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from rapidfuzz.distance import Levenshtein
+
+_WS = re.compile(r"\s+")
+
+
+def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation: bool = True) -> str:
+    """NFKC (folds full-width and ligature forms), optional casefold, punctuation (Unicode P*) removed, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text)
+    if not case_sensitive:
+        text = text.casefold()
+    if strip_punctuation:
+        text = "".join(" " if unicodedata.category(c).startswith("P") and c not in "'’" else ("" if c in "'’" else c)
+                       for c in text)
+    return _WS.sub(" ", text).strip()
+
+
+def char_similarity(recognised: str, expected: str) -> float:
+    """1 − Levenshtein distance / max(len): 1 for identical strings, 0 when nothing matches or one side is empty."""
+    if not recognised and not expected:
+        return 1.0
+    return 1.0 - Levenshtein.normalized_distance(recognised, expected)
+
+
+def token_jaccard(recognised: str, expected: str) -> float:
+    a, b = set(recognised.split()), set(expected.split())
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)

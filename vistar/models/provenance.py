@@ -1,0 +1,29 @@
+"""What weights a run actually loaded, with their sha256, for `run.json`."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+_LOADED: dict[str, dict] = {}
+
+
+def sha256_of(path: str | Path) -> str:
+    """sha256 of a file, or of a folder's files in sorted order (HF checkpoints are folders)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.relative_to(path).as_posix().encode())
+        with open(file, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def record_loaded(name: str, path: str | Path, sha256: str | None = None, **extra) -> None:
+    _LOADED[name] = {"path": str(path), "sha256": sha256 or sha256_of(path), **extra}
+
+
+def loaded_models() -> dict[str, dict]:
+    return dict(_LOADED)

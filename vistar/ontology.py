@@ -1,0 +1,110 @@
+"""The ontology: roles, angles, relevance mask, role weights and metric parameters, as data.
+
+The shipped default lives in `vistar/data/ontology.yaml`; a user file given with `--ontology`
+is deep-merged over it, so a user can change one weight without copying the whole file.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+
+def _deep_merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+class OntologyError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Ontology:
+    data: dict
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, overrides: list[str | Path] | None = None) -> "Ontology":
+        data = yaml.safe_load(resources.files("vistar.data").joinpath("ontology.yaml").read_text())
+        for extra in [path, *(overrides or [])]:
+            if extra is None:
+                continue
+            try:
+                user = yaml.safe_load(Path(extra).read_text()) or {}
+            except (OSError, yaml.YAMLError) as exc:
+                raise OntologyError(f"{extra}: cannot read ontology: {exc}") from None
+            if not isinstance(user, dict):
+                raise OntologyError(f"{extra}: ontology must be a YAML mapping")
+            data = _deep_merge(data, user)
+        onto = cls(data)
+        onto.check()
+        return onto
+
+    # --- views -------------------------------------------------------------------------
+    @property
+    def roles(self) -> dict[str, str]:
+        return self.data["roles"]
+
+    @property
+    def angles(self) -> dict[str, dict]:
+        return self.data["angles"]
+
+    @property
+    def mask(self) -> dict[str, list[str]]:
+        return self.data["mask"]
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        return [(r, a) for r, angles in self.mask.items() for a in angles]
+
+    def relevant(self, role: str, angle: str) -> bool:
+        return angle in self.mask.get(role, [])
+
+    def role_weights(self, role: str) -> dict[str, float]:
+        """Weights over the role's masked angles, renormalised to sum to 1 (uniform by default)."""
+        angles = self.mask.get(role, [])
+        given = (self.data.get("role_weights") or {}).get(role) or {}
+        raw = {a: float(given.get(a, 1.0 if not given else 0.0)) for a in angles}
+        total = sum(raw.values())
+        if total <= 0:
+            raise OntologyError(f"role_weights.{role}: weights over {angles} sum to 0")
+        return {a: w / total for a, w in raw.items()}
+
+    def required_keys(self, angle: str) -> list[list[str]]:
+        return (self.data.get("required_keys") or {}).get(angle, [])
+
+    def metric_params(self, metric: str) -> dict:
+        return copy.deepcopy(((self.data.get("metrics") or {}).get(metric) or {}).get("params") or {})
+
+    def tunable(self, metric: str) -> list[str]:
+        return list(((self.data.get("metrics") or {}).get(metric) or {}).get("tunable") or [])
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def check(self) -> None:
+        for key in ("roles", "angles", "mask"):
+            if not isinstance(self.data.get(key), dict):
+                raise OntologyError(f"ontology: '{key}' must be a mapping")
+        for role, angles in self.mask.items():
+            if role not in self.roles:
+                raise OntologyError(f"mask.{role}: unknown role")
+            for angle in angles:
+                if angle not in self.angles:
+                    raise OntologyError(f"mask.{role}: unknown angle '{angle}'")
+        for role in (self.data.get("role_weights") or {}):
+            self.role_weights(role)
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True)

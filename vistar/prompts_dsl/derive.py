@@ -1,0 +1,28 @@
+"""Ground truth that an angle may take from the core when its control key is absent.
+
+Each deriver maps a prompt to control values it can infer; explicit controls always win.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .model import Prompt
+
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
+
+
+def _tr_text(prompt: Prompt, ontology) -> dict:
+    """TR: the double-quoted spans of the core, joined by a space, are the text to render."""
+    spans = [a or b for a, b in _QUOTED.findall(prompt.core)]
+    return {"text": " ".join(spans)} if spans else {}
+
+
+DERIVERS: dict[str, Callable[[Prompt, object], dict]] = {"TR": _tr_text}
+
+
+def resolved_controls(prompt: Prompt, ontology=None) -> dict:
+    """Controls with derived ground truth filled in where the prompt left them out."""
+    derive = DERIVERS.get(prompt.angle)
+    derived = derive(prompt, ontology) if derive else {}
+    return {**derived, **prompt.controls}
