@@ -30,8 +30,12 @@ class StageContext:
 
     device: str = "cpu"
     model_paths: dict[str, str] = field(default_factory=dict)
-    params: dict = field(default_factory=dict)      # ontology `features.<name>` parameters
+    features: dict = field(default_factory=dict)    # ontology `features:` section: per-stage parameters
+    options: dict = field(default_factory=dict)     # run-time settings from the CLI (e.g. a judge endpoint)
     cache: dict = field(default_factory=dict)
+
+    def params(self, stage: str) -> dict:
+        return dict(self.features.get(stage) or {})
 
     def model(self, key: str, loader: Callable[[], Any]) -> Any:
         """Load once per run, reuse for every batch."""

@@ -42,6 +42,7 @@ class ScoreConfig:
     model_paths: dict[str, str] = field(default_factory=dict)
     max_pixels: int = DEFAULT_MAX_PIXELS
     retry_errors: bool = False
+    options: dict = field(default_factory=dict)
     command: str = ""
 
 
@@ -107,7 +108,8 @@ def _run_locked(cfg: ScoreConfig, progress) -> RunSummary:
     jobs, hash_errors = _plan(cfg, ontology, prompts, mapping.records, existing, summary)
     if hash_errors:
         store.write(hash_errors)
-    ctx = registry.StageContext(device=cfg.device, model_paths=cfg.model_paths)
+    ctx = registry.StageContext(device=cfg.device, model_paths=cfg.model_paths,
+                                features=ontology.data.get("features") or {}, options=cfg.options)
     by_image = _group_by_image(jobs)
     total, done = len(by_image), 0
     for batch in _batches(by_image, cfg.batch_size):

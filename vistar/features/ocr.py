@@ -69,8 +69,9 @@ class RapidOcrBackend:
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult]:
-    threads = int(ctx.params.get("ocr_threads", 1))
-    backend = ctx.model("ocr", lambda: RapidOcrBackend(threads=threads))
+    params = ctx.params("ocr")
+    backend = ctx.model("ocr", lambda: RapidOcrBackend(threads=int(params.get("threads", 1)),
+                                                       det_limit_side=int(params.get("det_limit_side", 736))))
     return [OcrResult(tuple(backend(item.image)), item.image.shape[1], item.image.shape[0]) for item in batch]
 
 
