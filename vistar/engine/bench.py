@@ -1,0 +1,214 @@
+"""`vistar bench`: latency and throughput of every feature stage and metric, and the engine against a naive loop.
+
+What is measured (see docs/performance.md):
+- per stage: latency p50/p95 at batch 1 (after warm-up, CUDA synchronised), throughput at each batch size and
+  the best one, FLOPs per image (torch stages, counted by torch's FlopCounterMode) and the achieved fraction of
+  the device's peak where the peak is known, process peak RSS and peak GPU memory;
+- per metric: latency of the pure metric function on precomputed features;
+- naive baseline: every image scored alone, each metric recomputing its own features (how per-metric scripts
+  score); the engine: batched, each feature computed once and shared. The ratio is the speed-up.
+"""
+from __future__ import annotations
+
+import platform
+import resource
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..models.errors import MissingWeightError
+from ..ontology import Ontology
+from ..prompts_dsl import Prompt, resolved_controls
+from . import registry
+from .runmeta import hardware, versions
+
+# Dense bf16 tensor-core peak (FLOP/s) by device-name substring; a device not listed reports no fraction.
+PEAK_BF16 = {"H100": 989.4e12, "H200": 989.4e12, "A100": 312e12, "L40S": 362e12, "A10G": 70e12}
+
+
+@dataclass
+class Item:
+    image: np.ndarray
+    prompt: Prompt
+
+
+@dataclass
+class StageReport:
+    name: str
+    status: str = "ok"
+    note: str = ""
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    throughput: dict[int, float] = field(default_factory=dict)   # batch size -> images/s
+    best_batch: int | None = None
+    flops_per_image: float | None = None
+    peak_fraction: float | None = None
+    peak_rss_mib: float | None = None
+    peak_gpu_mib: float | None = None
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda") and "torch" in sys.modules:
+        sys.modules["torch"].cuda.synchronize()
+
+
+def _inputs(items: list[Item], feats: list[dict], stage: registry.FeatureStage, ontology) -> list[registry.StageInput]:
+    return [registry.StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology), {d: f[d] for d in stage.requires})
+            for it, f in zip(items, feats)]
+
+
+def _timed(fn, device: str) -> float:
+    _sync(device)
+    start = time.perf_counter()
+    fn()
+    _sync(device)
+    return time.perf_counter() - start
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _gpu_reset(device: str) -> None:
+    if device.startswith("cuda") and "torch" in sys.modules:
+        sys.modules["torch"].cuda.reset_peak_memory_stats()
+
+
+def _gpu_peak(device: str) -> float | None:
+    if device.startswith("cuda") and "torch" in sys.modules:
+        return sys.modules["torch"].cuda.max_memory_allocated() / 2**20
+    return None
+
+
+def _flops(fn) -> float | None:
+    """FLOPs of one call, when the stage runs torch ops (None for onnxruntime/numpy stages)."""
+    if "torch" not in sys.modules:
+        return None
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with counter:
+        fn()
+    total = counter.get_total_flops()
+    return float(total) if total else None
+
+
+def _peak(device: str) -> float | None:
+    name = hardware().get("gpu", "") if device.startswith("cuda") else ""
+    return next((v for k, v in PEAK_BF16.items() if k in name), None)
+
+
+def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, batch_sizes: list[int],
+                repeats: int) -> StageReport:
+    stage = registry.feature_stage(name)
+    rep = StageReport(name)
+    try:
+        inputs = _inputs(items, feats, stage, ontology)
+        outputs = stage.compute(inputs, ctx)  # warm-up: loads the model, fills caches; also the shared outputs
+    except MissingWeightError as exc:
+        rep.status, rep.note = "skipped", str(exc)
+        return rep
+    for f, out in zip(feats, outputs):
+        f[name] = out
+    _gpu_reset(ctx.device)
+    lat = [_timed(lambda i=i: stage.compute(inputs[i:i + 1], ctx), ctx.device)
+           for _ in range(repeats) for i in range(len(inputs))]
+    rep.p50_ms = 1000 * statistics.median(lat)
+    rep.p95_ms = 1000 * float(np.percentile(lat, 95))
+    for bs in batch_sizes:
+        chunks = [inputs[i:i + bs] for i in range(0, len(inputs), bs)]
+        secs = min(_timed(lambda: [stage.compute(c, ctx) for c in chunks], ctx.device) for _ in range(max(1, repeats // 2)))
+        rep.throughput[bs] = len(inputs) / secs
+    rep.best_batch = max(rep.throughput, key=rep.throughput.get)
+    rep.flops_per_image = _flops(lambda: stage.compute(inputs[:1], ctx))
+    peak = _peak(ctx.device)
+    if rep.flops_per_image and peak:
+        rep.peak_fraction = rep.flops_per_image * rep.throughput[rep.best_batch] / peak
+    rep.peak_rss_mib, rep.peak_gpu_mib = _rss_mib(), _gpu_peak(ctx.device)
+    return rep
+
+
+def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], ontology, repeats: int) -> dict:
+    mine = [(it, f) for it, f in zip(items, feats) if it.prompt.angle == metric.angle]
+    missing = [n for n in metric.features if any(isinstance(f.get(n), BaseException) or n not in f for _, f in mine)]
+    if not mine or missing:
+        return {"metric": metric.name, "status": "skipped",
+                "note": "no prompt for this angle" if not mine else f"features unavailable: {', '.join(missing)}"}
+    params = ontology.metric_params(metric.name)
+    calls = [(lambda it=it, f=f: metric.fn({n: f[n] for n in metric.features}, resolved_controls(it.prompt, ontology), params, it.prompt))
+             for it, f in mine]
+    lat = [_timed(c, "cpu") for _ in range(repeats) for c in calls]
+    return {"metric": metric.name, "status": "ok", "p50_ms": 1000 * statistics.median(lat),
+            "p95_ms": 1000 * float(np.percentile(lat, 95))}
+
+
+def naive_seconds(items: list[Item], ctx, ontology) -> float:
+    """Each image alone, each metric recomputing its own feature chain (no sharing, no batching)."""
+    total = 0.0
+    for it in items:
+        for mname in registry.metrics_for_angle(it.prompt.angle):
+            metric = registry.metric(mname)
+            feats: dict = {}
+
+            def run_chain():
+                for sname in registry.stage_order(set(metric.features)):
+                    stage = registry.feature_stage(sname)
+                    inp = registry.StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology),
+                                              {d: feats[d] for d in stage.requires})
+                    feats[sname] = stage.compute([inp], ctx)[0]
+                metric.fn({n: feats[n] for n in metric.features}, resolved_controls(it.prompt, ontology),
+                          ontology.metric_params(mname), it.prompt)
+            total += _timed(run_chain, ctx.device)
+    return total
+
+
+def engine_seconds(items: list[Item], ctx, ontology, batch: int) -> float:
+    """Batches of `batch` images; every needed stage once per batch, shared by all metrics."""
+    def run():
+        for i in range(0, len(items), batch):
+            chunk = items[i:i + batch]
+            feats = [dict() for _ in chunk]
+            names = {f for it in chunk for m in registry.metrics_for_angle(it.prompt.angle) for f in registry.metric(m).features}
+            for sname in registry.stage_order(names):
+                stage = registry.feature_stage(sname)
+                for f, out in zip(feats, stage.compute(_inputs(chunk, feats, stage, ontology), ctx)):
+                    f[sname] = out
+            for it, f in zip(chunk, feats):
+                for mname in registry.metrics_for_angle(it.prompt.angle):
+                    metric = registry.metric(mname)
+                    metric.fn({n: f[n] for n in metric.features}, resolved_controls(it.prompt, ontology),
+                              ontology.metric_params(mname), it.prompt)
+    return _timed(run, ctx.device)
+
+
+def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8), repeats: int = 3,
+              ontology: Ontology | None = None, model_paths: dict | None = None, random_init: bool = False) -> dict:
+    ontology = ontology or Ontology.load()
+    ctx = registry.StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
+                                options={"random_init": random_init})
+    metrics = sorted({m for it in items for m in registry.metrics_for_angle(it.prompt.angle)})
+    needed = {f for m in metrics for f in registry.metric(m).features}
+    feats = [dict() for _ in items]
+    stages = []
+    for name in registry.stage_order(needed):
+        if any(isinstance(f.get(d), BaseException) for f in feats for d in registry.feature_stage(name).requires):
+            stages.append(StageReport(name, "skipped", "a stage it requires was skipped"))
+            continue
+        rep = bench_stage(name, items, feats, ctx, ontology, list(batch_sizes), repeats)
+        if rep.status != "ok":
+            for f in feats:
+                f[name] = MissingWeightError(name, rep.note)
+        stages.append(rep)
+    metric_reports = [bench_metric(registry.metric(m), items, feats, ontology, repeats) for m in metrics]
+    comparison = None
+    if all(s.status == "ok" for s in stages):
+        best = max((s.best_batch or 1 for s in stages), default=1)
+        naive, engine = naive_seconds(items, ctx, ontology), engine_seconds(items, ctx, ontology, best)
+        comparison = {"images": len(items), "naive_s": naive, "engine_s": engine, "engine_batch": best,
+                      "speedup": naive / engine if engine > 0 else None}
+    return {"fingerprint": {"versions": versions(), "hardware": hardware(), "python": platform.python_version(),
+                            "device": device, "random_init": random_init},
+            "stages": [s.__dict__ for s in stages], "metrics": metric_reports, "naive_vs_engine": comparison}
