@@ -1,0 +1,28 @@
+"""A fake feature stage and two metrics sharing it, for engine/bench tests that must not load models."""
+from __future__ import annotations
+
+import numpy as np
+
+from vistar.engine.registry import FeatureStage, Metric, MetricResult
+
+CALLS: list[int] = []  # batch size of each stage call
+
+
+def _brightness(batch, ctx):
+    CALLS.append(len(batch))
+    return [float(item.image.mean()) / 255.0 for item in batch]
+
+
+STAGE = FeatureStage(name="fake_brightness", version="1", compute=_brightness)
+METRIC_A = Metric(name="TR", angle="TR", version="1", features=("fake_brightness",),
+                  fn=lambda f, c, p, pr: MetricResult.ok(f["fake_brightness"]))
+METRIC_B = Metric(name="TR.dark", angle="TR", version="1", features=("fake_brightness",),
+                  fn=lambda f, c, p, pr: MetricResult.ok(1.0 - f["fake_brightness"]))
+
+
+def install(monkeypatch) -> None:
+    from vistar.engine import registry
+
+    monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.fake_plugins:STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.fake_plugins:METRIC_A", "TR.dark": "tests.fake_plugins:METRIC_B"})
+    CALLS.clear()
