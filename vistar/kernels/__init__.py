@@ -1,0 +1,1 @@
+"""Numeric kernels: numpy references and their accelerated (Triton / numba) equivalents."""
