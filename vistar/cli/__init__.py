@@ -10,6 +10,7 @@ app.command("score")(score_cmd.score)
 app.command("bench")(bench_cmd.bench)
 app.add_typer(dsl_cmd.app, name="dsl")
 app.add_typer(ontology_cmd.app, name="ontology")
+app.add_typer(__import__("vistar.cli.models_cmd", fromlist=["app"]).app, name="models")
 
 
 def main() -> None:

@@ -1,0 +1,114 @@
+"""Model layer: catalogue, lookup order, fetch (file:// URL and a stand-in HF downloader), sha256 verification, CLI."""
+from __future__ import annotations
+
+import hashlib
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from vistar.cli import app
+from vistar.models import MissingWeightError, catalog as real_catalog, resolve_weight
+from vistar.models.catalog import ModelSpec
+from vistar.models.fetch import FetchError, fetch, verify
+
+catalog_mod = sys.modules["vistar.models.catalog"]  # the package re-exports a function of the same name
+
+PAYLOAD = b"tiny weight bytes\n"
+PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A catalogue with a URL model served from a file:// URL, and an HF-style model."""
+    src = tmp_path / "served" / "w.bin"
+    src.parent.mkdir()
+    src.write_bytes(PAYLOAD)
+    models = dict(real_catalog())
+    models["toy"] = ModelSpec("toy", "torch", "toy net", src.as_uri(), "MIT", {"w.bin": PAYLOAD_SHA})
+    models["toy-bad"] = ModelSpec("toy-bad", "torch", "toy net", src.as_uri(), "MIT", {"w.bin": "0" * 64})
+    models["toy-hf"] = ModelSpec("toy-hf", "transformers", "toy", "someone/toy", "MIT", {"config.json": None})
+    monkeypatch.setattr(catalog_mod, "catalog", lambda: models)
+    return models
+
+
+def test_catalogue_names_the_two_issue_models_with_licences():
+    models = real_catalog()
+    assert models["yolov8l-seg"].library == "ultralytics" and "AGPL" in models["yolov8l-seg"].licence
+    assert models["dpt-hybrid-midas"].source == "Intel/dpt-hybrid-midas" and models["dpt-hybrid-midas"].is_hf
+
+
+def test_missing_weight_message_names_weight_and_command(home):
+    with pytest.raises(MissingWeightError) as info:
+        resolve_weight("dpt-hybrid-midas")
+    assert "dpt-hybrid-midas" in str(info.value) and "vistar models fetch dpt-hybrid-midas" in str(info.value)
+    assert "--model-path dpt-hybrid-midas=PATH" in str(info.value)
+
+
+def test_lookup_order_override_then_home_then_hf_cache(home, tmp_path, toy):
+    snap = tmp_path / "hf" / "models--someone--toy" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")
+    assert resolve_weight("toy-hf") == snap
+    local = home / "models" / "toy-hf"
+    local.mkdir(parents=True)
+    (local / "config.json").write_text("{}")
+    assert resolve_weight("toy-hf") == local
+    override = tmp_path / "mine"
+    override.mkdir()
+    assert resolve_weight("toy-hf", {"toy-hf": str(override)}) == override
+    with pytest.raises(MissingWeightError, match="does not exist"):
+        resolve_weight("toy-hf", {"toy-hf": str(tmp_path / "nowhere")})
+
+
+def test_fetch_file_url_into_home_and_verify(home, toy):
+    path = fetch("toy")
+    assert path == home / "models" / "toy" and (path / "w.bin").read_bytes() == PAYLOAD
+    assert resolve_weight("toy") == path
+    where, checks = verify("toy")
+    assert where == path and [(c.file, c.status, c.actual) for c in checks] == [("w.bin", "ok", PAYLOAD_SHA)]
+
+
+def test_fetch_rejects_hash_mismatch_and_leaves_nothing(home, toy):
+    with pytest.raises(FetchError, match="mismatch"):
+        fetch("toy-bad")
+    assert not (home / "models" / "toy-bad" / "w.bin").exists()
+    with pytest.raises(MissingWeightError):
+        resolve_weight("toy-bad")
+
+
+def test_fetch_hf_source_uses_hf_downloader_and_reuses_local_copy(home, toy):
+    calls = []
+
+    def fake_hf(repo_id, dest, files):
+        calls.append((repo_id, files))
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "config.json").write_text('{"x": 1}')
+
+    path = fetch("toy-hf", hf_downloader=fake_hf)
+    assert calls == [("someone/toy", ["config.json"])] and (path / "config.json").exists()
+    fetch("toy-hf", hf_downloader=fake_hf)       # already there: no second download
+    assert len(calls) == 1
+    _, checks = verify("toy-hf")
+    assert checks[0].status == "unpinned" and checks[0].actual == hashlib.sha256(b'{"x": 1}').hexdigest()
+
+
+def test_cli_list_fetch_verify(home, toy):
+    runner = CliRunner()
+    listed = runner.invoke(app, ["models", "list"])
+    assert listed.exit_code == 0 and "yolov8l-seg" in listed.output and "dpt-hybrid-midas" in listed.output
+    fetched = runner.invoke(app, ["models", "fetch", "toy"])
+    assert fetched.exit_code == 0, fetched.output
+    ok = runner.invoke(app, ["models", "verify", "toy"])
+    assert ok.exit_code == 0 and "w.bin: ok" in ok.output
+    (home / "models" / "toy" / "w.bin").write_bytes(b"tampered")
+    bad = runner.invoke(app, ["models", "verify", "toy"])
+    assert bad.exit_code == 1 and "mismatch" in bad.output
+    assert runner.invoke(app, ["models", "fetch", "no-such-model"]).exit_code == 2

@@ -1,0 +1,85 @@
+"""`vistar models list | fetch NAME | verify [NAME]`: what weights exist, get them, check their hashes."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ..models import MissingWeightError, catalog, spec
+from ..models.fetch import FetchError, fetch as fetch_model, verify as verify_model
+from .common import console, fail, out, parse_model_paths
+
+app = typer.Typer(no_args_is_help=True, help="Pretrained weights: list, fetch (the only network access), verify.")
+
+ModelPathOpt = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)")
+
+
+def _where(name: str, model_paths: dict[str, str]) -> str:
+    from ..models import resolve_weight
+
+    try:
+        return str(resolve_weight(name, model_paths))
+    except MissingWeightError:
+        return "missing"
+
+
+@app.command("list")
+def list_models(model_path: Optional[list[str]] = ModelPathOpt) -> None:
+    """One tab-separated line per model: name, library, licence, source, local path (or `missing`)."""
+    paths = parse_model_paths(model_path)
+    for name, model in sorted(catalog().items()):
+        out.print(f"{name}\t{model.library}\t{model.licence}\t{model.source}\t{_where(name, paths)}", highlight=False, soft_wrap=True)
+
+
+@app.command("fetch")
+def fetch(name: str = typer.Argument(..., help="Catalogue name, see `vistar models list`"),
+          force: bool = typer.Option(False, "--force", help="Download again even if a local copy exists")) -> None:
+    """Download NAME into $VISTAR_HOME/models/NAME (HF models: reuse the HF cache when present)."""
+    try:
+        spec(name)
+        path = fetch_model(name, force=force)
+    except KeyError as exc:
+        fail(str(exc.args[0]))
+    except (FetchError, OSError) as exc:
+        fail(f"fetching {name} failed: {exc}", code=1)
+    out.print(f"{name}: {path}", highlight=False)
+    _report(name, {}, quiet_ok=True)
+
+
+@app.command("verify")
+def verify(name: Optional[str] = typer.Argument(None, help="One model (default: every model found locally)"),
+           model_path: Optional[list[str]] = ModelPathOpt) -> None:
+    """Compare local files with the catalogue's sha256; exit 1 on any mismatch or missing file."""
+    paths = parse_model_paths(model_path)
+    names = [name] if name else sorted(catalog())
+    bad = False
+    for item in names:
+        try:
+            spec(item)
+        except KeyError as exc:
+            fail(str(exc.args[0]))
+        bad |= _report(item, paths, skip_absent=name is None)
+    if bad:
+        raise typer.Exit(1)
+
+
+def _report(name: str, paths: dict[str, str], skip_absent: bool = False, quiet_ok: bool = False) -> bool:
+    """Print one model's file checks; True when something is wrong."""
+    try:
+        path, checks = verify_model(name, paths)
+    except MissingWeightError as exc:
+        if skip_absent:
+            console.print(f"{name}: not present", highlight=False)
+            return False
+        console.print(f"[red]{exc}[/]", highlight=False)
+        return True
+    wrong = False
+    for check in checks:
+        wrong |= check.status in ("mismatch", "missing")
+        if check.status == "ok" and quiet_ok:
+            continue
+        detail = f"sha256 {check.actual}" if check.status in ("ok", "unpinned") else f"expected {check.expected}, got {check.actual}"
+        out.print(f"{name}/{check.file}: {check.status} ({detail})", highlight=False)
+    if not quiet_ok:
+        out.print(f"{name}: {path}", highlight=False)
+    return wrong

@@ -1,0 +1,95 @@
+"""`vistar models fetch/verify`: the only code that touches the network, and only when a user asks for it.
+
+URL sources are downloaded file by file into `$VISTAR_HOME/models/NAME/`; HF sources are snapshot-downloaded
+there with `huggingface_hub` (or found in the HF cache). Every pinned sha256 is checked after download.
+"""
+from __future__ import annotations
+
+import shutil
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .catalog import ModelSpec, model_dir, resolve_weight, spec
+from .errors import MissingWeightError
+from .provenance import sha256_of
+
+
+class FetchError(RuntimeError):
+    """A download failed or produced a file whose sha256 differs from the catalogue."""
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    file: str
+    expected: str | None
+    actual: str | None
+    status: str   # ok | mismatch | missing | unpinned
+
+
+def download_url(url: str, dest: Path) -> None:
+    """Stream URL (https://, http:// or file://) to DEST through a temporary file, so a cut download leaves nothing."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.part")
+    with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as fh:
+        shutil.copyfileobj(response, fh, length=1 << 20)
+    tmp.replace(dest)
+
+
+def download_hf(repo_id: str, dest: Path, files: list[str]) -> None:
+    from huggingface_hub import snapshot_download
+
+    snapshot_download(repo_id=repo_id, local_dir=dest, allow_patterns=files or None)
+
+
+def file_urls(model: ModelSpec) -> dict[str, str]:
+    """URL of each expected file: a source ending in '/' is a folder; otherwise it is the single file itself."""
+    if model.source.endswith("/"):
+        return {rel: model.source + rel for rel in model.files}
+    if len(model.files) != 1:
+        raise FetchError(f"{model.name}: a single-file URL source needs exactly one entry under files")
+    return {next(iter(model.files)): model.source}
+
+
+def fetch(name: str, force: bool = False, url_downloader: Callable[[str, Path], None] = download_url,
+          hf_downloader: Callable[[str, Path, list[str]], None] = download_hf) -> Path:
+    """Make NAME available locally and return its path; existing copies are reused unless FORCE."""
+    model = spec(name)
+    if not force:
+        try:
+            return resolve_weight(name)
+        except MissingWeightError:
+            pass
+    dest = model_dir(name)
+    if model.is_hf:
+        hf_downloader(model.source, dest, sorted(model.files))
+    else:
+        for rel, url in file_urls(model).items():
+            url_downloader(url, dest / rel)
+    bad = [c for c in verify_path(model, dest) if c.status in ("mismatch", "missing")]
+    if bad:
+        for check in bad:
+            (dest / check.file).unlink(missing_ok=True)
+        raise FetchError(f"{name}: " + "; ".join(f"{c.file}: {c.status} (expected {c.expected}, got {c.actual})" for c in bad))
+    return dest
+
+
+def verify_path(model: ModelSpec, path: Path) -> list[FileCheck]:
+    """Check each catalogued file under PATH (a folder, or the file itself for single-file models)."""
+    checks = []
+    for rel, expected in sorted(model.files.items()):
+        file = path if path.is_file() else path / rel
+        if not file.is_file():
+            checks.append(FileCheck(rel, expected, None, "missing"))
+            continue
+        actual = sha256_of(file)
+        status = "unpinned" if not expected else ("ok" if actual == expected.lower() else "mismatch")
+        checks.append(FileCheck(rel, expected, actual, status))
+    return checks
+
+
+def verify(name: str, model_paths: dict[str, str] | None = None) -> tuple[Path, list[FileCheck]]:
+    """Where NAME resolves and how its files compare with the catalogue; MissingWeightError if absent."""
+    path = resolve_weight(name, model_paths)
+    return path, verify_path(spec(name), path)
