@@ -1,0 +1,105 @@
+"""Panel detection on generated storyboards whose panel boxes are known exactly."""
+import numpy as np
+import pytest
+
+from vistar.features.panels import PanelRequest, panel_request, split_panels
+from vistar.synth.storyboards import make_storyboard
+
+
+def _assert_boxes(layout, truth, tol=2):
+    assert layout.boxes.shape == truth.shape
+    assert np.abs(layout.boxes - truth).max() <= tol, f"\n{layout.boxes}\nvs truth\n{truth}"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_uneven_white_gutters_and_borders_are_detected(seed):
+    board = make_storyboard(2, 2, 420, 600, seed=seed)
+    layout = split_panels(board.image, PanelRequest(4, 2, 2))
+    assert layout.method == "detected"
+    _assert_boxes(layout, board.boxes)
+
+
+def test_black_gutters_with_no_outer_border_and_three_columns():
+    board = make_storyboard(2, 3, 400, 720, seed=11, border=(0, 0, 0, 0), gutters_x=[5, 17], gutters_y=[9],
+                            gutter_colour=(0, 0, 0))
+    layout = split_panels(board.image, PanelRequest(6, 2, 3))
+    assert (layout.rows, layout.cols, layout.method) == (2, 3, "detected")
+    _assert_boxes(layout, board.boxes)
+
+
+def test_framed_panels_keep_their_frame_inside_the_box():
+    board = make_storyboard(3, 2, 600, 400, seed=3, frame=3)
+    layout = split_panels(board.image, PanelRequest(6, 3, 2))
+    assert layout.method == "detected"
+    _assert_boxes(layout, board.boxes)
+
+
+def test_panel_count_alone_picks_the_grid_shape_from_the_gutters():
+    board = make_storyboard(1, 4, 300, 900, seed=5)     # a strip: 1x4 although 2x2 is squarer
+    layout = split_panels(board.image, PanelRequest(4))
+    assert (layout.rows, layout.cols) == (1, 4)
+    _assert_boxes(layout, board.boxes)
+
+
+def test_touching_panels_are_split_at_strong_edges():
+    colours = np.array([[30, 30, 30], [220, 220, 220], [200, 40, 40], [40, 40, 200]], np.uint8)
+    image = np.zeros((200, 300, 3), np.uint8)
+    rng = np.random.default_rng(0)
+    cuts_y, cuts_x = (0, 90, 200), (0, 170, 300)
+    truth = []
+    for r in range(2):
+        for c in range(2):
+            block = colours[2 * r + c].astype(int) + rng.integers(-12, 13, size=(cuts_y[r + 1] - cuts_y[r], cuts_x[c + 1] - cuts_x[c], 3))
+            image[cuts_y[r]:cuts_y[r + 1], cuts_x[c]:cuts_x[c + 1]] = np.clip(block, 0, 255)
+            truth.append((cuts_x[c], cuts_y[r], cuts_x[c + 1], cuts_y[r + 1]))
+    layout = split_panels(image, PanelRequest(4, 2, 2))
+    assert layout.method == "detected"
+    _assert_boxes(layout, np.array(truth), tol=0)
+
+
+def test_image_without_gutters_falls_back_to_the_regular_grid_and_says_so():
+    rng = np.random.default_rng(1)
+    image = rng.integers(0, 256, size=(100, 160, 3), dtype=np.uint8)
+    layout = split_panels(image, PanelRequest(4, 2, 2))
+    assert (layout.row_method, layout.col_method, layout.method) == ("grid", "grid", "grid")
+    np.testing.assert_array_equal(layout.boxes, [[0, 0, 80, 50], [80, 0, 160, 50], [0, 50, 80, 100], [80, 50, 160, 100]])
+
+
+def test_grid_fallback_stays_inside_detected_borders():
+    rng = np.random.default_rng(2)
+    image = np.full((120, 200, 3), 255, np.uint8)
+    image[10:110, 20:180] = rng.integers(0, 256, size=(100, 160, 3))   # one noisy block, no gutters
+    layout = split_panels(image, PanelRequest(2, 1, 2))
+    assert layout.method == "partial" and layout.row_method == "detected" and layout.col_method == "grid"
+    np.testing.assert_array_equal(layout.boxes, [[20, 10, 100, 110], [100, 10, 180, 110]])
+
+
+def test_panel_request_from_controls():
+    assert panel_request({"grid": "2x3"}) == PanelRequest(6, 2, 3)
+    assert panel_request({"panels": 4}) == PanelRequest(4)
+    assert panel_request({"shots": ["a", "b", "c"]}) == PanelRequest(3)
+    assert panel_request({"panels": "6", "grid": "3 × 2", "shots": ["a"]}) == PanelRequest(6, 3, 2)
+    for bad, field in [({"grid": "two by two"}, "grid"), ({"panels": 0}, "panels"), ({"panels": "x"}, "panels"),
+                       ({"panels": 4, "grid": "3x3"}, "disagree"), ({}, "no panel count")]:
+        with pytest.raises(ValueError, match=field):
+            panel_request(bad)
+
+
+def _jpeg(image, quality):
+    import io
+
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="JPEG", quality=quality)
+    return np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_layouts_survive_jpeg_compression(seed):
+    rng = np.random.default_rng(seed + 100)
+    rows, cols = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    board = make_storyboard(rows, cols, int(rng.integers(300, 600)), int(rng.integers(300, 800)), seed=seed,
+                            gutter_colour=(255, 255, 255) if seed % 2 else (0, 0, 0), frame=2 if seed % 3 == 0 else 0)
+    layout = split_panels(_jpeg(board.image, 85), PanelRequest(rows * cols))   # shape not given: found too
+    assert (layout.rows, layout.cols) == (rows, cols)
+    _assert_boxes(layout, board.boxes)
