@@ -1,7 +1,8 @@
 """The ontology: roles, angles, relevance mask, role weights and metric parameters, as data.
 
 The shipped default lives in `vistar/data/ontology.yaml`; a user file given with `--ontology`
-is deep-merged over it, so a user can change one weight without copying the whole file.
+is deep-merged over it, so a user can change one weight without copying the whole file
+(mappings merge key by key, lists and scalars replace, `null` deletes a key).
 """
 from __future__ import annotations
 
@@ -15,10 +16,15 @@ from pathlib import Path
 import yaml
 
 
+FAMILIES = ("deterministic", "hwpq")
+
+
 def _deep_merge(base: dict, override: dict) -> dict:
     out = copy.deepcopy(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _deep_merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
@@ -71,14 +77,20 @@ class Ontology:
         return angle in self.mask.get(role, [])
 
     def role_weights(self, role: str) -> dict[str, float]:
-        """Weights over the role's masked angles, renormalised to sum to 1 (uniform by default)."""
+        """Weights over the role's masked angles, renormalised to sum to 1.
+
+        Every masked angle starts at weight 1 (uniform); `role_weights.ROLE.ANGLE` replaces that raw weight,
+        so `{GD: {TR: 2}}` makes TR count twice as much as each other GD angle."""
         angles = self.mask.get(role, [])
         given = (self.data.get("role_weights") or {}).get(role) or {}
-        raw = {a: float(given.get(a, 1.0 if not given else 0.0)) for a in angles}
-        total = sum(raw.values())
+        raw = {a: given.get(a, 1.0) for a in angles}
+        for angle, weight in raw.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0 or weight == float("inf"):
+                raise OntologyError(f"role_weights.{role}.{angle}: weight must be a finite number >= 0, not {weight!r}")
+        total = float(sum(raw.values()))
         if total <= 0:
             raise OntologyError(f"role_weights.{role}: weights over {angles} sum to 0")
-        return {a: w / total for a, w in raw.items()}
+        return {a: float(w) / total for a, w in raw.items()}
 
     def required_keys(self, angle: str) -> list[list[str]]:
         return (self.data.get("required_keys") or {}).get(angle, [])
@@ -91,20 +103,37 @@ class Ontology:
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.data, sort_keys=True).encode()).hexdigest()[:16]
+        return hashlib.sha256(json.dumps(self.data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def check(self) -> None:
         for key in ("roles", "angles", "mask"):
             if not isinstance(self.data.get(key), dict):
                 raise OntologyError(f"ontology: '{key}' must be a mapping")
+        for angle, spec in self.angles.items():
+            family = spec.get("family") if isinstance(spec, dict) else None
+            if family not in FAMILIES:
+                raise OntologyError(f"angles.{angle}.family: must be one of {', '.join(FAMILIES)}, not {family!r}")
         for role, angles in self.mask.items():
             if role not in self.roles:
                 raise OntologyError(f"mask.{role}: unknown role")
+            if not isinstance(angles, list):
+                raise OntologyError(f"mask.{role}: must be a list of angle codes")
             for angle in angles:
                 if angle not in self.angles:
                     raise OntologyError(f"mask.{role}: unknown angle '{angle}'")
-        for role in (self.data.get("role_weights") or {}):
+        for role, weights in (self.data.get("role_weights") or {}).items():
+            if role not in self.roles:
+                raise OntologyError(f"role_weights.{role}: unknown role")
+            for angle in (weights or {}):
+                if angle not in self.mask.get(role, []):
+                    raise OntologyError(f"role_weights.{role}.{angle}: {angle} is not in {role}'s mask")
             self.role_weights(role)
+        for angle, alternatives in (self.data.get("required_keys") or {}).items():
+            if angle not in self.angles:
+                raise OntologyError(f"required_keys.{angle}: unknown angle")
+            if not isinstance(alternatives, list) or not all(
+                    isinstance(alt, list) and alt and all(isinstance(k, str) for k in alt) for alt in alternatives):
+                raise OntologyError(f"required_keys.{angle}: must be a list of lists of key names, e.g. [[text]]")
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .model import Prompt
+from .model import METADATA_KEYS, Prompt
 
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
 
@@ -19,10 +19,12 @@ def _tr_text(prompt: Prompt, ontology) -> dict:
 
 
 DERIVERS: dict[str, Callable[[Prompt, object], dict]] = {"TR": _tr_text}
+# angle -> control key -> where the deriver looks when the key is absent (named in validation errors)
+DERIVED_FROM: dict[str, dict[str, str]] = {"TR": {"text": "a double-quoted span in the core"}}
 
 
 def resolved_controls(prompt: Prompt, ontology=None) -> dict:
-    """Controls with derived ground truth filled in where the prompt left them out."""
+    """Controls with derived ground truth filled in where the prompt left them out; metadata keys (`set`) dropped."""
     derive = DERIVERS.get(prompt.angle)
     derived = derive(prompt, ontology) if derive else {}
-    return {**derived, **prompt.controls}
+    return {k: v for k, v in {**derived, **prompt.controls}.items() if k not in METADATA_KEYS}

@@ -1,17 +1,40 @@
 """Errors that point at the exact place in a prompt file."""
 from __future__ import annotations
 
+import unicodedata
+
+
+def caret_line(text: str, column: int) -> str:
+    """Spaces up to `column` (1-based) then '^', keeping tabs and double-width characters aligned in a terminal."""
+    pad = []
+    for ch in text[:max(0, column - 1)]:
+        if ch == "\t":
+            pad.append("\t")
+        else:
+            pad.append("  " if unicodedata.east_asian_width(ch) in ("W", "F") else " ")
+    return "".join(pad) + "^"
+
 
 class PromptSyntaxError(ValueError):
-    def __init__(self, message: str, text: str, column: int, location: str = "<string>"):
+    """`location:column: message`, then the offending text and a caret under the column (1-based).
+
+    `location` is `file:line` (or `<string>`); `prompt_id` is set when the line's id could still be read,
+    so the engine can tell which images lost their prompt."""
+
+    def __init__(self, message: str, text: str, column: int, location: str = "<string>", prompt_id: str | None = None,
+                 field: str = "syntax"):
         self.text, self.column, self.location, self.message = text, column, location, message
-        caret = " " * (column - 1) + "^"
-        super().__init__(f"{location}:{column}: {message}\n  {text}\n  {caret}")
+        self.prompt_id, self.field = prompt_id, field
+        super().__init__(f"{location}:{column}: {message}\n{self.excerpt}")
+
+    @property
+    def excerpt(self) -> str:
+        return f"  {self.text}\n  {caret_line(self.text, self.column)}"
 
 
 class PromptValidationError(ValueError):
     """A semantic problem with one field of one prompt."""
 
-    def __init__(self, location: str, field: str, message: str):
-        self.location, self.field, self.message = location, field, message
+    def __init__(self, location: str, field: str, message: str, prompt_id: str | None = None):
+        self.location, self.field, self.message, self.prompt_id = location, field, message, prompt_id
         super().__init__(f"{location}: field '{field}': {message}")

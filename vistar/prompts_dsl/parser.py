@@ -1,21 +1,35 @@
-"""Parse and serialise single prompt strings with the lark grammar."""
+"""Parse and serialise single prompt strings with the lark grammar (`grammar.lark`, EBNF in docs/dsl.md)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import lru_cache
 from importlib import resources
 
-from lark import Lark, Transformer, UnexpectedInput
+from lark import Lark, Transformer, UnexpectedEOF, UnexpectedInput
+from lark.exceptions import VisitError
 
 from .errors import PromptSyntaxError
 from .model import Prompt
+
+CODE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_INT_RE = re.compile(r"-?\d+")
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files("vistar.prompts_dsl").joinpath("grammar.lark").read_text()
     return Lark(grammar, parser="lalr", maybe_placeholders=False)
+
+
+class _AtColumn(Exception):
+    """A semantic error found while building the prompt, anchored at a token's column."""
+
+    def __init__(self, message: str, column: int):
+        super().__init__(message)
+        self.message, self.column = message, column
 
 
 class _ToPrompt(Transformer):
@@ -34,23 +48,23 @@ class _ToPrompt(Transformer):
     def controls(self, items):
         out = {}
         for key, value in items:
-            if key in out:
-                raise ValueError(f"duplicate control key '{key}'")
-            out[key] = value
+            if str(key) in out:
+                raise _AtColumn(f"duplicate control key '{key}'", key.column)
+            out[str(key)] = value
         return out
 
     def pair(self, items):
-        return str(items[0]), items[1]
+        return items[0], items[1]  # keep the KEY token: its column locates duplicate-key errors
 
     def list(self, items):
         return list(items)
 
     def string(self, items):
-        return json.loads(str(items[0]))
+        return json.loads(str(items[0]), strict=False)  # strict=False: a raw tab inside quotes is just a tab
 
     def number(self, items):
         text = str(items[0])
-        return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+        return int(text) if _INT_RE.fullmatch(text) else float(text)
 
 
 def parse_prompt(text: str, *, id: str | None = None, location: str = "<string>", metadata: dict | None = None) -> Prompt:
@@ -58,38 +72,71 @@ def parse_prompt(text: str, *, id: str | None = None, location: str = "<string>"
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
-        raise PromptSyntaxError(_describe(exc), text, exc.column if exc.column > 0 else 1, location) from None
+        at_end = isinstance(exc, UnexpectedEOF) or getattr(getattr(exc, "token", None), "type", "") == "$END"
+        column = len(text) + 1 if at_end or exc.column < 1 else exc.column
+        raise PromptSyntaxError(_describe(exc, text, column), text, column, location, id) from None
     try:
         role, angle, core, controls = _ToPrompt().transform(tree)
-    except Exception as exc:  # lark wraps transformer errors
-        cause = exc.__context__ or exc
-        raise PromptSyntaxError(str(cause), text, 1, location) from None
+    except VisitError as exc:
+        orig = exc.orig_exc
+        column = orig.column if isinstance(orig, _AtColumn) else 1
+        message = orig.message if isinstance(orig, _AtColumn) else f"{type(orig).__name__}: {orig}"
+        raise PromptSyntaxError(message, text, column, location, id) from None
     return Prompt(role=role, angle=angle, core=core, controls=controls, id=id, metadata=metadata or {}, source=location)
 
 
-def _describe(exc: UnexpectedInput) -> str:
-    expected = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or [])
-    names = {"LSQB": "'['", "VBAR": "'|'", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "EQUAL": "'='",
-             "COMMA": "','", "CODE": "a role/angle code", "KEY": "a key", "STRING": "a \"string\"",
-             "NUMBER": "a number", "CORE_TEXT": "text"}
-    wanted = ", ".join(dict.fromkeys(names.get(e, e) for e in expected))
-    return f"unexpected input; expected {wanted}" if wanted else "unexpected input"
+_NAMES = {"LSQB": "'['", "VBAR": "'|'", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "EQUAL": "'='",
+          "COMMA": "','", "CODE": "a role/angle code", "KEY": "a key", "STRING": "a \"string\"",
+          "NUMBER": "a number", "CORE_TEXT": "text", "$END": "end of prompt",
+          "<END-OF-FILE>": "end of prompt"}
 
 
-def _value(value) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
+def _describe(exc: UnexpectedInput, text: str, column: int) -> str:
+    """What was expected, plus a hint for the mistakes people actually make in the core."""
+    char = text[column - 1] if 0 < column <= len(text) else ""
+    in_core = not text[:column - 1].count("{") and text[:column - 1].count("]") >= 1
+    if char == "\\" and in_core:
+        return "lone backslash in the core: write '\\\\' for a backslash, '\\{' or '\\}' for a brace"
+    if char == "}" and in_core:
+        return "unescaped '}' in the core: write '\\}' (and '\\{') for literal braces"
+    expected = set(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or [])
+    before = text[:column - 1]
+    if before.rfind("[") <= before.rfind("]"):  # not inside an open list: LALR's merged lookahead lists ']' anyway
+        expected.discard("RSQB")
+    expected = sorted(expected)
+    wanted = ", ".join(dict.fromkeys(_NAMES.get(e, e) for e in expected))
+    found = "end of prompt" if not char else repr(char)
+    return f"unexpected {found}; expected {wanted}" if wanted else f"unexpected {found}"
+
+
+def _value(value, nested: bool = False) -> str:
+    if isinstance(value, list) and not nested:
+        return "[" + ", ".join(_value(v, nested=True) for v in value) + "]"
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise TypeError(f"control values must be strings, numbers or lists of them, not {type(value).__name__}")
+        kind = "nested lists" if isinstance(value, list) else type(value).__name__
+        raise TypeError(f"control values must be strings, numbers or lists of them, not {kind}")
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"control numbers must be finite, not {value!r}")
     return repr(value)
 
 
 def serialize_prompt(prompt: Prompt) -> str:
-    """Canonical text form; `parse_prompt(serialize_prompt(p))` equals `p` (ids and metadata aside)."""
-    core = re.sub(r"([{}\\])", r"\\\1", prompt.core)
+    """Canonical text form; `parse_prompt(serialize_prompt(p))` equals `p` (ids, metadata, source aside).
+
+    Raises ValueError/TypeError for what the grammar cannot express (bad codes or keys, a line break in the
+    core, non-finite numbers, nested lists) rather than writing a line that would not parse back."""
+    for what, code in (("role", prompt.role), ("angle", prompt.angle)):
+        if not CODE_RE.fullmatch(code):
+            raise ValueError(f"{what} code {code!r} is not a valid code")
+    if "\n" in prompt.core or "\r" in prompt.core:
+        raise ValueError("the core cannot contain a line break")
+    core = re.sub(r"([{}\\])", r"\\\1", prompt.core.strip())
     text = f"[{prompt.role}|{prompt.angle}] {core}".rstrip()
     if prompt.controls:
+        for key in prompt.controls:
+            if not KEY_RE.fullmatch(key):
+                raise ValueError(f"control key {key!r} is not a valid key")
         text += " {" + ", ".join(f"{k}={_value(v)}" for k, v in prompt.controls.items()) + "}"
     return text

@@ -1,0 +1,88 @@
+"""The default ontology as the issue specifies it, and user overrides deep-merged over it."""
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from vistar.cli import app
+from vistar.ontology import Ontology, OntologyError
+
+MASK = {"GD": ["TR", "SF", "CSE", "MA", "GC"], "SA": ["CSE", "CPA", "LI", "PSC"], "MS": ["TR", "MA", "CUL", "CPA"],
+        "IL": ["SF", "CUL", "LI", "GC"], "PH": ["LI", "PSC", "GC", "MA"], "GA": ["PSC", "GC", "CPA", "MA"],
+        "ED": ["TR", "CSE", "PSC"]}
+
+
+def test_default_roles_angles_and_28_pair_mask():
+    onto = Ontology.load()
+    assert list(onto.roles) == ["GD", "SA", "MS", "IL", "PH", "GA", "ED"]
+    assert set(onto.angles) == {"TR", "LI", "CSE", "CPA", "PSC", "GC", "SF", "CUL", "MA"}
+    assert {a for a, s in onto.angles.items() if s["family"] == "hwpq"} == {"SF", "CUL", "MA"}
+    assert onto.mask == MASK and len(onto.pairs) == 28
+    assert onto.role_weights("ED") == pytest.approx({"TR": 1 / 3, "CSE": 1 / 3, "PSC": 1 / 3})
+    assert onto.metric_params("TR")["w_char"] == 0.5 and "w_char" in onto.tunable("TR")
+
+
+def _write(tmp_path, text, name="o.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_deep_merge_changes_only_what_the_user_wrote(tmp_path):
+    base = Ontology.load()
+    onto = Ontology.load(_write(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: 0.8\nmask:\n  ED: [TR]\n"
+                                          "roles:\n  XX: Extra role\n"))
+    assert onto.metric_params("TR") == {**base.metric_params("TR"), "w_char": 0.8}
+    assert onto.tunable("TR") == base.tunable("TR")
+    assert onto.mask["ED"] == ["TR"] and onto.mask["GD"] == MASK["GD"]  # lists replace, mappings merge
+    assert onto.roles["XX"] == "Extra role" and onto.roles["GD"] == "Graphic Designer"
+    assert onto.hash != base.hash and Ontology.load().hash == base.hash
+
+
+def test_null_deletes_and_later_files_win(tmp_path):
+    first = _write(tmp_path, "mask:\n  ED: null\nroles:\n  ED: null\n", "a.yaml")
+    second = _write(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: 0.3\n", "b.yaml")
+    third = _write(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: 0.9\n", "c.yaml")
+    onto = Ontology.load(first, overrides=[second, third])
+    assert "ED" not in onto.roles and "ED" not in onto.mask and len(onto.pairs) == 25
+    assert onto.metric_params("TR")["w_char"] == 0.9
+
+
+def test_role_weights_are_renormalised_over_the_mask(tmp_path):
+    onto = Ontology.load(_write(tmp_path, "role_weights:\n  GD: {TR: 2}\n  ED: {TR: 0, CSE: 3, PSC: 1}\n"))
+    # GD: TR raw 2, the four others raw 1 -> 2/6 and 1/6
+    assert onto.role_weights("GD") == pytest.approx({"TR": 2 / 6, "SF": 1 / 6, "CSE": 1 / 6, "MA": 1 / 6, "GC": 1 / 6})
+    assert onto.role_weights("ED") == pytest.approx({"TR": 0.0, "CSE": 0.75, "PSC": 0.25})
+    assert sum(onto.role_weights("GD").values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("role_weights:\n  ED: {TR: 0, CSE: 0, PSC: 0}\n", "role_weights.ED: weights over"),
+    ("role_weights:\n  ED: {LI: 1}\n", "role_weights.ED.LI: LI is not in ED's mask"),
+    ("role_weights:\n  ED: {TR: -1}\n", "role_weights.ED.TR: weight must be a finite number >= 0"),
+    ("role_weights:\n  ED: {TR: heavy}\n", "role_weights.ED.TR"),
+    ("mask:\n  GD: [TR, XYZ]\n", "mask.GD: unknown angle 'XYZ'"),
+    ("mask:\n  QQ: [TR]\n", "mask.QQ: unknown role"),
+    ("angles:\n  TR: {family: magic}\n", "angles.TR.family"),
+    ("required_keys:\n  TR: text\n", "required_keys.TR"),
+    ("- just a list\n", "must be a YAML mapping"),
+    ("roles: [\n", "cannot read ontology"),
+])
+def test_bad_overrides_are_named_errors(tmp_path, text, says):
+    with pytest.raises(OntologyError, match=None) as info:
+        Ontology.load(_write(tmp_path, text))
+    assert says in str(info.value)
+
+
+def test_ontology_show_prints_the_merged_yaml_and_weights(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(app, ["ontology", "show"])
+    assert res.exit_code == 0
+    shown = yaml.safe_load(res.stdout)
+    assert shown == Ontology.load().data
+    user = _write(tmp_path, "role_weights:\n  ED: {TR: 2}\n")
+    res = runner.invoke(app, ["ontology", "show", "--ontology", str(user)])
+    assert yaml.safe_load(res.stdout)["role_weights"] == {"ED": {"TR": 2}}
+    res = runner.invoke(app, ["ontology", "show", "--ontology", str(user), "--weights"])
+    assert res.exit_code == 0
+    ed_row = next(line for line in res.stdout.splitlines() if line.startswith("│ ED "))
+    assert "0.500" in ed_row and ed_row.count("0.250") == 2
