@@ -7,6 +7,8 @@ from . import bench_cmd, dsl_cmd, ontology_cmd, score_cmd
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Deterministic metric engine for text-to-image evaluation.")
 app.command("score")(score_cmd.score)
+app.command("report")(__import__("vistar.cli.report_cmd", fromlist=["report"]).report)
+app.command("calibrate")(__import__("vistar.cli.calibrate_cmd", fromlist=["calibrate"]).calibrate)
 app.command("bench")(bench_cmd.bench)
 app.add_typer(dsl_cmd.app, name="dsl")
 app.add_typer(ontology_cmd.app, name="ontology")

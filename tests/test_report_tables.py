@@ -1,0 +1,131 @@
+"""Report numbers against hand-computed values on a hand-built run (3 models, 3 angles, core/hard, errors, gaps)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+
+from tests.scores_builder import row, write_run
+from vistar.engine.store import read_scores
+from vistar.ontology import Ontology
+from vistar.report import build_report_data
+from vistar.report.bootstrap import bootstrap_means, cell_rng, percentile_ci
+
+# model -> angle -> [(score, set)]
+DATA = {
+    "A": {"TR": [(0.9, "core"), (0.7, "core"), (0.5, "hard")], "LI": [(0.2, "core"), (0.4, "core")], "CSE": [(0.5, "core")]},
+    "B": {"TR": [(0.4, "core"), (0.6, "core"), (0.4, "hard")], "LI": [(0.8, "core"), (0.9, "core")], "CSE": [(0.6, "core")]},
+    "C": {"TR": [(0.5, "core"), (0.5, "hard")], "CSE": [(0.3, "core")]},
+}
+
+
+@pytest.fixture(scope="module")
+def scores(tmp_path_factory):
+    rows = []
+    for model, angles in DATA.items():
+        for angle, vals in angles.items():
+            rows += [row(model, f"{angle}-{i}", angle, s, set_=st) for i, (s, st) in enumerate(vals)]
+    rows.append(row("C", "TR-err", "TR", None, status="error", error="feature 'ocr' failed: boom", set_="core"))
+    rows.append(row("C", "LI-0", "LI", None, status="skipped", error="missing weight depth", set_="core"))
+    rows.append(row("A", "TR-0", "TR", 0.1, metric="TR_char", set_="core"))  # a sub-metric: not the angle score
+    return read_scores(write_run(tmp_path_factory.mktemp("run"), rows))
+
+
+@pytest.fixture(scope="module")
+def data(scores, tmp_path_factory):
+    overlay = tmp_path_factory.mktemp("w") / "weights.yaml"
+    overlay.write_text(yaml.safe_dump({"role_weights": {"GD": {"TR": 3, "CSE": 1, "SF": 0, "MA": 0, "GC": 0}}}))
+    return build_report_data(scores, Ontology.load(overrides=[overlay]), seed=7, resamples=500)
+
+
+def cell(data, model, angle):
+    return data.angle_scores.set_index(["model", "angle"]).loc[(model, angle)]
+
+
+def test_angle_means_and_counts(data):
+    assert cell(data, "A", "TR")["mean"] == pytest.approx(70.0)
+    assert cell(data, "B", "TR")["mean"] == pytest.approx(140 / 3)
+    assert cell(data, "B", "LI")["mean"] == pytest.approx(85.0)
+    c_tr = cell(data, "C", "TR")
+    assert (c_tr.n_ok, c_tr.n_error, c_tr.n_skipped) == (2, 1, 0)
+    c_li = cell(data, "C", "LI")
+    assert (c_li.n_ok, c_li.n_skipped) == (0, 1) and math.isnan(c_li["mean"])
+
+
+def test_bootstrap_ci_brackets_mean_and_is_seeded(data, scores):
+    a_tr = cell(data, "A", "TR")
+    assert 50 <= a_tr.ci_low <= 70 <= a_tr.ci_high <= 90
+    c_tr = cell(data, "C", "TR")
+    assert c_tr.ci_low == c_tr.ci_high == pytest.approx(50.0)  # two equal scores: no spread
+    first = build_report_data(scores, Ontology.load(), seed=7, resamples=500)
+    second = build_report_data(scores, Ontology.load(), seed=7, resamples=500)
+    assert first.role_scores[["ci_low", "ci_high"]].equals(second.role_scores[["ci_low", "ci_high"]])
+    a = bootstrap_means([1.0, 2.0, 4.0, 8.0], cell_rng(7, "A", "TR"), 50)
+    b = bootstrap_means([1.0, 2.0, 4.0, 8.0], cell_rng(8, "A", "TR"), 50)
+    assert not (a == b).all()
+
+
+def test_bootstrap_helpers_by_hand():
+    means = bootstrap_means([0.0, 1.0], cell_rng(0, "x"), resamples=2000)
+    assert set(means) <= {0.0, 0.5, 1.0}
+    assert means.mean() == pytest.approx(0.5, abs=0.03)
+    lo, hi = percentile_ci(means)
+    assert (lo, hi) == (0.0, 1.0)
+
+
+def test_overall_is_macro_mean_over_angles(data):
+    overall = data.overall.set_index("model")
+    assert overall.loc["A", "overall"] == pytest.approx((70 + 30 + 50) / 3)
+    assert overall.loc["B", "overall"] == pytest.approx((140 / 3 + 85 + 60) / 3)
+    assert overall.loc["C", "overall"] == pytest.approx((50 + 30) / 2)
+    assert list(data.overall["model"]) == ["B", "A", "C"]
+
+
+def test_core_hard_drop(data):
+    o = data.overall.set_index("model")
+    assert data.has_sets
+    assert (o.loc["A", "core"], o.loc["A", "hard"], o.loc["A", "drop_pct"]) == pytest.approx((80.0, 50.0, 37.5))
+    assert (o.loc["B", "core"], o.loc["B", "hard"], o.loc["B", "drop_pct"]) == pytest.approx((50.0, 40.0, 20.0))
+    assert o.loc["C", "drop_pct"] == pytest.approx(0.0)
+
+
+def test_role_weighted_scores(data):
+    roles = data.role_scores.set_index(["role", "model"])
+    # ED mask TR, CSE, PSC (uniform): PSC unscored, weights renormalised over TR and CSE
+    assert roles.loc[("ED", "A"), "score"] == pytest.approx(60.0)
+    assert roles.loc[("ED", "B"), "score"] == pytest.approx((140 / 3 + 60) / 2)
+    assert roles.loc[("ED", "A"), "covered_weight"] == pytest.approx(2 / 3)
+    assert roles.loc[("ED", "A"), "angles_missing"] == "PSC"
+    # GD from the overlay: TR 3, CSE 1, the rest of its mask 0 -> fully covered (zero-weight angles are not 'missing')
+    assert roles.loc[("GD", "A"), "score"] == pytest.approx(0.75 * 70 + 0.25 * 50)
+    assert roles.loc[("GD", "B"), "score"] == pytest.approx(0.75 * 140 / 3 + 0.25 * 60)
+    assert not roles.loc[("GD", "A"), "partial"] and roles.loc[("GD", "A"), "covered_weight"] == pytest.approx(1.0)
+    # PH needs LI: C has none, so C has no PH score
+    assert math.isnan(roles.loc[("PH", "C"), "score"]) and roles.loc[("PH", "B"), "rank"] == 1
+    lo, hi = roles.loc[("ED", "A"), ["ci_low", "ci_high"]]
+    assert lo <= 60.0 <= hi
+
+
+def test_rankings_note_where_role_differs(data):
+    joined = " ".join(data.ranking_notes)
+    assert "ED: ranking differs from overall (A > B > C vs overall B > A > C)" in joined
+    assert "best for ED is A, not the overall leader B" in joined
+    assert not any(n.startswith("PH:") for n in data.ranking_notes)  # B > A, same order as overall
+
+
+def test_missing_angles_are_stated(data):
+    notes = " ".join(data.notes)
+    assert "Angles not in this run:" in notes and "CPA (Character Portrayal)" in notes
+    assert "Model C has no score for LI" in notes
+    assert "Role IL" in notes and "none of its angles" in notes
+    assert "1 row(s) ended in error and 1 were skipped" in notes
+    reasons = data.skip_reasons
+    assert set(reasons["reason"]) == {"feature 'ocr' failed: boom", "missing weight depth"}
+
+
+def test_without_sets_core_hard_is_absent(tmp_path):
+    rows = [row("A", "p1", "TR", 0.5), row("B", "p1", "TR", 0.7)]
+    data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=200)
+    assert not data.has_sets and "core" not in data.overall.columns
+    assert any("no set=core|hard" in n for n in data.notes)

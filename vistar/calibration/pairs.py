@@ -1,0 +1,106 @@
+"""Human pairwise preferences: read `image_a,image_b,preferred[,angle,rater,role]` and attach the run's scores.
+
+Images are named by their path relative to the run's IMAGES folder (the `image` column of the scores), by an
+absolute path inside that folder, or by the image file's sha256. A bad line or an unknown image is reported
+with its line number and left out; the other pairs are used.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+
+LABELS = {"a": 1, "b": -1, "tie": 0}
+REQUIRED = ("image_a", "image_b", "preferred")
+OPTIONAL = ("angle", "rater", "role")
+
+
+class PairsError(ValueError):
+    pass
+
+
+@dataclass
+class Pairs:
+    frame: pd.DataFrame          # line, image_a, image_b, h (+1/−1/0), angle, rater, role
+    problems: list[str] = field(default_factory=list)
+    source: str = ""
+
+
+def read_pairs(path: str | Path) -> Pairs:
+    path = Path(path)
+    try:
+        fh = open(path, newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise PairsError(f"{path}: cannot read pairs file: {exc}") from None
+    with fh:
+        reader = csv.DictReader(fh)
+        fields = [f.strip() for f in reader.fieldnames or []]
+        missing = [c for c in REQUIRED if c not in fields]
+        if missing:
+            raise PairsError(f"{path}: pairs CSV lacks column(s) {', '.join(missing)} (needs image_a,image_b,preferred)")
+        rows, problems = [], []
+        for line, raw in enumerate(reader, start=2):
+            rec = {(k or "").strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+            label = rec.get("preferred", "").lower()
+            if label not in LABELS:
+                problems.append(f"{path}:{line}: preferred must be a, b or tie, not '{rec.get('preferred', '')}'")
+                continue
+            if not rec.get("image_a") or not rec.get("image_b"):
+                problems.append(f"{path}:{line}: image_a and image_b are required")
+                continue
+            if rec["image_a"] == rec["image_b"]:
+                problems.append(f"{path}:{line}: an image compared with itself")
+                continue
+            rows.append({"line": line, "image_a": rec["image_a"], "image_b": rec["image_b"], "h": LABELS[label],
+                         **{c: rec.get(c) or None for c in OPTIONAL}})
+    frame = pd.DataFrame(rows, columns=["line", "image_a", "image_b", "h", *OPTIONAL])
+    return Pairs(frame, problems, str(path))
+
+
+def image_resolver(scores: pd.DataFrame, run_dir: str | Path):
+    """A function mapping a pair's image reference to the run's `image` key (None when unknown)."""
+    known = set(scores["image"])
+    by_sha = dict(zip(scores["image_sha256"], scores["image"]))
+    images_root = None
+    meta = Path(run_dir) / "run.json"
+    if meta.is_file():
+        try:
+            images_root = json.loads(meta.read_text()).get("images")
+        except (OSError, ValueError):
+            images_root = None
+
+    def resolve(ref: str) -> str | None:
+        if ref in known:
+            return ref
+        if ref.lower() in by_sha:
+            return by_sha[ref.lower()]
+        posix = PurePosixPath(ref.replace("\\", "/"))
+        if images_root and posix.is_absolute():
+            try:
+                posix = posix.relative_to(PurePosixPath(Path(images_root).as_posix()))
+            except ValueError:
+                return None
+        norm = str(PurePosixPath(*[p for p in posix.parts if p != "."])) if posix.parts else ""
+        return norm if norm in known else None
+
+    return resolve
+
+
+def attach_images(pairs: Pairs, scores: pd.DataFrame, run_dir: str | Path) -> pd.DataFrame:
+    """Pairs with image references replaced by run image keys, plus the model of each image."""
+    resolve = image_resolver(scores, run_dir)
+    model_of = dict(zip(scores["image"], scores["model"]))
+    frame = pairs.frame.copy()
+    frame["image_a"] = [resolve(r) or f"?{r}" for r in frame["image_a"]]
+    frame["image_b"] = [resolve(r) or f"?{r}" for r in frame["image_b"]]
+    unknown = frame["image_a"].str.startswith("?") | frame["image_b"].str.startswith("?")
+    for rec in frame[unknown].itertuples():
+        refs = [r[1:] for r in (rec.image_a, rec.image_b) if r.startswith("?")]
+        pairs.problems.append(f"{pairs.source}:{rec.line}: image(s) not in this run: {', '.join(refs)}")
+    frame = frame[~unknown].reset_index(drop=True)
+    frame["model_a"] = frame["image_a"].map(model_of)
+    frame["model_b"] = frame["image_b"].map(model_of)
+    return frame

@@ -1,0 +1,86 @@
+"""Re-scorers: recompute a metric's score from the sub-scores it stored in `details`, under new parameters.
+
+This is what makes `calibrate --fit` fast and pure: no image is decoded and no model runs while optuna
+tries parameters. Only parameters a re-scorer declares can be fitted; other tunables need a re-run.
+
+Each re-scorer extracts a fixed vector of sub-scores per row once (`extract`), then combines a whole
+column of them for a parameter set (`combine`), vectorised.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Rescorer:
+    params: tuple[str, ...]                                   # parameters this re-scorer can vary
+    subscores: tuple[str, ...]                                # `details` keys it reads
+    combine: Callable[[np.ndarray, dict, np.ndarray], np.ndarray]  # (n, k) sub-scores, params, (n,) roles -> (n,) scores
+    bounds: tuple[float, float] = (0.0, 1.0)
+
+    def extract(self, details: str | dict | None) -> np.ndarray:
+        """Sub-scores of one row; NaN where a sub-score is absent (e.g. no face for the expression term)."""
+        if isinstance(details, str):
+            try:
+                details = json.loads(details) if details else {}
+            except ValueError:
+                details = {}
+        details = details or {}
+        out = []
+        for key in self.subscores:
+            value = details.get(key)
+            out.append(float(value) if isinstance(value, (int, float)) and math.isfinite(value) else math.nan)
+        return np.asarray(out, dtype=float)
+
+
+def _tr(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
+    w = float(params["w_char"])
+    return w * sub[:, 0] + (1.0 - w) * sub[:, 1]
+
+
+def _weighted_mean(names: tuple[str, ...]):
+    """Weighted mean over the sub-scores present in each row (weights renormalised over them). A row whose
+    prompt role has its own weights in `params["role_weights"]` uses those, as the metric does."""
+
+    def combine(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
+        default = [float(params[n]) for n in names]
+        overrides = params.get("role_weights") or {}
+        w = np.asarray([[float((overrides.get(r) or {}).get(n, d)) if r in overrides else d
+                         for n, d in zip(names, default)] for r in roles]).reshape(len(sub), len(names))
+        present = np.isfinite(sub)
+        num = (np.where(present, sub, 0.0) * w).sum(axis=1)
+        den = (present * w).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+    return combine
+
+
+RESCORERS: dict[str, Rescorer] = {
+    # TR = w_char · char + (1 − w_char) · token (vistar/metrics/tr.py)
+    "TR": Rescorer(params=("w_char",), subscores=("char", "token"), combine=_tr),
+    # CPA = weighted mean of count, posture and expression agreement over the terms that apply
+    "CPA": Rescorer(params=("w_c", "w_p", "w_e"), subscores=("s_count", "s_posture", "s_expression"),
+                    combine=_weighted_mean(("w_c", "w_p", "w_e"))),
+}
+
+
+def rescorable(metric: str, tunable: list[str]) -> list[str]:
+    """The tunable parameters of `metric` that can be fitted from stored details."""
+    rescorer = RESCORERS.get(metric)
+    return [p for p in tunable if rescorer and p in rescorer.params]
+
+
+def normalise_weights(metric: str, params: dict) -> dict:
+    """Weights that enter as a weighted mean are written summing to 1 (their scale carries no meaning)."""
+    if metric == "CPA":
+        names = RESCORERS["CPA"].params
+        total = sum(float(params[n]) for n in names)
+        if total > 0:
+            return {**params, **{n: float(params[n]) / total for n in names}}
+    return params

@@ -1,0 +1,201 @@
+"""The report's numbers: per model × angle means with CIs and counts, role-weighted scores, Core/Hard/Drop,
+rankings, and plain-language notes about what the run does not cover.
+
+Pure functions of the scores DataFrame (`vistar.engine.store.read_scores`) and the ontology; every score
+is on 0–100. Decisions (documented in docs/report.md):
+- an angle's score is the mean over its images of the metric named like the angle (sub-metrics are not averaged in);
+- a model's overall score is the macro mean over the angles it was scored on (an angle with many prompts does not dominate);
+- a role's score is Σ w_a · angle score over the role's masked angles that were scored, with the weights
+  renormalised over those angles; the covered share of the role's weight is reported and partial coverage is flagged;
+- Core/Hard use, per model, only the angles scored in both sets, so Drop compares like with like.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..ontology import Ontology
+from .bootstrap import DEFAULT_RESAMPLES, bootstrap_means, cell_rng, percentile_ci
+
+STATUSES = ("ok", "error", "skipped")
+
+
+@dataclass
+class ReportData:
+    angle_scores: pd.DataFrame      # model, angle, name, mean, ci_low, ci_high, n_ok, n_error, n_skipped
+    overall: pd.DataFrame           # model, overall, ci_low, ci_high, angles, rank, core, hard, drop_pct
+    role_scores: pd.DataFrame       # role, role_name, model, score, ci_low, ci_high, rank, covered_weight, angles_used, angles_missing, partial
+    distributions: dict             # (model, angle) -> np.ndarray of ok scores (0–100)
+    notes: list[str] = field(default_factory=list)
+    ranking_notes: list[str] = field(default_factory=list)
+    has_sets: bool = False
+    skip_reasons: pd.DataFrame | None = None  # angle, status, reason, count
+    summary: dict = field(default_factory=dict)
+
+
+def angle_rows(scores: pd.DataFrame) -> pd.DataFrame:
+    """Rows that carry an angle's own score (metric named like the angle), with score on 0–100."""
+    rows = scores[scores["metric"] == scores["angle"]].copy()
+    rows["score100"] = rows["score"].astype(float) * 100.0
+    ok = (rows["status"] == "ok") & np.isfinite(rows["score100"])
+    rows.loc[~ok & (rows["status"] == "ok"), "status"] = "error"  # an ok row without a finite score is not a score
+    return rows
+
+
+def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
+                      resamples: int = DEFAULT_RESAMPLES) -> ReportData:
+    rows = angle_rows(scores)
+    models = sorted(rows["model"].unique())
+    angle_order = [a for a in ontology.angles if a in set(rows["angle"])]
+    angle_order += sorted(set(rows["angle"]) - set(angle_order))
+    boots: dict[tuple[str, str], np.ndarray] = {}   # resampled means, for CIs of derived scores
+    points: dict[tuple[str, str], float] = {}
+    records, dists = [], {}
+    for model in models:
+        for angle in angle_order:
+            cell = rows[(rows["model"] == model) & (rows["angle"] == angle)]
+            if cell.empty:
+                continue
+            counts = cell["status"].value_counts()
+            vals = cell.loc[cell["status"] == "ok", "score100"].to_numpy(dtype=float)
+            boot = bootstrap_means(vals, cell_rng(seed, model, angle), resamples)
+            lo, hi = percentile_ci(boot)
+            if len(vals):
+                boots[(model, angle)] = boot
+                points[(model, angle)] = float(vals.mean())
+                dists[(model, angle)] = vals
+            records.append({"model": model, "angle": angle, "name": ontology.angles.get(angle, {}).get("name", angle),
+                            "mean": float(vals.mean()) if len(vals) else np.nan, "ci_low": lo, "ci_high": hi,
+                            **{f"n_{s}": int(counts.get(s, 0)) for s in STATUSES}})
+    angle_scores = pd.DataFrame(records, columns=["model", "angle", "name", "mean", "ci_low", "ci_high",
+                                                  *(f"n_{s}" for s in STATUSES)])
+    data = ReportData(angle_scores=angle_scores, overall=_overall(models, angle_order, boots, points),
+                      role_scores=_roles(ontology, models, boots, points), distributions=dists)
+    data.has_sets = bool(rows["set"].isin(["core", "hard"]).any())
+    if data.has_sets:
+        data.overall = data.overall.merge(_core_hard(rows, models), on="model", how="left")
+    data.skip_reasons = _reasons(rows)
+    data.notes = _coverage_notes(rows, ontology, models, angle_order, data)
+    data.ranking_notes = _ranking_notes(data)
+    data.summary = {"models": models, "angles": angle_order, "rows": int(len(scores)), "angle_rows": int(len(rows)),
+                    "seed": seed, "resamples": resamples, "ontology_hash": ontology.hash}
+    return data
+
+
+def _overall(models, angle_order, boots, points) -> pd.DataFrame:
+    records = []
+    for model in models:
+        angles = [a for a in angle_order if (model, a) in boots]
+        if not angles:
+            records.append({"model": model, "overall": np.nan, "ci_low": np.nan, "ci_high": np.nan, "angles": ""})
+            continue
+        means = [points[(model, a)] for a in angles]
+        lo, hi = percentile_ci(np.mean([boots[(model, a)] for a in angles], axis=0))
+        records.append({"model": model, "overall": float(np.mean(means)), "ci_low": lo, "ci_high": hi, "angles": ",".join(angles)})
+    frame = pd.DataFrame(records, columns=["model", "overall", "ci_low", "ci_high", "angles"])
+    frame["rank"] = frame["overall"].rank(ascending=False, method="min").astype("Int64")
+    return frame.sort_values(["rank", "model"], na_position="last").reset_index(drop=True)
+
+
+def _core_hard(rows, models) -> pd.DataFrame:
+    ok = rows[rows.status == "ok"]
+    records = []
+    for model in models:
+        sub = ok[ok.model == model]
+        core = sub[sub["set"] == "core"].groupby("angle")["score100"].mean()
+        hard = sub[sub["set"] == "hard"].groupby("angle")["score100"].mean()
+        both = sorted(set(core.index) & set(hard.index))
+        c = float(core[both].mean()) if both else np.nan
+        h = float(hard[both].mean()) if both else np.nan
+        if not both:  # one set only: still show it, without a drop
+            c = float(core.mean()) if len(core) else np.nan
+            h = float(hard.mean()) if len(hard) else np.nan
+        drop = (c - h) / c * 100.0 if both and c > 0 else np.nan
+        records.append({"model": model, "core": c, "hard": h, "drop_pct": drop, "set_angles": ",".join(both)})
+    return pd.DataFrame(records)
+
+
+def _roles(ontology: Ontology, models, boots, points) -> pd.DataFrame:
+    records = []
+    for role, role_name in ontology.roles.items():
+        weights = {a: w for a, w in (ontology.role_weights(role) if ontology.mask.get(role) else {}).items() if w > 0}
+        for model in models:
+            used = [a for a in weights if (model, a) in boots]
+            missing = [a for a in weights if (model, a) not in boots]
+            covered = sum(weights[a] for a in used)
+            if not used or covered <= 0:
+                score, lo, hi = np.nan, np.nan, np.nan
+            else:
+                combo = sum(weights[a] / covered * boots[(model, a)] for a in used)
+                score = float(sum(weights[a] / covered * points[(model, a)] for a in used))
+                lo, hi = percentile_ci(combo)
+            records.append({"role": role, "role_name": role_name, "model": model, "score": score, "ci_low": lo,
+                            "ci_high": hi, "covered_weight": covered, "angles_used": ",".join(used),
+                            "angles_missing": ",".join(missing), "partial": bool(missing) and bool(used)})
+    frame = pd.DataFrame(records, columns=["role", "role_name", "model", "score", "ci_low", "ci_high", "covered_weight",
+                                           "angles_used", "angles_missing", "partial"])
+    frame["rank"] = frame.groupby("role")["score"].rank(ascending=False, method="min").astype("Int64")
+    return frame
+
+
+def _reasons(rows) -> pd.DataFrame:
+    bad = rows[rows.status != "ok"].copy()
+    bad["reason"] = bad["error"].fillna("").str.split("\n").str[0].str.slice(0, 160)
+    return (bad.groupby(["angle", "status", "reason"]).size().rename("count").reset_index()
+            .sort_values(["count", "angle"], ascending=[False, True]).reset_index(drop=True))
+
+
+def _coverage_notes(rows, ontology, models, angle_order, data) -> list[str]:
+    notes = []
+    absent = [a for a in ontology.angles if a not in set(rows["angle"])]
+    if absent:
+        notes.append("Angles not in this run: " + ", ".join(f"{a} ({ontology.angles[a].get('name', a)})" for a in absent) + ".")
+    no_score = [a for a in angle_order if not (data.angle_scores.loc[data.angle_scores.angle == a, "n_ok"] > 0).any()]
+    if no_score:
+        notes.append("Angles with rows but no successful score (errors/skips only): " + ", ".join(no_score) + ".")
+    for model in models:
+        have = set(data.angle_scores.loc[(data.angle_scores.model == model) & (data.angle_scores.n_ok > 0), "angle"])
+        gaps = [a for a in angle_order if a not in have and a not in no_score]
+        if gaps:
+            notes.append(f"Model {model} has no score for {', '.join(gaps)} (other models do): its overall and role "
+                         "scores cover fewer angles and are not directly comparable.")
+    for role in ontology.roles:
+        sub = data.role_scores[data.role_scores.role == role]
+        if sub["score"].isna().all():
+            notes.append(f"Role {role} ({ontology.roles[role]}): none of its angles "
+                         f"({', '.join(ontology.mask.get(role, [])) or 'none in mask'}) were scored; no role score.")
+        elif sub["partial"].any() or (sub["covered_weight"] < 1 - 1e-9).any():
+            missing = sorted({a for m in sub["angles_missing"] for a in m.split(",") if a})
+            share = sub["covered_weight"].max()
+            notes.append(f"Role {role}: partial — scored on {share:.0%} of its weight; missing {', '.join(missing)}.")
+    errors = int(data.angle_scores["n_error"].sum())
+    skipped = int(data.angle_scores["n_skipped"].sum())
+    if errors or skipped:
+        notes.append(f"{errors} row(s) ended in error and {skipped} were skipped; they are excluded from means (see counts and reasons).")
+    if not data.has_sets:
+        notes.append("Prompts carry no set=core|hard: Core, Hard and Drop are not computed.")
+    return notes
+
+
+def _order(frame: pd.DataFrame, col: str) -> list[str]:
+    frame = frame.dropna(subset=[col]).sort_values([col, "model"], ascending=[False, True])
+    return list(frame["model"])
+
+
+def _ranking_notes(data: ReportData) -> list[str]:
+    overall = _order(data.overall, "overall")
+    notes = []
+    for role, sub in data.role_scores.groupby("role", sort=False):
+        order = _order(sub, "score")
+        if len(order) < 2:
+            continue
+        common = [m for m in overall if m in order]
+        if [m for m in order if m in common] != common:
+            top = order[0]
+            msg = f"{role}: ranking differs from overall ({' > '.join(order)} vs overall {' > '.join(common)})"
+            if top != common[0]:
+                msg += f"; best for {role} is {top}, not the overall leader {common[0]}"
+            notes.append(msg + ".")
+    return notes
