@@ -81,9 +81,11 @@ class Metric:
 # name -> "module:attribute"; add a line here when you add a stage or a metric.
 FEATURES: dict[str, str] = {
     "ocr": "vistar.features.ocr:STAGE",
+    "shadows": "vistar.features.shadows:STAGE",
 }
 METRICS: dict[str, str] = {
     "TR": "vistar.metrics.tr:METRIC",
+    "LI": "vistar.metrics.li:METRIC",
 }
 
 

@@ -18,9 +18,16 @@ def _tr_text(prompt: Prompt, ontology) -> dict:
     return {"text": " ".join(spans)} if spans else {}
 
 
-DERIVERS: dict[str, Callable[[Prompt, object], dict]] = {"TR": _tr_text}
+def _li_light(prompt: Prompt, ontology) -> dict:
+    from ..metrics.light_geometry import derive_light  # the anchor vocabulary lives with the LI geometry
+
+    return derive_light(prompt, ontology)
+
+
+DERIVERS: dict[str, Callable[[Prompt, object], dict]] = {"TR": _tr_text, "LI": _li_light}
 # angle -> control key -> where the deriver looks when the key is absent (named in validation errors)
-DERIVED_FROM: dict[str, dict[str, str]] = {"TR": {"text": "a double-quoted span in the core"}}
+DERIVED_FROM: dict[str, dict[str, str]] = {"TR": {"text": "a double-quoted span in the core"},
+                                           "LI": {"light": "a light-anchor phrase in the core (`vistar ontology show`)"}}
 
 
 def resolved_controls(prompt: Prompt, ontology=None) -> dict:

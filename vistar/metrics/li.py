@@ -1,0 +1,126 @@
+"""LI — lighting integrity: does the light direction implied by cast shadows match the requested one?
+
+Salient objects (`instances`) are paired with the cast-shadow pixels (`shadows`) that touch them; each
+reliable pair gives a light direction from its geometry (light_geometry.pair_direction); the scene
+direction is their robust (geometric) median; LI = 1 − angle(estimate, expected)/(π/2), clipped to [0, 1].
+No pair → `skipped` with the reason, never a silent 0 (docs/metrics/li.md).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import ndimage
+
+from ..engine.registry import Metric, MetricResult
+from ..features.shadows import ShadowMap
+from ..features.types import Instances
+from .light_geometry import PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light, robust_direction
+
+
+def salient_objects(instances: Instances, min_confidence: float, min_area_frac: float) -> list[int]:
+    """Instances confident and large enough to cast a measurable shadow."""
+    if len(instances) == 0:
+        return []
+    area = instances.masks.reshape(len(instances), -1).sum(1) / instances.masks[0].size
+    return [i for i in range(len(instances)) if instances.confidences[i] >= min_confidence and area[i] >= min_area_frac]
+
+
+def associate(instances: Instances, objects: list[int], shadow: np.ndarray,
+              touch_frac: float) -> dict[int, tuple[np.ndarray, bool]]:
+    """Object index -> (its cast-shadow pixels, contested): the shadow components that touch the object
+    (within touch_frac of the image diagonal). A component touching several objects is split by nearest
+    object and marked contested: merged shadows make that split, and so the tip, a guess."""
+    if not objects or not shadow.any():
+        return {}
+    height, width = shadow.shape
+    touch = max(2, int(round(touch_frac * math.hypot(height, width))))
+    owner = np.zeros(shadow.shape, np.int32)              # 1-based index into `objects`, 0 = none
+    for k, i in enumerate(objects, start=1):
+        owner[instances.masks[i] & (owner == 0)] = k
+    dist, (iy, ix) = ndimage.distance_transform_edt(owner == 0, return_indices=True)
+    nearest = owner[iy, ix]
+    components, n = ndimage.label(shadow, structure=np.ones((3, 3)))
+    near = (dist <= touch) & shadow
+    pairs: dict[int, tuple[np.ndarray, bool]] = {}
+    for comp in range(1, n + 1):
+        touching = np.unique(nearest[near & (components == comp)])
+        if touching.size == 0:
+            continue
+        pixels = components == comp
+        contested = touching.size > 1
+        for k in touching:
+            mine = pixels & (nearest == k) if contested else pixels
+            idx = objects[int(k) - 1]
+            if idx in pairs:
+                mine, contested_before = pairs[idx][0] | mine, pairs[idx][1]
+                pairs[idx] = (mine, contested or contested_before)
+            else:
+                pairs[idx] = (mine, contested)
+    return pairs
+
+
+def _truncated(shadow: np.ndarray, geometry: PairGeometry, margin: int = 2) -> bool:
+    """The tip lies on the image border: the shadow may continue out of frame, so its length is unknown."""
+    x, y = geometry.tip
+    h, w = shadow.shape
+    return x < margin or y < margin or x > w - margin or y > h - margin
+
+
+# Pair quality tiers, best first: the scene direction uses only the best tier that has any pair.
+_TIERS = ("clean", "shares a shadow with another object", "shadow leaves the frame")
+
+
+def estimate_light(instances: Instances, shadow: np.ndarray, params: dict) -> tuple[np.ndarray | None, list[dict], int]:
+    """(scene light vector or None, per-pair details, number of salient objects)."""
+    objects = salient_objects(instances, float(params["min_confidence"]), float(params["min_object_area_frac"]))
+    pairs = associate(instances, objects, shadow, float(params["touch_frac"]))
+    min_area = float(params["min_shadow_area_frac"]) * shadow.size
+    candidates, rows = [], []
+    for idx in sorted(pairs):
+        pixels, contested = pairs[idx]
+        row = {"object": idx, "class": instances.class_names[idx], "shadow_pixels": int(pixels.sum())}
+        geometry = pair_direction(instances.masks[idx], pixels, float(params["camera_pitch_deg"]))
+        if pixels.sum() < min_area or geometry is None:
+            row["tier"] = "shadow too small"
+        else:
+            row["tier"] = _TIERS[2] if _truncated(shadow, geometry) else _TIERS[1] if contested else _TIERS[0]
+            row.update(_describe(geometry.vector), tip=[round(v, 1) for v in geometry.tip])
+            candidates.append((_TIERS.index(row["tier"]), geometry.vector, row))
+        rows.append(row)
+    if not candidates:
+        return None, rows, len(objects)
+    best = min(tier for tier, _, _ in candidates)
+    for tier, _, row in candidates:
+        row["used"] = tier == best
+    return robust_direction([v for tier, v, _ in candidates if tier == best]), rows, len(objects)
+
+
+def _describe(v: np.ndarray) -> dict:
+    return {"vector": [round(float(c), 4) for c in v],
+            "azimuth_deg": round(math.degrees(math.atan2(v[0], v[2])), 1),
+            "elevation_deg": round(math.degrees(math.asin(max(-1.0, min(1.0, float(v[1]))))), 1)}
+
+
+def _li(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+    if "light" not in controls:
+        return MetricResult.skipped("no expected light direction: give light=\"...\" or an anchor phrase in the core")
+    anchors = anchors_from_params(params["anchors"])
+    try:
+        expected, label = parse_light(controls["light"], anchors)
+    except ValueError as exc:
+        return MetricResult(None, "error", str(exc), {})
+    instances: Instances = features["instances"]
+    shadows: ShadowMap = features["shadows"]
+    estimate, pairs, n_objects = estimate_light(instances, shadows.mask, params)
+    info = {"expected": label, "expected_vector": [round(float(c), 4) for c in expected], "n_objects": n_objects,
+            "pairs": pairs, "shadow_source": shadows.source}
+    if estimate is None:
+        reason = "no salient object" if n_objects == 0 else "no object-shadow pair found"
+        return MetricResult.skipped(reason, **info)
+    angle = angle_between(estimate, expected)
+    return MetricResult.ok(li_score(estimate, expected), **info, estimate=_describe(estimate),
+                           angle_deg=round(math.degrees(angle), 2), n_pairs=sum(bool(p.get("used")) for p in pairs))
+
+
+METRIC = Metric(name="LI", angle="LI", version="1", features=("instances", "shadows"), fn=_li)

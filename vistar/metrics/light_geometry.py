@@ -1,0 +1,161 @@
+"""Light directions: the anchor vocabulary, parsing a `light=` value, and the direction implied by one
+object and its cast shadow in the image.
+
+Frame (docs/metrics/li.md): x to the image right, y up (gravity), z horizontal from the scene towards the
+camera; a light vector points from the scene towards the light.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Anchor:
+    phrase: str
+    vector: np.ndarray      # (3,) unit
+    aliases: tuple[str, ...] = ()
+
+
+def normalize_phrase(text: str) -> str:
+    """Lower case, hyphens/punctuation to spaces, articles dropped, so "Upper-left front" == "upper left front"."""
+    words = re.sub(r"[^a-z0-9]+", " ", text.lower()).split()
+    return " ".join(w for w in words if w not in ("the", "a", "an"))
+
+
+def anchors_from_params(raw: list[dict]) -> list[Anchor]:
+    out = []
+    for item in raw:
+        v = np.asarray(item["vector"], float)
+        out.append(Anchor(item["phrase"], v / np.linalg.norm(v), tuple(item.get("aliases") or ())))
+    return out
+
+
+def _names(anchor: Anchor) -> list[str]:
+    return [normalize_phrase(n) for n in (anchor.phrase, *anchor.aliases)]
+
+
+def find_anchor(text: str, anchors: list[Anchor]) -> Anchor | None:
+    """The anchor whose phrase (or alias) occurs in TEXT as whole words; the longest wins (most specific)."""
+    padded = f" {normalize_phrase(text)} "
+    best, best_len = None, 0
+    for anchor in anchors:
+        for name in _names(anchor):
+            if f" {name} " in padded and len(name) > best_len:
+                best, best_len = anchor, len(name)
+    return best
+
+
+def parse_light(value, anchors: list[Anchor]) -> tuple[np.ndarray, str]:
+    """A `light=` value -> (unit vector, canonical label). Accepts an anchor phrase/alias (optionally without
+    the "light from" prefix) or three numbers "x, y, z"; raises ValueError naming the anchors otherwise."""
+    if isinstance(value, (list, tuple)) and len(value) == 3:
+        numbers = [float(v) for v in value]
+    else:
+        text = str(value)
+        found = re.findall(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?", text)
+        numbers = [float(v) for v in found] if len(found) == 3 and not re.search(r"[a-df-zA-DF-Z]", text) else None
+        if numbers is None:
+            wanted = normalize_phrase(text)
+            for anchor in anchors:
+                if any(wanted == n or f"light from {wanted}" == n for n in _names(anchor)):
+                    return anchor.vector, anchor.phrase
+            anchor = find_anchor(text, anchors)
+            if anchor is None:
+                known = "; ".join(a.phrase for a in anchors)
+                raise ValueError(f"light={value!r} is neither an anchor phrase nor 'x, y, z' (anchors: {known})")
+            return anchor.vector, anchor.phrase
+    v = np.asarray(numbers, float)
+    if not np.isfinite(v).all() or np.linalg.norm(v) == 0:
+        raise ValueError(f"light={value!r}: vector must be finite and non-zero")
+    return v / np.linalg.norm(v), "vector"
+
+
+def angle_between(a: np.ndarray, b: np.ndarray) -> float:
+    """Angle in radians between two directions."""
+    cos = float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+    return float(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
+def li_score(estimate: np.ndarray, expected: np.ndarray) -> float:
+    """1 − angle/(π/2), clipped to [0, 1]: 0 at 90° or more off."""
+    return float(np.clip(1.0 - angle_between(estimate, expected) / (np.pi / 2), 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class PairGeometry:
+    base: tuple[float, float]     # estimated footprint centre in the image (x, y), pixels
+    tip: tuple[float, float]      # shadow tip in the image
+    height: float                 # object height on the ground-plane scale, pixels
+    length: float                 # shadow length from the footprint edge on the ground-plane scale, pixels
+    vector: np.ndarray            # implied light direction (unit)
+
+
+def pair_direction(object_mask: np.ndarray, shadow_mask: np.ndarray, pitch_deg: float,
+                   tip_quantile: float = 0.98) -> PairGeometry | None:
+    """Light direction implied by one object and its cast shadow, assuming a level camera pitched down by
+    PITCH_DEG at a horizontal ground (locally orthographic):
+
+    - image → ground: a ground displacement (dx, dz) appears as (dx, dz·sin φ) pixels (z towards the camera
+      is down the image), a vertical height h as h·cos φ;
+    - footprint centre: bottom-centre of the mask, raised by half the footprint's apparent depth
+      (object width · sin φ / 2);
+    - tip: the mean of the shadow pixels whose ground distance from the footprint is at or above the
+      TIP_QUANTILE quantile (robust to a stray pixel);
+    - azimuth: opposite to footprint→tip on the ground; elevation: atan(height / length), with the object's
+      height = (silhouette height − footprint depth) / cos φ and the length measured from the footprint's
+      edge (distance − half the width).
+    """
+    ys, xs = np.nonzero(object_mask)
+    sy, sx = np.nonzero(shadow_mask)
+    if len(xs) == 0 or len(sx) == 0:
+        return None
+    phi = np.radians(pitch_deg)
+    sin_p, cos_p = np.sin(phi), np.cos(phi)
+    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
+    width = float(x1 - x0)
+    bottom = ys >= y1 - max(1.0, 0.05 * (y1 - y0))
+    base = (float(xs[bottom].mean()) + 0.5, float(y1) - 0.5 * width * sin_p)
+    gx = sx + 0.5 - base[0]
+    gz = (sy + 0.5 - base[1]) / sin_p
+    dist = np.hypot(gx, gz)
+    far = dist >= np.quantile(dist, tip_quantile)
+    tip_g = np.array([gx[far].mean(), gz[far].mean()])
+    reach = float(np.hypot(*tip_g))
+    if reach <= 0:
+        return None
+    height = max((float(y1 - y0) - width * sin_p) / cos_p, 1.0)
+    length = max(reach - 0.5 * width, 1.0)
+    horizontal = -tip_g / reach
+    elevation = np.arctan2(height, length)
+    vector = np.array([np.cos(elevation) * horizontal[0], np.sin(elevation), np.cos(elevation) * horizontal[1]])
+    tip = (float(sx[far].mean()) + 0.5, float(sy[far].mean()) + 0.5)
+    return PairGeometry(base, tip, height, length, vector)
+
+
+def robust_direction(vectors: list[np.ndarray]) -> np.ndarray:
+    """Spherical geometric median (Weiszfeld iterations from the normalised mean): one wrong pair among
+    several cannot drag the scene direction far, unlike a mean."""
+    pts = np.asarray(vectors, float)
+    est = pts.mean(0)
+    est = est / np.linalg.norm(est) if np.linalg.norm(est) > 0 else pts[0]
+    for _ in range(50):
+        d = np.maximum(np.linalg.norm(pts - est, axis=1), 1e-9)
+        new = (pts / d[:, None]).sum(0) / (1 / d).sum()
+        new = new / np.linalg.norm(new) if np.linalg.norm(new) > 0 else est
+        if np.linalg.norm(new - est) < 1e-9:
+            break
+        est = new
+    return est
+
+
+def derive_light(prompt, ontology=None) -> dict:
+    """LI deriver: an anchor phrase (or alias) in the core becomes `light=` when the prompt gives none."""
+    if ontology is None:
+        from ..ontology import Ontology
+
+        ontology = Ontology.load()
+    anchor = find_anchor(prompt.core, anchors_from_params(ontology.metric_params("LI").get("anchors") or []))
+    return {"light": anchor.phrase} if anchor else {}
