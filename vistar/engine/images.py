@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,33 +38,41 @@ class ImageRecord:
 @dataclass
 class Mapping:
     records: list[ImageRecord]
-    unmatched_images: list[str]      # files whose prompt id is unknown
+    unmatched_images: dict[str, str]       # image (relative path) -> why it matched no prompt
     prompts_without_images: list[str]
 
 
 def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path | None = None) -> Mapping:
-    """`IMAGES/<model>/<prompt_id>[_<k>].<ext>`, or a manifest CSV with `image,prompt_id,model`."""
+    """`IMAGES/<model>/<prompt_id>[_<k>].<ext>`, or a manifest CSV with `image,prompt_id,model` (optional `sample`).
+
+    An exact id match wins over the `_<k>` reading, so ids that themselves end in `_<digits>` still work."""
     root = Path(images_dir).resolve()
-    candidates = _from_manifest(root, manifest) if manifest else _from_layout(root)
-    records, unmatched = [], []
-    for rec in candidates:
-        if rec.prompt_id in prompt_ids:
-            records.append(rec)
-            continue
-        m = _SAMPLE_RE.match(rec.prompt_id) if not manifest else None
-        if m and m["pid"] in prompt_ids:
-            records.append(ImageRecord(rec.path, rec.rel, rec.model, m["pid"], int(m["k"])))
-        else:
-            unmatched.append(rec.rel)
-    records.sort(key=lambda r: (r.model, r.prompt_id, r.sample, r.rel))
-    used = {r.prompt_id for r in records}
-    return Mapping(records, sorted(unmatched), sorted(prompt_ids - used))
-
-
-def _from_layout(root: Path):
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: image folder not found")
-    for model_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+    unmatched: dict[str, str] = {}
+    candidates = _from_manifest(root, manifest, unmatched) if manifest else _from_layout(root, unmatched)
+    records, seen = [], set()
+    for rec in candidates:
+        if rec.prompt_id not in prompt_ids and not manifest:
+            m = _SAMPLE_RE.match(rec.prompt_id)
+            if m and m["pid"] in prompt_ids:
+                rec = ImageRecord(rec.path, rec.rel, rec.model, m["pid"], int(m["k"]))
+        if rec.prompt_id not in prompt_ids:
+            unmatched[rec.rel] = f"no prompt with id '{rec.prompt_id}'"
+        elif (rec.rel, rec.model, rec.prompt_id, rec.sample) in seen:
+            unmatched[rec.rel] = f"listed twice for model '{rec.model}', prompt '{rec.prompt_id}', sample {rec.sample}"
+        else:
+            seen.add((rec.rel, rec.model, rec.prompt_id, rec.sample))
+            records.append(rec)
+    records.sort(key=lambda r: (r.model, r.prompt_id, r.sample, r.rel))
+    used = {r.prompt_id for r in records}
+    return Mapping(records, dict(sorted(unmatched.items())), sorted(prompt_ids - used))
+
+
+def _from_layout(root: Path, unmatched: dict[str, str]):
+    for path in sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTS):
+        unmatched[path.name] = "not inside a <model>/ folder"
+    for model_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for path in sorted(model_dir.rglob("*")):
             if path.is_file() and path.suffix.lower() in IMAGE_EXTS:
                 rel = path.relative_to(root).as_posix()
@@ -71,20 +80,29 @@ def _from_layout(root: Path):
                 yield ImageRecord(path, rel, model_dir.name, stem, 0)
 
 
-def _from_manifest(root: Path, manifest):
-    with open(manifest, newline="", encoding="utf-8") as fh:
+def _from_manifest(root: Path, manifest, unmatched: dict[str, str]):
+    """Rows of the manifest; `image` is relative to IMAGES (or absolute). A bad row is reported, not fatal."""
+    with open(manifest, newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         missing = {"image", "prompt_id", "model"} - set(reader.fieldnames or [])
         if missing:
             raise ValueError(f"{manifest}: manifest lacks column(s) {', '.join(sorted(missing))}")
         counts: dict[tuple[str, str], int] = {}
-        for row in reader:
-            path = (root / row["image"]).resolve()
-            key = (row["model"], row["prompt_id"])
-            sample = int(row["sample"]) if row.get("sample") not in (None, "") else counts.get(key, 0)
-            counts[key] = sample + 1
+        for lineno, row in enumerate(reader, start=2):
+            image, pid, model = ((row.get(c) or "").strip() for c in ("image", "prompt_id", "model"))
+            if not image or not pid or not model:
+                unmatched[f"{manifest}:{lineno}"] = "manifest row needs image, prompt_id and model"
+                continue
+            path = (root / image).resolve()
             rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-            yield ImageRecord(path, rel, row["model"], row["prompt_id"], sample)
+            raw_sample = (row.get("sample") or "").strip()
+            if raw_sample and not raw_sample.isdigit():
+                unmatched[rel] = f"{manifest}:{lineno}: sample must be a non-negative integer, not '{raw_sample}'"
+                continue
+            key = (model, pid)
+            sample = int(raw_sample) if raw_sample else counts.get(key, 0)
+            counts[key] = max(counts.get(key, 0), sample + 1)
+            yield ImageRecord(path, rel, model, pid, sample)
 
 
 def file_sha256(path: str | Path) -> str:
@@ -96,8 +114,9 @@ def file_sha256(path: str | Path) -> str:
 
 
 def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray:
-    """Decode to HxWx3 uint8 RGB: EXIF orientation applied, alpha composited on white,
-    16-bit and CMYK converted; oversize JPEGs draft-decoded below `max_pixels`, other oversize formats refused."""
+    """Decode to HxWx3 uint8 RGB: EXIF orientation applied, alpha composited on white, 16-bit and CMYK
+    converted. The size is read from the header before any pixel is decoded: an oversize JPEG is
+    draft-decoded (DCT scaling by 1/2, 1/4 or 1/8) to at most `max_pixels`; other oversize formats are refused."""
     path = Path(path)
     if path.stat().st_size == 0:
         raise ImageError("empty file (0 bytes)")
@@ -108,23 +127,27 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
             if w * h > max_pixels:
                 if im.format != "JPEG":
                     raise ImageError(f"{w}x{h} {im.format} image exceeds max_pixels={max_pixels}; downscale it or raise --max-pixels")
-                scale = (max_pixels / (w * h)) ** 0.5
-                im.draft("RGB", (max(1, int(w * scale)), max(1, int(h * scale))))
+                factor = next((f for f in (2, 4, 8) if math.ceil(w / f) * math.ceil(h / f) <= max_pixels), None)
+                if factor is None:
+                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels} even decoded at 1/8 scale; "
+                                     "downscale it or raise --max-pixels")
+                im.draft(im.mode if im.mode in ("RGB", "L", "CMYK") else "RGB", (max(1, w // factor), max(1, h // factor)))
+                if im.size[0] * im.size[1] > max_pixels:  # draft could not scale down enough (an extreme aspect ratio)
+                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; downscale it or raise --max-pixels")
             im.load()
             return _to_rgb(ImageOps.exif_transpose(im))
     except ImageError:
         raise
     except UnidentifiedImageError:
         raise ImageError("not a recognised image format") from None
-    except (OSError, SyntaxError, ValueError) as exc:
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ImageError(f"corrupt or truncated image: {exc}") from None
 
 
 def _to_rgb(im: Image.Image) -> np.ndarray:
-    if im.mode in ("I;16", "I;16B", "I;16L", "I"):
+    if im.mode in ("I;16", "I;16B", "I;16L", "I"):  # 16-bit greyscale (PNG/TIFF): full range is 0..65535
         arr = np.asarray(im, dtype=np.float64)
-        peak = 65535.0 if arr.max() > 255 else 255.0
-        im = Image.fromarray(np.clip(arr / peak * 255.0 + 0.5, 0, 255).astype(np.uint8), "L")
+        im = Image.fromarray(np.clip(arr / 65535.0 * 255.0 + 0.5, 0, 255).astype(np.uint8), "L")
     elif im.mode == "F":
         arr = np.asarray(im, dtype=np.float64)
         im = Image.fromarray(np.clip(arr * 255.0 + 0.5, 0, 255).astype(np.uint8), "L")

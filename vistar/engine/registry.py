@@ -6,6 +6,7 @@ declares plus the prompt's (resolved) control parameters and its ontology parame
 from __future__ import annotations
 
 import importlib
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -62,7 +63,11 @@ class MetricResult:
 
     @classmethod
     def ok(cls, score: float, **details) -> "MetricResult":
-        return cls(float(min(1.0, max(0.0, score))), "ok", None, details)
+        """Clamped to [0, 1]; a NaN/inf score becomes an error (a clamp would turn NaN into a silent 0)."""
+        score = float(score)
+        if not math.isfinite(score):
+            return cls(None, "error", f"metric produced a non-finite score ({score})", details)
+        return cls(min(1.0, max(0.0, score)), "ok", None, details)
 
     @classmethod
     def skipped(cls, reason: str, **details) -> "MetricResult":

@@ -2,12 +2,18 @@
 apply the pure metrics, and append the rows to the crash-safe store.
 
 Order is fixed (model, prompt id, sample), so scores do not depend on batch size or worker count.
+Every matched image ends with one row per metric of its angle: scored (`ok`), `error` (bad image, invalid
+prompt, failing stage or metric) or `skipped` (missing weight or dependency; retried on the next run).
+See docs/engine.md for keys, resume semantics and the bad-image table.
 """
 from __future__ import annotations
 
 import fcntl
 import hashlib
 import json
+import math
+import multiprocessing
+import os
 import sys
 import time
 import traceback
@@ -25,6 +31,8 @@ from . import registry
 from .images import DEFAULT_MAX_PIXELS, ImageError, ImageRecord, discover, file_sha256, load_rgb
 from .runmeta import hardware, versions, write_json_atomic
 from .store import ResultStore
+
+STATUSES = ("ok", "error", "skipped")
 
 
 @dataclass
@@ -65,112 +73,209 @@ class RunSummary:
     rows_by_status: dict[str, int] = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
 
+    def count(self, rows: list[dict]) -> None:
+        for row in rows:
+            self.rows_by_status[row["status"]] = self.rows_by_status.get(row["status"], 0) + 1
+        self.scored += len(rows)
+
+
+@dataclass
+class _Scorer:
+    """A metric resolved for this run, or why it cannot run (its module or a stage failed to import)."""
+
+    name: str
+    metric: registry.Metric | None
+    signature: str = ""          # metric version + params + versions/params of every stage it depends on
+    unavailable: str | None = None
+
 
 class RunLocked(RuntimeError):
     pass
 
 
+def _hash(*parts) -> str:
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
 def _params_hash(params: dict) -> str:
-    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def _job_key(rec: ImageRecord, sha: str, prompt: Prompt, metric: registry.Metric, params: dict) -> str:
-    parts = [rec.rel, sha, prompt.fingerprint, metric.name, metric.version, _params_hash(params)]
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
 def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = None) -> RunSummary:
     cfg.out.mkdir(parents=True, exist_ok=True)
-    lock = open(cfg.out / ".lock", "w")
+    lock = open(cfg.out / ".lock", "a+")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise RunLocked(f"{cfg.out}: another `vistar score` is writing to this run directory") from None
+        lock.seek(0)
+        holder = lock.read().strip() or "?"
+        lock.close()
+        raise RunLocked(f"{cfg.out}: another `vistar score` (pid {holder}) is writing to this run directory") from None
     try:
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
         return _run_locked(cfg, progress)
     finally:
-        lock.close()
+        lock.close()  # closing releases the lock; a killed process releases it too
 
 
 def _run_locked(cfg: ScoreConfig, progress) -> RunSummary:
     summary = RunSummary()
     ontology = Ontology.load(cfg.ontology, overrides=[cfg.weights] if cfg.weights else None)
-    prompts = _load_prompts(cfg, ontology, summary)
-    mapping = discover(cfg.images, set(prompts), cfg.manifest)
-    summary.problems += [{"kind": "unmatched_image", "item": i, "message": "no prompt with this id"} for i in mapping.unmatched_images]
-    summary.problems += [{"kind": "prompt_without_image", "item": p, "message": "no image for this prompt"} for p in mapping.prompts_without_images]
+    if cfg.angles:
+        unknown = [a for a in cfg.angles if a not in ontology.angles]
+        if unknown:
+            raise ValueError(f"--angles: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
+    prompts, invalid = _load_prompts(cfg, ontology, summary)
+    mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest)
+    summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
+    summary.problems += [{"kind": "prompt_without_image", "item": p, "message": "no image for this prompt"}
+                         for p in mapping.prompts_without_images
+                         if p in prompts and (not cfg.angles or prompts[p].angle in cfg.angles)]
 
     store = ResultStore(cfg.out)
-    existing = store.existing()
     meta = _run_meta(cfg, ontology)
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
+    scorers: dict[str, _Scorer] = {}
+    jobs, rows, stale = _plan(cfg, ontology, prompts, invalid, mapping.records, store.existing(), scorers, summary)
+    meta["metric_versions"] = {n: s.metric.version for n, s in sorted(scorers.items()) if s.metric}
+    meta["stage_versions"] = _stage_versions(scorers)
+    _write_problems(cfg.out, summary.problems)
+    store.forget(stale)  # rows about to be replaced go first, so the dataset never holds two rows for one (image, metric)
+    store.write(rows)
+    summary.count(rows)
 
-    jobs, hash_errors = _plan(cfg, ontology, prompts, mapping.records, existing, summary)
-    if hash_errors:
-        store.write(hash_errors)
     ctx = registry.StageContext(device=cfg.device, model_paths=cfg.model_paths,
                                 features=ontology.data.get("features") or {}, options=cfg.options)
-    by_image = _group_by_image(jobs)
-    total, done = len(by_image), 0
-    for batch in _batches(by_image, cfg.batch_size):
-        rows = _score_batch(batch, ctx, ontology, cfg)
-        store.write(rows)
-        for row in rows:
-            summary.rows_by_status[row["status"]] = summary.rows_by_status.get(row["status"], 0) + 1
-        summary.scored += len(rows)
-        done += len(batch)
-        if progress:
-            progress(done, total)
+    groups = _group_by_image(jobs)
+    done = 0
+    if progress:
+        progress(0, len(groups))
+    with _decoder(cfg.workers) as decode:
+        for batch in _batches(groups, cfg.batch_size):
+            batch_rows = _score_batch(batch, ctx, ontology, cfg, decode)
+            store.write(batch_rows)
+            summary.count(batch_rows)
+            done += len(batch)
+            if progress:
+                progress(done, len(groups))
     store.compact()
-    _write_problems(cfg.out, summary.problems)
     meta["models"] = loaded_models()
+    meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "complete", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return summary
 
 
-def _load_prompts(cfg: ScoreConfig, ontology: Ontology, summary: RunSummary) -> dict[str, Prompt]:
+def _load_prompts(cfg: ScoreConfig, ontology: Ontology, summary: RunSummary):
+    """Valid prompts by id, and invalid ids -> (the prompt if it parsed, why it cannot be used)."""
     parsed = read_prompts(cfg.prompts)
     for exc in parsed.errors:
         issue = as_issue(exc)
         summary.problems.append({"kind": "prompt_error", "item": issue.location, "message": str(issue)})
-    prompts = {}
+    invalid: dict[str, tuple[Prompt | None, str]] = {pid: (None, as_issue(exc).message) for pid, exc in parsed.failed_ids.items()}
+    prompts: dict[str, Prompt] = {}
     for prompt in parsed.prompts:
         issues = validate_prompt(prompt, ontology)
         for issue in issues:
             summary.problems.append({"kind": f"prompt_{issue.severity}", "item": prompt.id, "message": str(issue)})
-        if not any(i.severity == "error" for i in issues):
+        errors = [f"field '{i.field}': {i.message}" for i in issues if i.severity == "error"]
+        if prompt.id in invalid:  # a duplicate id: which prompt the images answer is ambiguous
+            invalid[prompt.id] = (prompt, invalid[prompt.id][1])
+        elif errors:
+            invalid[prompt.id] = (prompt, "; ".join(errors))
+        else:
             prompts[prompt.id] = prompt
-    return prompts
+    return prompts, invalid
 
 
-def _plan(cfg, ontology, prompts, records, existing, summary):
-    """Jobs still to score; images whose bytes cannot even be read become error rows right away."""
-    jobs, errors = [], []
+def _scorer(name: str, ontology: Ontology) -> _Scorer:
+    try:
+        metric = registry.metric(name)
+        stages = registry.stage_order(set(metric.features))
+        parts = [metric.name, metric.version, _params_hash(ontology.metric_params(name))]
+        for stage_name in stages:
+            stage = registry.feature_stage(stage_name)
+            features = ontology.data.get("features") or {}
+            parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage_name) or {})}")
+        return _Scorer(name, metric, "|".join(parts))
+    except Exception as exc:  # a missing optional dependency must not end the run
+        return _Scorer(name, None, unavailable=f"metric {name} unavailable: {type(exc).__name__}: {exc}")
+
+
+def _plan(cfg, ontology, prompts, invalid, records, existing, scorers, summary):
+    """Jobs still to score, rows known without scoring (errors, unavailable metrics), and stale keys to forget.
+
+    A row is reused when the visible row for its (image, model, prompt_id, sample, metric) has the same key
+    and status ok (or error, unless --retry-errors); any other visible row for it is stale."""
+    jobs, rows, stale = [], [], set()
+
+    def settle(rec: ImageRecord, name: str, key: str) -> bool:
+        """True when the visible row can be reused; otherwise marks it stale."""
+        seen = existing.get((rec.rel, rec.model, rec.prompt_id, rec.sample, name))
+        if seen is None:
+            return False
+        if seen[0] == key and (seen[1] == "ok" or (seen[1] == "error" and not cfg.retry_errors)):
+            summary.reused += 1
+            return True
+        stale.add(seen[0])
+        return False
+
     for rec in records:
-        prompt = prompts[rec.prompt_id]
+        prompt, why = prompts.get(rec.prompt_id), None
+        if prompt is None:
+            prompt, why = invalid[rec.prompt_id]
+            if prompt is None:
+                summary.problems.append({"kind": "image_of_invalid_prompt", "item": rec.rel,
+                                         "message": f"prompt '{rec.prompt_id}' could not be read: {why}"})
+                continue
         if cfg.angles and prompt.angle not in cfg.angles:
             continue
+        names = registry.metrics_for_prompt(prompt) or [prompt.angle]
         try:
             sha = file_sha256(rec.path)
         except OSError as exc:
-            errors.append(_row(rec, "", prompt, None, None, "error", f"cannot read file: {exc}", {}, ""))
+            for name in names:
+                key = _hash(rec.rel, "unreadable", prompt.fingerprint, name)
+                if not settle(rec, name, key):
+                    rows.append(_row(rec, "", prompt, name, None, None, "error", f"cannot read file: {exc}", {}, key))
             continue
-        for name in registry.metrics_for_angle(prompt.angle):
-            metric = registry.metric(name)
-            params = ontology.metric_params(name)
-            key = _job_key(rec, sha, prompt, metric, params)
-            status = existing.get(key)
-            if status == "ok" or (status == "error" and not cfg.retry_errors):
-                summary.reused += 1
+        for name in names:
+            if why is not None:
+                key = _hash(rec.rel, sha, prompt.fingerprint, name, "invalid-prompt", why)
+                if not settle(rec, name, key):
+                    rows.append(_row(rec, sha, prompt, name, None, None, "error", f"invalid prompt '{prompt.id}': {why}", {}, key))
                 continue
-            jobs.append(Job(rec, sha, prompt, metric, params, key))
-    return jobs, errors
+            if name not in scorers:
+                scorers[name] = _scorer(name, ontology)
+                if scorers[name].unavailable:
+                    summary.problems.append({"kind": "metric_unavailable", "item": name, "message": scorers[name].unavailable})
+            scorer = scorers[name]
+            if scorer.metric is None:
+                key = _hash(rec.rel, sha, prompt.fingerprint, name, "unavailable")
+                if not settle(rec, name, key):
+                    rows.append(_row(rec, sha, prompt, name, None, None, "skipped", scorer.unavailable, {}, key))
+                continue
+            key = _hash(rec.rel, sha, prompt.fingerprint, scorer.signature)
+            if not settle(rec, name, key):
+                jobs.append(Job(rec, sha, prompt, scorer.metric, ontology.metric_params(name), key))
+    return jobs, rows, stale
+
+
+def _stage_versions(scorers: dict[str, _Scorer]) -> dict[str, str]:
+    out = {}
+    for scorer in scorers.values():
+        if scorer.metric is not None:
+            for name in registry.stage_order(set(scorer.metric.features)):
+                out[name] = registry.feature_stage(name).version
+    return dict(sorted(out.items()))
 
 
 def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
-    groups: dict[str, list[Job]] = {}
+    """Jobs of one (image, prompt) together: the image is decoded and its features computed once for all its metrics."""
+    groups: dict[ImageRecord, list[Job]] = {}
     for job in jobs:
-        groups.setdefault(job.record.rel, []).append(job)
+        groups.setdefault(job.record, []).append(job)
     return list(groups.values())
 
 
@@ -190,19 +295,30 @@ def _decode(args):
         return ImageError(f"cannot decode image: {type(exc).__name__}: {exc}")
 
 
-_POOL: dict[int, ProcessPoolExecutor] = {}
+class _decoder:
+    """`decode(paths, max_pixels) -> list[array | ImageError]`, in-process or on a worker pool that lives for one run.
+
+    Workers start with `forkserver` so they never inherit model threads (onnxruntime, torch) of this process."""
+
+    def __init__(self, workers: int):
+        self.workers, self.pool = workers, None
+
+    def __enter__(self):
+        if self.workers > 0:
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"))
+        return self
+
+    def __call__(self, paths: list[Path], max_pixels: int) -> list:
+        args = [(p, max_pixels) for p in paths]
+        return list(self.pool.map(_decode, args)) if self.pool else [_decode(a) for a in args]
+
+    def __exit__(self, *exc):
+        if self.pool:
+            self.pool.shutdown(cancel_futures=True)
 
 
-def _decode_all(paths: list[Path], cfg: ScoreConfig) -> list:
-    args = [(p, cfg.max_pixels) for p in paths]
-    if cfg.workers <= 0:
-        return [_decode(a) for a in args]
-    pool = _POOL.get(cfg.workers) or _POOL.setdefault(cfg.workers, ProcessPoolExecutor(cfg.workers))
-    return list(pool.map(_decode, args))
-
-
-def _score_batch(groups: list[list[Job]], ctx, ontology, cfg) -> list[dict]:
-    images = _decode_all([g[0].record.path for g in groups], cfg)
+def _score_batch(groups: list[list[Job]], ctx, ontology, cfg, decode) -> list[dict]:
+    images = decode([g[0].record.path for g in groups], cfg.max_pixels)
     rows: list[dict] = []
     live = []
     for group, image in zip(groups, images):
@@ -224,7 +340,7 @@ def _score_batch(groups: list[list[Job]], ctx, ontology, cfg) -> list[dict]:
         inputs = [registry.StageInput(live[i][1], live[i][0][0].prompt, resolved_controls(live[i][0][0].prompt, ontology),
                                       {d: features[i][d] for d in stage.requires}) for i in idx]
         try:
-            outputs = stage.compute(inputs, ctx) if inputs else []
+            outputs = list(stage.compute(inputs, ctx)) if inputs else []
             if len(outputs) != len(inputs):
                 raise RuntimeError(f"stage '{name}' returned {len(outputs)} outputs for {len(inputs)} images")
         except MissingWeightError as exc:
@@ -249,29 +365,57 @@ def _apply_metric(job: Job, feats: dict, ontology) -> dict:
             return _job_row(job, None, "error", f"feature '{name}' failed: {type(value).__name__}: {value}", {})
     try:
         result = job.metric.fn({n: feats[n] for n in job.metric.features}, resolved_controls(job.prompt, ontology), job.params, job.prompt)
+    except MissingWeightError as exc:
+        return _job_row(job, None, "skipped", str(exc), {})
     except Exception as exc:
         return _job_row(job, None, "error", f"metric {job.metric.name} failed: {type(exc).__name__}: {exc}", {})
-    return _job_row(job, result.score, result.status, result.error, result.details)
+    problem = _check_result(result)
+    if problem:
+        details = getattr(result, "details", None)
+        return _job_row(job, None, "error", f"metric {job.metric.name} {problem}", details if isinstance(details, dict) else {})
+    score = None if result.status != "ok" else float(result.score)
+    return _job_row(job, score, result.status, result.error, result.details)
+
+
+def _check_result(result) -> str | None:
+    """Why a metric's return value cannot be stored as-is (None when it can)."""
+    if not isinstance(result, registry.MetricResult):
+        return f"returned {type(result).__name__}, not MetricResult"
+    if result.status not in STATUSES:
+        return f"returned status {result.status!r} (expected one of {', '.join(STATUSES)})"
+    if result.status == "ok":
+        score = result.score
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            return f"returned a non-finite or non-numeric score ({score!r})"
+        if not 0.0 <= score <= 1.0:
+            return f"returned a score outside [0, 1] ({score!r})"
+    return None
 
 
 def _job_row(job: Job, score, status, error, details) -> dict:
-    return _row(job.record, job.sha256, job.prompt, job.metric, score, status, error, details, job.key)
+    return _row(job.record, job.sha256, job.prompt, job.metric.name, job.metric.version, score, status, error, details, job.key)
 
 
-def _row(rec, sha, prompt, metric, score, status, error, details, key) -> dict:
+def _row(rec, sha, prompt, metric_name, metric_version, score, status, error, details, key) -> dict:
     return {"image": rec.rel, "image_sha256": sha, "model": rec.model, "prompt_id": rec.prompt_id, "sample": rec.sample,
-            "role": prompt.role, "angle": prompt.angle, "metric": metric.name if metric else prompt.angle,
-            "score": score, "status": status, "error": error, "details": details, "set": prompt.set,
-            "metric_version": metric.version if metric else None,
-            "key": key or hashlib.sha256(f"{rec.rel}\x1f{prompt.fingerprint}\x1funreadable".encode()).hexdigest()[:32]}
+            "role": prompt.role, "angle": prompt.angle, "metric": metric_name, "score": score, "status": status,
+            "error": error, "details": details, "set": prompt.set, "metric_version": metric_version, "key": key}
 
 
 def _run_meta(cfg: ScoreConfig, ontology: Ontology) -> dict:
-    metrics = {name: registry.metric(name).version for name in registry.METRICS}
+    previous = []
+    try:
+        old = json.loads((cfg.out / "run.json").read_text())
+        previous = old.get("history", []) + [{k: old.get(k) for k in ("command", "started", "finished", "status")}]
+    except (OSError, ValueError, AttributeError):
+        pass
+    prompts_sha = file_sha256(cfg.prompts) if Path(cfg.prompts).is_file() else None
     return {"command": cfg.command or " ".join(sys.argv), "images": str(Path(cfg.images).resolve()),
-            "prompts": str(Path(cfg.prompts).resolve()), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "versions": versions(), "hardware": hardware(), "ontology_hash": ontology.hash, "metric_versions": metrics,
-            "device": cfg.device, "batch_size": cfg.batch_size}
+            "prompts": str(Path(cfg.prompts).resolve()), "prompts_sha256": prompts_sha,
+            "manifest": str(Path(cfg.manifest).resolve()) if cfg.manifest else None,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "versions": versions(), "hardware": hardware(),
+            "ontology_hash": ontology.hash, "device": cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
+            "angles": cfg.angles, "max_pixels": cfg.max_pixels, "retry_errors": cfg.retry_errors, "history": previous}
 
 
 def _write_problems(out: Path, problems: list[dict]) -> None:

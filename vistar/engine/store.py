@@ -1,15 +1,22 @@
-"""Crash-safe results store: `RUN_DIR/scores.parquet/` is a Parquet dataset of atomically written shards.
+"""Crash-safe results store: `RUN_DIR/scores.parquet` is a Parquet dataset that is never partial or duplicated.
 
-Each shard is written to a hidden temp file and renamed into place, so readers (pandas, DuckDB) never see
-a partial file. A row's `key` identifies (image, image bytes, prompt, metric, metric version+params);
-when a key is re-scored (a `skipped` row retried), the newer shard wins and `compact()` drops the old row.
+Layout: `scores.parquet` is a relative symlink to the live generation `.scores/gen-NNNNNN/`, a folder of
+`part-*.parquet` shards. Appending a batch writes a hidden temp file, fsyncs it and renames it into the
+live generation, so a reader (pandas, DuckDB, `read_scores`) sees a shard entirely or not at all.
+Anything that removes rows (retrying skipped rows, superseding a stale row, merging shards) builds a whole
+new generation beside the live one (untouched shards hard-linked) and then swaps the symlink with one
+atomic rename, so at every instant the visible dataset has at most one row per key.
+Only a writer holding the run lock may construct a writable store (it cleans what a killed run left).
 """
 from __future__ import annotations
 
 import json
+import math
 import os
+import shutil
 import uuid
 from pathlib import Path
+from typing import Callable, Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,77 +39,159 @@ SCHEMA = pa.schema([
     ("key", pa.string()),
     ("shard", pa.int64()),
 ])
+IDENTITY = ("image", "model", "prompt_id", "sample", "metric")  # one visible row per identity
+LINK, GENS = "scores.parquet", ".scores"
+MERGED_ROWS = 1_000_000  # rows per shard after compaction
 
 
 class ResultStore:
-    def __init__(self, run_dir: str | Path):
-        self.dir = Path(run_dir) / "scores.parquet"
-        self.dir.mkdir(parents=True, exist_ok=True)
-        for stale in self.dir.glob(".*.tmp"):
-            stale.unlink()  # a shard whose write was interrupted: never renamed, so never visible
-        self._next = 1 + max((self._seq(p) for p in self._shards()), default=-1)
+    def __init__(self, run_dir: str | Path, writable: bool = True):
+        self.run_dir = Path(run_dir)
+        self.link, self.gens = self.run_dir / LINK, self.run_dir / GENS
+        if writable:
+            self._recover()
+        self._next = 1 + max((_seq(p) for p in self._shards()), default=-1)
+
+    # --- layout ------------------------------------------------------------------------
+    @property
+    def dir(self) -> Path:
+        """The live generation folder (or a plain folder written by hand / an older layout)."""
+        return self.link.resolve() if self.link.is_symlink() else self.link
 
     def _shards(self) -> list[Path]:
-        return sorted(self.dir.glob("part-*.parquet"))
+        return sorted(self.dir.glob("part-*.parquet")) if self.dir.is_dir() else []
 
-    @staticmethod
-    def _seq(path: Path) -> int:
-        return int(path.name.split("-")[1])
+    def _recover(self) -> None:
+        """Bring the folder to a clean state after a kill: drop unfinished shards and generations,
+        point the link at a complete generation, remove generations no longer live."""
+        self.gens.mkdir(parents=True, exist_ok=True)
+        for junk in self.gens.glob(".tmp-gen-*"):
+            shutil.rmtree(junk, ignore_errors=True)
+        if self.link.exists() and not self.link.is_symlink():  # plain folder: adopt it as generation 0
+            os.replace(self.link, self.gens / "gen-000000")
+        if not self.link.exists():
+            complete = sorted(self.gens.glob("gen-*"))
+            if not complete:
+                (self.gens / "gen-000000").mkdir()
+                complete = [self.gens / "gen-000000"]
+            self._point_to(complete[-1])
+        live = self.dir
+        for gen in self.gens.glob("gen-*"):
+            if gen.resolve() != live:
+                shutil.rmtree(gen, ignore_errors=True)
+        for stale in live.glob(".*.tmp"):
+            stale.unlink()  # a shard whose write was interrupted: never renamed, so never visible
 
-    def existing(self) -> dict[str, str]:
-        """key -> status of the newest row per key."""
-        table = self.read_table(columns=["key", "status", "shard"])
-        keys, statuses = table.column("key").to_pylist(), table.column("status").to_pylist()
-        return {keys[i]: statuses[i] for i in _newest_rows(table)}
+    def _point_to(self, gen: Path) -> None:
+        tmp = self.run_dir / f".{LINK}.{uuid.uuid4().hex[:8]}.tmp"
+        os.symlink(os.path.relpath(gen, self.run_dir), tmp)
+        os.replace(tmp, self.link)
+        _fsync_dir(self.run_dir)
 
+    # --- reading -----------------------------------------------------------------------
+    def read_table(self, columns: list[str] | None = None) -> pa.Table:
+        for attempt in range(5):  # a concurrent generation swap can delete files under a reader: read again
+            try:
+                shards = self._shards()
+                if not shards:
+                    return SCHEMA.empty_table().select(columns) if columns else SCHEMA.empty_table()
+                return pa.concat_tables([pq.read_table(p, columns=columns, schema=SCHEMA) for p in shards])
+            except FileNotFoundError:
+                if attempt == 4:
+                    raise
+        raise AssertionError("unreachable")
+
+    def existing(self) -> dict[tuple, tuple[str, str]]:
+        """identity -> (key, status) of the visible row."""
+        table = self.read_table(columns=[*IDENTITY, "key", "status", "shard"])
+        cols = {c: table.column(c).to_pylist() for c in table.column_names}
+        return {tuple(cols[c][i] for c in IDENTITY): (cols["key"][i], cols["status"][i]) for i in _newest_rows(table)}
+
+    # --- writing -----------------------------------------------------------------------
     def write(self, rows: list[dict]) -> Path | None:
+        """Append one shard atomically. `details` dicts become JSON; what JSON cannot hold is made safe, not fatal."""
         if not rows:
             return None
         for row in rows:
             row["shard"] = 0
-            if isinstance(row.get("details"), dict):
-                row["details"] = json.dumps(row["details"], sort_keys=True, ensure_ascii=False, default=_jsonable)
-        return self._write_table(pa.Table.from_pylist(rows, schema=SCHEMA))
+            if not isinstance(row.get("details"), str):
+                row["details"] = details_json(row.get("details"))
+            if row.get("error") is not None and not isinstance(row["error"], str):
+                row["error"] = str(row["error"])
+        return self._write_table(pa.Table.from_pylist(rows, schema=SCHEMA), self.dir)
 
-    def _write_table(self, table: pa.Table) -> Path:
+    def _write_table(self, table: pa.Table, folder: Path) -> Path:
         seq = self._next
         self._next += 1
         table = table.set_column(table.schema.get_field_index("shard"), "shard", pa.array([seq] * len(table), pa.int64()))
-        final = self.dir / f"part-{seq:06d}-{uuid.uuid4().hex[:8]}.parquet"
-        tmp = self.dir / f".{final.name}.tmp"
+        final = folder / f"part-{seq:06d}-{uuid.uuid4().hex[:8]}.parquet"
+        tmp = folder / f".{final.name}.tmp"
         pq.write_table(table, tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, final)
-        _fsync_dir(self.dir)
+        _fsync_dir(folder)
         return final
 
-    def read_table(self, columns: list[str] | None = None) -> pa.Table:
-        shards = self._shards()
-        if not shards:
-            return SCHEMA.empty_table().select(columns) if columns else SCHEMA.empty_table()
-        return pa.concat_tables([pq.read_table(p, columns=columns, schema=SCHEMA) for p in shards])
+    def forget(self, keys: Iterable[str]) -> int:
+        """Remove the visible rows with these keys (about to be re-scored), atomically. Returns rows removed."""
+        keys = set(keys)
+        if not keys:
+            return 0
+        removed = 0
 
-    def compact(self) -> None:
-        """Drop rows superseded by a newer row with the same key; a no-op when nothing is superseded.
-        Crash-safe: the merged shard is written first, old shards removed after; readers dedupe by newest shard."""
-        shards = self._shards()
-        if len(shards) < 2:
+        def build(new: Path) -> None:
+            nonlocal removed
+            for shard in self._shards():
+                table = pq.read_table(shard, schema=SCHEMA)
+                drop = [k in keys for k in table.column("key").to_pylist()]
+                if not any(drop):
+                    os.link(shard, new / shard.name)
+                    continue
+                removed += sum(drop)
+                kept = table.filter(pa.array([not d for d in drop]))
+                if len(kept):
+                    self._write_table(kept, new)
+
+        self._new_generation(build)
+        return removed
+
+    def compact(self, rows_per_shard: int = MERGED_ROWS) -> None:
+        """Merge the many per-batch shards into few (readers open fewer files); a no-op for 0 or 1 shard."""
+        if len(self._shards()) < 2:
             return
         table = self.read_table()
-        keep = _newest_rows(table)
-        if len(keep) == len(table):
-            return
-        self._write_table(table.take(keep))
-        for path in shards:
-            path.unlink()
+        table = table.take(_newest_rows(table))
+
+        def build(new: Path) -> None:
+            for start in range(0, len(table), rows_per_shard):
+                self._write_table(table.slice(start, rows_per_shard), new)
+
+        self._new_generation(build)
+
+    def _new_generation(self, build: Callable[[Path], None]) -> None:
+        old = self.dir
+        number = 1 + max((int(p.name.split("-")[1]) for p in self.gens.glob("gen-*")), default=-1)
+        tmp = self.gens / f".tmp-gen-{number:06d}"
+        tmp.mkdir()
+        build(tmp)
+        _fsync_dir(tmp)
+        final = self.gens / f"gen-{number:06d}"
+        os.replace(tmp, final)
+        self._point_to(final)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _seq(path: Path) -> int:
+    return int(path.name.split("-")[1])
 
 
 def _newest_rows(table: pa.Table) -> list[int]:
-    """Row indices of the newest row per key, in stored order."""
-    newest: dict[str, int] = {}
+    """Row indices of the newest row (highest shard) per identity, in stored order."""
+    newest: dict[tuple, int] = {}
     shards = table.column("shard").to_pylist()
-    for i, key in enumerate(table.column("key").to_pylist()):
+    ident = list(zip(*(table.column(c).to_pylist() for c in IDENTITY)))
+    for i, key in enumerate(ident):
         if key not in newest or shards[i] >= shards[newest[key]]:
             newest[key] = i
     return sorted(newest.values())
@@ -116,14 +205,36 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _jsonable(value):
-    """numpy scalars/arrays and other odd values in `details` become plain JSON."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)
+def _plain(value, path: frozenset = frozenset()):
+    """Make `value` strict JSON: numpy to lists, non-finite floats to strings, odd keys to str, cycles cut."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # "nan", "inf": strict JSON has no such numbers
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if not isinstance(value, (dict, list, tuple, set, frozenset)):
+        return repr(value)
+    if id(value) in path:
+        return "<cycle>"
+    inner = path | {id(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v, inner) for k, v in value.items()}
+    items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+    return [_plain(v, inner) for v in items]
+
+
+def details_json(details) -> str:
+    """`details` as a strict-JSON string (sorted keys); never raises, whatever a metric put in it."""
+    try:
+        return json.dumps(_plain(details or {}), sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return json.dumps({"details_unserializable": f"{type(exc).__name__}: {exc}"})
 
 
 def read_scores(run_dir: str | Path):
-    """The run's scores as a DataFrame, newest row per key (what `report` and `calibrate` read)."""
-    table = ResultStore(run_dir).read_table()
+    """The run's scores as a DataFrame, one row per (image, model, prompt_id, sample, metric). Read-only."""
+    table = ResultStore(run_dir, writable=False).read_table()
     return table.take(_newest_rows(table)).to_pandas()
