@@ -9,13 +9,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 
 from ..engine.runner import RunLocked, ScoreConfig, run_score
 from ..ontology import OntologyError
+from ..vlm import cli_support as judge_cli
 from .common import OntologyOpt, WeightsOpt, console, fail, out, parse_model_paths
 from .summary import print_summary
 
 
 def score(
     images: Path = typer.Argument(..., exists=True, file_okay=False, help="IMAGES/<model>/<prompt_id>[_<k>].<ext>"),
-    prompts: Path = typer.Option(..., "--prompts", exists=True, dir_okay=False, help=".vistar or .jsonl prompt file"),
+    prompts: Optional[Path] = typer.Option(None, "--prompts", exists=True, dir_okay=False, help=".vistar or .jsonl prompt file (or use --suite)"),
     out_dir: Path = typer.Option(..., "--out", help="Run directory (created; rerun to resume)"),
     angles: Optional[str] = typer.Option(None, "--angles", help="Comma-separated angle codes to score, e.g. TR,LI"),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
@@ -27,17 +28,37 @@ def score(
     model_path: Optional[list[str]] = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)"),
     max_pixels: int = typer.Option(64_000_000, "--max-pixels", help="Largest decoded image accepted"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Re-score rows that ended in status=error"),
+    judge_url: Optional[str] = judge_cli.JudgeUrlOpt,
+    judge_model: Optional[str] = judge_cli.JudgeModelOpt,
+    judge_key_env: Optional[str] = judge_cli.JudgeKeyEnvOpt,
+    judge_mode: Optional[str] = judge_cli.JudgeModeOpt,
+    judge_config: Optional[Path] = judge_cli.JudgeConfigOpt,
+    judge_cache_only: bool = judge_cli.JudgeCacheOnlyOpt,
+    hwpq_dir: Optional[Path] = judge_cli.HwpqDirOpt,
+    suite: Optional[str] = judge_cli.SuiteOpt,
+    data_dir: Optional[Path] = judge_cli.DataDirOpt,
 ) -> None:
     """Score every image against its prompt's angle; resumable, crash-safe."""
     import sys
 
     if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
         fail(f"--device must be cpu or cuda, not '{device}'")
+    if (prompts is None) == (suite is None):
+        fail("pass exactly one of --prompts FILE or --suite NAME")
+    try:
+        options = judge_cli.judge_options(judge_url, judge_model, judge_key_env, judge_mode, judge_config,
+                                          judge_cache_only, hwpq_dir, data_dir)
+        if suite:
+            prompts, problems = judge_cli.suite_prompts(suite, data_dir, out_dir)
+            for problem in problems:
+                console.print(f"[yellow]suite_item[/]: {problem}", highlight=False)
+    except (KeyError, ValueError, OSError) as exc:
+        fail(str(exc))
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, ontology=ontology, weights=weights, manifest=manifest,
                       angles=[a.strip() for a in angles.split(",")] if angles else None,
                       model_paths=parse_model_paths(model_path), max_pixels=max_pixels, retry_errors=retry_errors,
-                      command=" ".join(["vistar", *sys.argv[1:]]))
+                      options=options, command=" ".join(["vistar", *sys.argv[1:]]))
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("scoring images", total=None)
@@ -50,3 +71,4 @@ def score(
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.rows_by_status.items())) or "nothing new"
     out.print(f"scored {summary.scored} rows ({statuses}); {summary.reused} already in {out_dir}", highlight=False)
     print_summary(out_dir)
+    judge_cli.after_run(out_dir, options, suite, lambda line: out.print(line, highlight=False))

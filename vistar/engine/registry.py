@@ -87,10 +87,26 @@ class Metric:
 FEATURES: dict[str, str] = {
     "ocr": "vistar.features.ocr:STAGE",
     "shadows": "vistar.features.shadows:STAGE",
+    "hwpq": "vistar.vlm.hwpq.stage:STAGE",
+    "judge.wise-legacy": "vistar.vlm.protocols.stage:WISE_LEGACY",
+    "judge.wise-verified": "vistar.vlm.protocols.stage:WISE_VERIFIED",
+    "judge.genexam": "vistar.vlm.protocols.stage:GENEXAM",
+    "judge.unieval": "vistar.vlm.protocols.stage:UNIEVAL",
+    "judge.phybench": "vistar.vlm.protocols.stage:PHYBENCH",
 }
 METRICS: dict[str, str] = {
     "TR": "vistar.metrics.tr:METRIC",
     "LI": "vistar.metrics.li:METRIC",
+    "SF": "vistar.vlm.hwpq.metric:SF",
+    "CUL": "vistar.vlm.hwpq.metric:CUL",
+    "MA": "vistar.vlm.hwpq.metric:MA",
+    "wiscore.legacy": "vistar.vlm.protocols.metrics:WISCORE_LEGACY",
+    "wiscore.verified": "vistar.vlm.protocols.metrics:WISCORE_VERIFIED",
+    "genexam.strict": "vistar.vlm.protocols.metrics:GENEXAM_STRICT",
+    "genexam.relaxed": "vistar.vlm.protocols.metrics:GENEXAM_RELAXED",
+    "uniscore": "vistar.vlm.protocols.metrics:UNISCORE",
+    "phybench.phy": "vistar.vlm.protocols.metrics:PHYBENCH_PHY",
+    "phybench.scene": "vistar.vlm.protocols.metrics:PHYBENCH_SCENE",
 }
 
 
@@ -112,6 +128,14 @@ def metric(name: str) -> Metric:
 def metrics_for_angle(angle: str) -> list[str]:
     """Metric names that score an angle (by convention the angle metric is named after the angle)."""
     return [name for name in METRICS if name.split(".")[0] == angle]
+
+
+def metrics_for_prompt(prompt: Prompt) -> list[str]:
+    """A prompt naming a sibling-benchmark protocol (control `protocol=`) is scored by that protocol's metrics."""
+    from ..vlm.protocols import PROTOCOLS  # light: pure-Python protocol definitions
+
+    proto = PROTOCOLS.get(str(prompt.controls.get("protocol")))
+    return list(proto.metrics) if proto else metrics_for_angle(prompt.angle)
 
 
 def stage_order(names: set[str]) -> list[str]:

@@ -1,0 +1,59 @@
+"""Persistent judge cache (SQLite): successful answers only, keyed by everything that could change them.
+
+Key = judge model id + version, protocol name@version, prompt-template hash, image sha256, item/question id
+(vote index included) and decoding parameters. Failures are never stored, so a rerun re-asks exactly what
+is missing or failed; with `cache_only` the scores are rebuilt without any call.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from .config import JudgeConfig
+from .types import JudgeRequest
+
+_SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
+    key TEXT PRIMARY KEY, model TEXT, protocol TEXT, template_hash TEXT, image_sha256 TEXT, item_id TEXT,
+    decoding TEXT, raw TEXT, parsed TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, created TEXT)"""
+
+
+def cache_key(cfg: JudgeConfig, req: JudgeRequest) -> str:
+    decoding = {**cfg.decoding(), "seed": cfg.seed + req.vote, "max_tokens": req.max_tokens or cfg.max_tokens}
+    parts = [cfg.model, cfg.model_version, req.protocol, req.template_hash, req.image_sha256, req.item_id,
+             json.dumps(decoding, sort_keys=True)]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+class JudgeCache:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        with self._lock, self._db:
+            self._db.execute(_SCHEMA)
+
+    def get(self, key: str) -> tuple[str, object] | None:
+        with self._lock:
+            row = self._db.execute("SELECT raw, parsed FROM answers WHERE key = ?", (key,)).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]))
+
+    def put(self, key: str, cfg: JudgeConfig, req: JudgeRequest, raw: str, parsed, prompt_tokens: int, completion_tokens: int) -> None:
+        decoding = json.dumps({**cfg.decoding(), "seed": cfg.seed + req.vote}, sort_keys=True)
+        row = (key, f"{cfg.model}:{cfg.model_version}", req.protocol, req.template_hash, req.image_sha256, req.item_id,
+               decoding, raw, json.dumps(parsed, sort_keys=True), prompt_tokens, completion_tokens,
+               time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,87 @@
+"""What `vistar score` needs from the judge layer: judge options, suite prompt files, and the end-of-run
+cost and protocol reports (kept here so the score command itself only forwards options)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+
+from .prices import Ledger
+
+JudgeUrlOpt = typer.Option(None, "--judge-url", help="OpenAI-compatible base URL of the VLM judge, e.g. https://api.openai.com/v1")
+JudgeModelOpt = typer.Option(None, "--judge-model", help="Judge model id, e.g. gpt-4o-2024-08-06")
+JudgeKeyEnvOpt = typer.Option(None, "--judge-key-env", help="Name of the environment variable holding the judge API key")
+JudgeModeOpt = typer.Option(None, "--judge-mode", help="HWPQ: per-question (paper) or batched (one call per vote)")
+JudgeConfigOpt = typer.Option(None, "--judge-config", exists=True, dir_okay=False, help="YAML judge settings (docs/judge.md)")
+JudgeCacheOnlyOpt = typer.Option(False, "--judge-cache-only", help="Rebuild judge scores from the judge cache without calling the judge")
+HwpqDirOpt = typer.Option(None, "--hwpq-dir", file_okay=False, help="Folder of HWPQ questionnaires (default $VISTAR_HOME/hwpq)")
+SuiteOpt = typer.Option(None, "--suite", help="Run a sibling protocol: wise-legacy, wise-verified, genexam, unieval, phybench")
+DataDirOpt = typer.Option(None, "--data-dir", exists=True, file_okay=False, help="The protocol's public data folder (or a folder containing it)")
+
+
+def judge_options(url, model, key_env, mode, config, cache_only, hwpq_dir, data_dir) -> dict:
+    """Run options for the judge stages; the ledger collects calls and cost for the end-of-run report."""
+    options = {"judge_url": url, "judge_model": model, "judge_key_env": key_env, "judge_mode": mode,
+               "judge_config": str(config) if config else None, "judge_cache_only": True if cache_only else None,
+               "hwpq_dir": str(hwpq_dir) if hwpq_dir else None, "data_dir": str(data_dir) if data_dir else None}
+    options = {k: v for k, v in options.items() if v is not None}
+    from .config import config_from_options
+
+    cfg = config_from_options(options)  # fail early on a bad setting, before any image is read
+    if cfg is not None and cfg.key_env and not cfg.api_key:
+        raise ValueError(f"--judge-key-env {cfg.key_env}: that environment variable is not set")
+    options["judge_ledger"] = Ledger()
+    return options
+
+
+def suite_prompts(name: str, data_dir: Path | None, out_dir: Path) -> tuple[Path, list[str]]:
+    """Write the protocol's items as a prompt file in the run directory; returns it and the import problems."""
+    from ..prompts_dsl.parser import serialize_prompt
+    from .protocols import protocol
+
+    proto = protocol(name)
+    if data_dir is None:
+        raise ValueError(f"--suite {name} needs --data-dir (the benchmark's public data folder)")
+    items = proto.load_items(data_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"suite-{name}.jsonl"
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for item in items:
+            prompt = item.to_prompt()
+            fh.write(json.dumps({"id": prompt.id, "prompt": serialize_prompt(prompt), **prompt.metadata}, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    return path, list(items.problems)
+
+
+def after_run(out_dir: Path, options: dict, suite: str | None, echo) -> None:
+    """Print and save the judge's usage and cost, and the protocol's benchmark-level summary."""
+    ledger: Ledger | None = options.get("judge_ledger")
+    if ledger is not None and (ledger.calls or ledger.cache_hits or ledger.failures):
+        for line in ledger.lines():
+            echo(line)
+        _write(out_dir / "judge_usage.json", ledger.summary())
+    if suite:
+        from ..engine.store import read_scores
+        from .protocols.aggregate import summarize
+
+        summary = summarize(suite, read_scores(out_dir))
+        _write(out_dir / f"summary-{suite}.json", summary)
+        for model, numbers in sorted(summary.items()):
+            echo(f"{suite} {model}: {json.dumps(_headline(suite, numbers))}")
+
+
+def _headline(suite: str, numbers: dict) -> dict:
+    if suite.startswith("wise"):
+        return {"overall": numbers["overall"], "coverage": numbers["coverage"]}
+    if suite == "unieval":
+        return {"uniscore": numbers["uniscore"], "coverage": numbers["coverage"]}
+    return {metric: v["overall"] for metric, v in numbers.items()}
+
+
+def _write(path: Path, data) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

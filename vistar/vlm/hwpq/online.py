@@ -1,0 +1,79 @@
+"""Online phase: the image and the questionnaire's questions go to the VLM, k independent votes each.
+
+per-question mode (the paper): one call per question and vote — 2·pairs·k calls per image.
+batched mode: all questions of the image in one structured call per vote — k calls per image.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ReplyFormatError
+from ..replies import boolean, json_object
+from ..types import text_hash
+from .questionnaire import Questionnaire, majority, score
+
+PROTOCOL = "hwpq@1"
+SYSTEM = ("You are a careful visual inspector. You answer yes/no questions about one image, strictly from what "
+          "is visible in it.")
+PER_QUESTION = """Question about the image: {question}
+Reply with only a JSON object: {{"answer": true}} for yes or {{"answer": false}} for no."""
+BATCHED = """Answer every question about the image with true (yes) or false (no), independently of each other.
+
+{questions}
+
+Reply with only a JSON object mapping every question id to true or false, e.g. {{"answers": {{"{first}": true, ...}}}}"""
+PER_QUESTION_HASH = text_hash(SYSTEM, PER_QUESTION)
+BATCHED_HASH = text_hash(SYSTEM, BATCHED)
+
+
+def per_question_prompt(question: str) -> str:
+    return PER_QUESTION.format(question=question)
+
+
+def parse_single(text: str) -> bool:
+    stripped = text.strip().strip(".").lower() if isinstance(text, str) else ""
+    if stripped in ("yes", "no", "true", "false"):
+        return stripped in ("yes", "true")
+    obj = json_object(text)
+    if "answer" not in obj:
+        raise ReplyFormatError("missing 'answer'")
+    return boolean(obj["answer"], "'answer'")
+
+
+def batched_prompt(q: Questionnaire) -> str:
+    questions = q.questions()
+    lines = "\n".join(f"{qid}: {text}" for qid, text in questions)
+    return BATCHED.format(questions=lines, first=questions[0][0])
+
+
+def batched_parser(q: Questionnaire):
+    ids = [qid for qid, _ in q.questions()]
+
+    def parse(text: str) -> dict:
+        obj = json_object(text)
+        answers = obj.get("answers", obj)
+        if not isinstance(answers, dict):
+            raise ReplyFormatError("'answers' must map question ids to true/false")
+        missing = [i for i in ids if i not in answers]
+        if missing:
+            raise ReplyFormatError(f"no answer for question(s) {', '.join(missing[:5])}" + (" ..." if len(missing) > 5 else ""))
+        extra = [k for k in answers if k not in ids]
+        if extra:
+            raise ReplyFormatError(f"unknown question id(s) {', '.join(map(str, extra[:5]))}")
+        return {i: boolean(answers[i], f"answer to {i}") for i in ids}
+    return parse
+
+
+@dataclass
+class HwpqOutcome:
+    """All votes of one image: the feature the SF/CUL/MA metrics read."""
+
+    questionnaire: Questionnaire
+    votes: dict[str, list[bool]]     # question id -> one answer per vote
+    mode: str
+
+    def result(self) -> tuple[float, dict]:
+        final = {qid: majority(v) for qid, v in self.votes.items()}
+        value, pairs = score(self.questionnaire, final)
+        return value, {"mode": self.mode, "k": len(next(iter(self.votes.values()), [])), "pairs": pairs,
+                       "votes": self.votes, "questionnaire": self.questionnaire.hash}

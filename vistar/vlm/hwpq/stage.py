@@ -1,0 +1,74 @@
+"""Feature stage `hwpq`: the image's questionnaire answered by the judge with k votes, per-question or batched."""
+from __future__ import annotations
+
+from ...engine.registry import FeatureStage
+from ..errors import DataError, JudgeUnavailable
+from ..judge import image_sha256, png_bytes
+from ..runtime import failure, judge_from_context
+from ..types import JudgeRequest
+from . import online
+from .store import QuestionnaireStore
+
+VERSION = "1"
+GENERATE_HINT = ("run `vistar hwpq generate PROMPTS --judge-url URL --judge-model MODEL` (or write one by hand, "
+                 "docs/hwpq.md) and pass its folder with --hwpq-dir if it is not the default")
+
+
+def _calls(q, png: bytes, sha: str, mode: str, votes: int) -> list[tuple[JudgeRequest, object, str | None]]:
+    """(request, parser, question id or None for a batched call) for every vote."""
+    out = []
+    for vote in range(votes):
+        if mode == "batched":
+            req = JudgeRequest(online.PROTOCOL, f"{q.hash}/all/v{vote}", online.BATCHED_HASH, online.batched_prompt(q),
+                               online.SYSTEM, (png,), sha, vote)
+            out.append((req, online.batched_parser(q), None))
+        else:
+            for qid, text in q.questions():
+                req = JudgeRequest(online.PROTOCOL, f"{q.hash}/{qid}/v{vote}", online.PER_QUESTION_HASH,
+                                   online.per_question_prompt(text), online.SYSTEM, (png,), sha, vote, max_tokens=32)
+                out.append((req, online.parse_single, qid))
+    return out
+
+
+def compute(inputs, ctx) -> list:
+    judge = judge_from_context(ctx)
+    store = QuestionnaireStore(ctx.options.get("hwpq_dir"))
+    mode, k = judge.cfg.mode, judge.cfg.votes
+    outputs: list = [None] * len(inputs)
+    calls, owners, bill = [], [], []
+    for i, inp in enumerate(inputs):
+        try:
+            q = store.get(inp.prompt)
+        except DataError as exc:
+            outputs[i] = exc
+            continue
+        if q is None:
+            outputs[i] = JudgeUnavailable(f"no HWPQ questionnaire for prompt '{inp.prompt.id}' in {store.dir}", GENERATE_HINT)
+            continue
+        sha = image_sha256(inp.image)
+        for req, parse, qid in _calls(q, png_bytes(inp.image), sha, mode, k):
+            calls.append((req, parse))
+            owners.append((i, q, qid, req.vote))
+            bill.append((sha, inp.prompt.fingerprint))
+    replies = judge.ask(calls, bill=bill)
+    grouped: dict[int, list] = {}
+    for owner, reply in zip(owners, replies):
+        grouped.setdefault(owner[0], []).append((owner, reply))
+    for i, pairs in grouped.items():
+        err = failure([r for _, r in pairs], f"prompt '{inputs[i].prompt.id}'")
+        if err:
+            outputs[i] = err
+            continue
+        q = pairs[0][0][1]
+        votes: dict[str, list[bool]] = {qid: [False] * k for qid, _ in q.questions()}
+        for (_, _, qid, vote), reply in pairs:
+            if qid is None:
+                for question, answer in reply.parsed.items():
+                    votes[question][vote] = bool(answer)
+            else:
+                votes[qid][vote] = bool(reply.parsed)
+        outputs[i] = online.HwpqOutcome(q, votes, mode)
+    return outputs
+
+
+STAGE = FeatureStage(name="hwpq", version=VERSION, compute=compute)

@@ -1,0 +1,71 @@
+"""The judge a run uses: cache first, then the client for what is missing, concurrently and bounded;
+successful answers go to the cache, every answer (cached or not) to the cost ledger."""
+from __future__ import annotations
+
+import hashlib
+import io
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from PIL import Image
+
+from .cache import JudgeCache, cache_key
+from .client import ChatClient
+from .config import JudgeConfig
+from .prices import Ledger, load_prices, price_for
+from .types import JudgeReply, JudgeRequest, Parser
+
+
+def image_sha256(image: np.ndarray) -> str:
+    """Identity of the decoded pixels (the cache must not depend on how the file was encoded)."""
+    digest = hashlib.sha256(str(image.shape).encode())
+    digest.update(np.ascontiguousarray(image).tobytes())
+    return digest.hexdigest()
+
+
+def png_bytes(image: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+class Judge:
+    def __init__(self, cfg: JudgeConfig, ledger: Ledger | None = None, transport=None):
+        self.cfg = cfg
+        self.ledger = ledger if ledger is not None else Ledger()
+        self.cache = JudgeCache(cfg.cache_file)
+        price = price_for(cfg.model, load_prices(cfg.prices))
+        self.client = None if cfg.cache_only else ChatClient(cfg, price, transport)
+
+    def close(self) -> None:
+        self.cache.close()
+        if self.client:
+            self.client.close()
+
+    def ask(self, calls: list[tuple[JudgeRequest, Parser]], bill: list[tuple[str, str]] | None = None) -> list[JudgeReply]:
+        """Replies in the order of `calls`; `bill[i]` = (image, prompt) the ledger charges call i to."""
+        keys = [cache_key(self.cfg, req) for req, _ in calls]
+        replies: list[JudgeReply | None] = []
+        todo = []
+        for i, key in enumerate(keys):
+            hit = self.cache.get(key)
+            if hit is not None:
+                replies.append(JudgeReply(ok=True, text=hit[0], parsed=hit[1], cached=True))
+            elif self.client is None:
+                replies.append(JudgeReply(ok=False, error="not in the judge cache and the run is cache-only"))
+            else:
+                replies.append(None)
+                todo.append(i)
+        if todo:
+            workers = min(self.cfg.concurrency, len(todo))
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                fresh = list(pool.map(lambda i: self.client.complete(*calls[i]), todo))
+            for i, reply in zip(todo, fresh):
+                replies[i] = reply
+                if reply.ok:
+                    req = calls[i][0]
+                    self.cache.put(keys[i], self.cfg, req, reply.text, reply.parsed, reply.prompt_tokens, reply.completion_tokens)
+        for i, reply in enumerate(replies):
+            image, prompt = bill[i] if bill else ("", "")
+            self.ledger.add(reply, image=image, prompt=prompt)
+        return replies  # type: ignore[return-value]

@@ -1,0 +1,93 @@
+"""Benchmark-level numbers from the per-image rows in scores.parquet (pure functions of a DataFrame).
+
+Only `ok` rows enter the means; `coverage` says how many rows were ok out of all rows of the metric, so a
+partially judged run is never mistaken for a complete one.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pandas as pd
+
+from . import wise_common, wise_legacy, wise_verified
+
+
+def _rows(df: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict]:
+    sub = df[df.metric == metric]
+    ok = sub[sub.status == "ok"].copy()
+    ok["d"] = ok["details"].map(lambda s: json.loads(s) if isinstance(s, str) and s else {})
+    coverage = {m: f"{int((g.status == 'ok').sum())}/{len(g)}" for m, g in sub.groupby("model")}
+    return ok, coverage
+
+
+def wise(df: pd.DataFrame, metric: str) -> dict:
+    weights = wise_legacy.OVERALL_WEIGHTS if metric == "wiscore.legacy" else wise_verified.OVERALL_WEIGHTS
+    ok, coverage = _rows(df, metric)
+    out = {}
+    for model, g in ok.groupby("model"):
+        cats = g.groupby(g["d"].map(lambda d: d.get("category")))["score"].mean().to_dict()
+        out[model] = {"categories": cats, "overall": wise_common.weighted_overall(cats, weights), "coverage": coverage.get(model)}
+    return out
+
+
+def genexam(df: pd.DataFrame) -> dict:
+    out: dict = defaultdict(dict)
+    for metric in ("genexam.strict", "genexam.relaxed"):
+        ok, coverage = _rows(df, metric)
+        for model, g in ok.groupby("model"):
+            subjects = g.groupby(g["d"].map(lambda d: d.get("subject")))["score"].mean().to_dict()
+            out[model][metric] = {"subjects": subjects, "overall": float(g["score"].mean()), "coverage": coverage.get(model)}
+    return dict(out)
+
+
+def unieval(df: pd.DataFrame) -> dict:
+    """Accuracy per L2 tag, averaged into L1 and L1 into L0; UniScore = mean over L1 tags."""
+    ok, coverage = _rows(df, "uniscore")
+    out = {}
+    for model, g in ok.groupby("model"):
+        l2: dict[tuple, list[bool]] = defaultdict(list)
+        letters: dict[str, int] = defaultdict(int)
+        prompt_all_right: dict[str, bool] = {}
+        for pid, d in zip(g["prompt_id"], g["d"]):
+            answers = d.get("answers", [])
+            for a in answers:
+                l2[tuple(a["tags"])].append(bool(a["correct"]))
+                letters[a["got"] or "invalid"] += 1
+            prompt_all_right[pid] = prompt_all_right.get(pid, True) and all(a["correct"] for a in answers)
+        l2_acc = {t: sum(v) / len(v) for t, v in l2.items()}
+        l1: dict[tuple, list[float]] = defaultdict(list)
+        for (t0, t1, _), acc in l2_acc.items():
+            l1[(t0, t1)].append(acc)
+        l1_acc = {t: sum(v) / len(v) for t, v in l1.items()}
+        l0: dict[str, list[float]] = defaultdict(list)
+        for (t0, _), acc in l1_acc.items():
+            l0[t0].append(acc)
+        total = sum(letters.values())
+        out[model] = {"uniscore": sum(l1_acc.values()) / len(l1_acc) if l1_acc else None,
+                      "l0": {t: sum(v) / len(v) for t, v in l0.items()},
+                      "l1": {" / ".join(t): a for t, a in l1_acc.items()},
+                      "l2": {" / ".join(t): a for t, a in l2_acc.items()},
+                      "case_score": float(g["score"].mean()),
+                      "prompts_all_right": sum(prompt_all_right.values()) / len(prompt_all_right),
+                      "options": {k: v / total for k, v in sorted(letters.items())} if total else {},
+                      "invalid_rate": letters.get("invalid", 0) / total if total else None,
+                      "coverage": coverage.get(model)}
+    return out
+
+
+def phybench(df: pd.DataFrame) -> dict:
+    """Per category: mean of phy/3 and of scene/2 over images; overall: mean over categories (our interpretation)."""
+    out: dict = defaultdict(dict)
+    for metric in ("phybench.phy", "phybench.scene"):
+        ok, coverage = _rows(df, metric)
+        for model, g in ok.groupby("model"):
+            cats = g.groupby(g["d"].map(lambda d: d.get("category")))["score"].mean().to_dict()
+            out[model][metric] = {"categories": cats, "overall": sum(cats.values()) / len(cats), "coverage": coverage.get(model)}
+    return dict(out)
+
+
+def summarize(protocol: str, df: pd.DataFrame) -> dict:
+    if protocol in ("wise-legacy", "wise-verified"):
+        return wise(df, "wiscore.legacy" if protocol == "wise-legacy" else "wiscore.verified")
+    return {"genexam": genexam, "unieval": unieval, "phybench": phybench}[protocol](df)

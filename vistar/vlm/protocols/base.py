@@ -1,0 +1,94 @@
+"""What every sibling-benchmark protocol provides: versioned importer, prompt templates, reply parser and
+score formula. Everything here is pure (no I/O beyond reading the benchmark's own data files)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ...prompts_dsl.model import Prompt
+from ..errors import DataError
+from ..types import Parser, text_hash
+
+
+@dataclass(frozen=True)
+class Query:
+    """One question about one image (or, with `with_image=False`, a text-only question about the item)."""
+
+    qid: str
+    user: str
+    parse: Parser
+    system: str = ""
+    with_image: bool = True
+    extra_images: tuple[bytes, ...] = ()   # e.g. GenExam's ground-truth image, sent after the scored one
+    max_tokens: int | None = None
+
+
+@dataclass
+class Outcome:
+    """The judge's parsed answers about one image under one protocol: the feature the protocol metrics read."""
+
+    protocol: str
+    item: Any
+    answers: dict[str, Any]
+    context: dict = field(default_factory=dict)   # e.g. the PhyBench criteria the judge was given
+
+
+class Items(list):
+    """Loaded items plus the records that could not be used (file, record, field, reason)."""
+
+    def __init__(self, items=(), problems=()):
+        super().__init__(items)
+        self.problems: list[str] = list(problems)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str                        # suite name, e.g. "wise-verified"
+    version: str
+    metrics: tuple[str, ...]         # metric names it produces (registered in the engine)
+    templates: tuple[str, ...]       # template texts; their hash is part of every cache key
+    load_items: Callable[[Path], Items]
+    queries: Callable[..., list[Query]]            # (item, criteria=None, data_dir=None) -> queries
+    criteria: Callable[[Any], Query | None] = lambda item: None  # optional text-only stage 1 (PhyBench)
+    data_subdir: str = ""            # folder name under a shared data root, e.g. "WISE"
+    layout: str = "IMAGES/<model>/<prompt_id>.png"
+
+    @property
+    def stage(self) -> str:
+        return f"judge.{self.name}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    @property
+    def template_hash(self) -> str:
+        return text_hash(*self.templates)
+
+    def data_root(self, data_dir: str | Path) -> Path:
+        """Accept either the benchmark's folder or a shared root that contains it."""
+        root = Path(data_dir).expanduser()
+        if self.data_subdir and (root / self.data_subdir).is_dir():
+            return root / self.data_subdir
+        return root
+
+
+def read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+
+
+def one_line(text: str) -> str:
+    """Prompt cores are single-line in the prompt language."""
+    return " ".join(str(text).split())
+
+
+def make_prompt(item_id: str, role: str, angle: str, core: str, protocol: str, **metadata) -> Prompt:
+    return Prompt(role=role, angle=angle, core=one_line(core), controls={"protocol": protocol, "item": item_id},
+                  id=item_id, metadata={k: v for k, v in metadata.items() if v is not None})

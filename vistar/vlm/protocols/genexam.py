@@ -1,0 +1,153 @@
+"""GenExam: exam-style diagram generation graded against weighted scoring points.
+
+Per item the judge answers every scoring point 0/1 (seeing the ground-truth image when it is available)
+and gives three global 0–2 scores (spelling, readability, logical consistency).
+strict = 1 iff all points are correct and all three globals are 2;
+relaxed = 0.7·Σ weights of correct points + 0.1·(spelling/2 + readability/2 + logic/2).
+Per-subject and overall scores are means over samples.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ReplyFormatError
+from ..replies import int_score, json_object
+from .base import Items, Outcome, Protocol, Query, make_prompt
+
+NAME, VERSION = "genexam", "1"
+GLOBALS = ("spelling", "readability", "logic")
+
+SYSTEM = ("You are a strict examiner grading a diagram drawn by an image-generation model for an exam question. "
+          "You check each scoring point against the image; when a reference answer image is given after the "
+          "generated image, use it as the model answer.")
+USER = """Exam question (subject: {subject}): {prompt}
+
+Scoring points:
+{points}
+
+For each scoring point answer 1 if the generated image (the first image) satisfies it, else 0.
+Then grade the whole image, each an integer 0, 1 or 2:
+- spelling: correctness of all text, labels and symbols (2 = no errors);
+- readability: clarity and legibility of the drawing and its text (2 = fully clear);
+- logic: logical and scientific consistency of the whole diagram (2 = fully consistent).
+Reply with only a JSON object: {{"points": [{n} integers, each 0 or 1, in order], "spelling": 0-2, "readability": 0-2, "logic": 0-2}}"""
+
+
+@dataclass(frozen=True)
+class ExamItem:
+    id: str
+    subject: str
+    prompt: str
+    points: tuple[tuple[str, float], ...]   # (question, weight); weights sum to 1
+    image_path: str | None                  # ground-truth image, relative to the data folder's images
+    taxonomy: str = ""
+    difficulty: str = ""
+
+    def to_prompt(self):
+        return make_prompt(self.id, "ED", "PSC", self.prompt, NAME, subject=self.subject,
+                           taxonomy=self.taxonomy or None, difficulty=self.difficulty or None)
+
+
+def load_items(data_dir: str | Path) -> Items:
+    root = PROTOCOL.data_root(data_dir)
+    folder = root / "data" / "annotations"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: GenExam annotations folder not found (expected data/annotations/*.jsonl)")
+    items, problems, seen = [], [], set()
+    for path in sorted(folder.glob("*.jsonl")):
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            item = _item(path, lineno, line, problems)
+            if item is None:
+                continue
+            if item.id in seen:
+                problems.append(f"{path}:{lineno}: field 'id': duplicate '{item.id}'")
+                continue
+            seen.add(item.id)
+            items.append(item)
+    return Items(items, problems)
+
+
+def _item(path: Path, lineno: int, line: str, problems: list[str]) -> ExamItem | None:
+    where = f"{path}:{lineno}"
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        problems.append(f"{where}: invalid JSON: {exc.msg}")
+        return None
+    if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("prompt"), str):
+        problems.append(f"{where}: fields 'id' and 'prompt' must be strings")
+        return None
+    raw = rec.get("scoring_points")
+    try:
+        points = tuple((str(p["question"]), float(p["score"])) for p in raw)
+    except (TypeError, KeyError, ValueError):
+        problems.append(f"{where}: field 'scoring_points' must be a list of {{question, score}}")
+        return None
+    total = sum(w for _, w in points)
+    if not points or any(w < 0 for _, w in points) or not math.isclose(total, 1.0, abs_tol=1e-3):
+        problems.append(f"{where}: field 'scoring_points': weights must be non-negative and sum to 1 (sum {total:g})")
+        return None
+    return ExamItem(rec["id"], path.stem, rec["prompt"], points, rec.get("image_path"),
+                    str(rec.get("taxonomy") or ""), str(rec.get("difficulty") or ""))
+
+
+def ground_truth_image(item: ExamItem, data_dir: Path | None) -> bytes | None:
+    """The reference image when the data folder has it (the public annotations ship without images)."""
+    if not item.image_path or data_dir is None:
+        return None
+    root = PROTOCOL.data_root(data_dir)
+    for base in (root / "data" / "images", root / "images", root / "data"):
+        path = base / item.image_path
+        if path.is_file():
+            return path.read_bytes()
+    return None
+
+
+def make_parser(n_points: int):
+    def parse(text: str) -> dict:
+        obj = json_object(text)
+        answers = obj.get("points", obj.get("answers"))
+        if not isinstance(answers, list):
+            raise ReplyFormatError("'points' must be a list of 0/1 answers")
+        if len(answers) != n_points:
+            raise ReplyFormatError(f"'points' has {len(answers)} answers but there are {n_points} scoring points")
+        clean = []
+        for i, a in enumerate(answers, start=1):
+            if isinstance(a, bool) or a not in (0, 1):
+                raise ReplyFormatError(f"answer {i} must be 0 or 1, got {a!r}")
+            clean.append(int(a))
+        return {"points": clean, **{g: int_score(obj, g, 0, 2) for g in GLOBALS}}
+    return parse
+
+
+def queries(item: ExamItem, criteria=None, data_dir=None) -> list[Query]:
+    points = "\n".join(f"{i}. {q} (weight {w:g})" for i, (q, w) in enumerate(item.points, start=1))
+    gt = ground_truth_image(item, data_dir)
+    user = USER.format(subject=item.subject, prompt=item.prompt, points=points, n=len(item.points))
+    return [Query("exam", user, make_parser(len(item.points)), SYSTEM, extra_images=(gt,) if gt else ())]
+
+
+def scores(item: ExamItem, answer: dict) -> dict:
+    correct = answer["points"]
+    strict = float(all(correct) and all(answer[g] == 2 for g in GLOBALS))
+    relaxed = 0.7 * sum(w for (_, w), ok in zip(item.points, correct) if ok) + 0.1 * sum(answer[g] / 2 for g in GLOBALS)
+    return {"strict": strict, "relaxed": relaxed}
+
+
+def score(outcome: Outcome, which: str) -> tuple[float, dict]:
+    answer = outcome.answers.get("exam")
+    if not isinstance(answer, dict):
+        raise ReplyFormatError("no exam answer")
+    item: ExamItem = outcome.item
+    return scores(item, answer)[which], {**answer, "subject": item.subject,
+                                          "weights": [w for _, w in item.points],
+                                          "ground_truth_image": bool((outcome.context.get("extra_images") or {}).get("exam"))}
+
+
+PROTOCOL = Protocol(NAME, VERSION, ("genexam.strict", "genexam.relaxed"), (SYSTEM, USER), load_items, queries,
+                    data_subdir="GenExam")

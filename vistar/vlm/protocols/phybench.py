@@ -1,0 +1,141 @@
+"""PhyBench: physical commonsense of generated images (mechanics, optics, thermodynamics, material).
+
+Stage 1 (text only, cached like questionnaires): an LLM writes item-specific scoring criteria from the scene
+and the expected phenomenon, unless the item already carries them (`grading`). Stage 2: the VLM gives a scene
+score 0–2 and a physics score 0–3 for the image under those criteria. phybench.phy = phy/3 and
+phybench.scene = scene/2; per category they are averaged over images. The official repository publishes no
+aggregation, so the per-category and overall means are this engine's interpretation (docs/protocols.md).
+
+Public layout: a folder of JSON files (force.json, light.json, heat.json, material/chem.json, ...), each a list
+of items `{"prompt", "normal" (expected phenomenon), "scene"?, "grading"? (criteria), "law" (scenario)}`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ReplyFormatError
+from ..replies import int_score, json_object
+from .base import Items, Outcome, Protocol, Query, make_prompt, read_json
+
+NAME, VERSION = "phybench", "1"
+CATEGORIES = {"force": "mechanics", "mechanics": "mechanics", "light": "optics", "optics": "optics",
+              "heat": "thermodynamics", "thermodynamics": "thermodynamics", "thermal": "thermodynamics",
+              "chem": "material", "material": "material", "materials": "material"}
+
+CRITERIA_SYSTEM = "You are an experienced physicist who writes grading rubrics for images of physical scenes."
+CRITERIA_USER = """Write detailed, item-specific scoring criteria for judging whether an image of the scene below
+shows the expected physical phenomenon. Ignore artistic style and unimportant background details.
+
+Scene: {scene}
+Expected physical phenomenon: {normal}
+
+Use exactly two scores:
+Scene score: 0 = the required scene is absent; 1 = partly present or partly wrong; 2 = fully present
+(regardless of the physics).
+Physics score: 0 = the phenomenon is shown completely wrong; 1-2 = partly wrong, lower for larger errors;
+3 = the phenomenon is shown correctly.
+For each score level state concretely what the image must show for this scene. Reply with the criteria only."""
+
+JUDGE_SYSTEM = ("You are an experienced physicist grading a generated image. Focus on whether it shows the "
+                "expected physical phenomenon; ignore style and unimportant parts.")
+JUDGE_USER = """Scene: {scene}
+Expected physical phenomenon: {normal}
+Scoring criteria:
+{criteria}
+
+Grade the image under these criteria. Reply with only a JSON object:
+{{"scene_score": integer 0-2, "phy_score": integer 0-3, "scene_reason": "<short>", "phy_reason": "<short>"}}"""
+
+_ID_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass(frozen=True)
+class PhyItem:
+    id: str
+    category: str
+    law: str
+    prompt: str
+    scene: str
+    normal: str
+    criteria: str | None       # the item's own grading text when the data carries it
+
+    def to_prompt(self):
+        role, angle = ("PH", "MA") if self.category == "material" else ("ED", "PSC")
+        return make_prompt(self.id, role, angle, self.prompt, NAME, category=self.category, law=self.law or None)
+
+
+def load_items(data_dir: str | Path) -> Items:
+    root = PROTOCOL.data_root(data_dir)
+    files = sorted(p for p in root.glob("*.json")) if root.is_dir() else []
+    if not files:
+        raise FileNotFoundError(f"{root}: no PhyBench JSON files (expected e.g. force.json, light.json, heat.json)")
+    items, problems, seen = [], [], set()
+    for path in files:
+        data = read_json(path)
+        if not isinstance(data, list):
+            problems.append(f"{path}: expected a JSON list of items; file skipped")
+            continue
+        counters: dict[str, int] = {}
+        for n, rec in enumerate(data):
+            where = f"{path}: item {n}"
+            if not isinstance(rec, dict) or not all(isinstance(rec.get(k), str) and rec[k].strip() for k in ("prompt", "normal")):
+                problems.append(f"{where}: fields 'prompt' and 'normal' (expected phenomenon) must be non-empty strings")
+                continue
+            category = CATEGORIES.get(str(rec.get("category", "")).lower()) or CATEGORIES.get(path.stem.lower())
+            if category is None:
+                problems.append(f"{where}: field 'category' missing and file name '{path.stem}' names no category "
+                                f"({', '.join(sorted(set(CATEGORIES.values())))})")
+                continue
+            law = str(rec.get("law") or "").strip()
+            base = _ID_SAFE.sub("_", law or path.stem).strip("_") or path.stem
+            item_id = str(rec["id"]) if rec.get("id") else f"{base}_{counters.get(base, 0)}"
+            counters[base] = counters.get(base, 0) + 1
+            if item_id in seen:
+                problems.append(f"{where}: id '{item_id}' is a duplicate")
+                continue
+            seen.add(item_id)
+            grading = rec.get("grading")
+            items.append(PhyItem(item_id, category, law, rec["prompt"], str(rec.get("scene") or rec["prompt"]),
+                                 rec["normal"], grading if isinstance(grading, str) and grading.strip() else None))
+    return Items(items, problems)
+
+
+def parse_criteria(text: str) -> str:
+    if not isinstance(text, str) or len(text.strip()) < 20 or not re.search(r"scene", text, re.I) or not re.search(r"phys", text, re.I):
+        raise ReplyFormatError("criteria must describe both the scene score and the physics score")
+    return text.strip()
+
+
+def criteria(item: PhyItem) -> Query | None:
+    if item.criteria:
+        return None
+    return Query("criteria", CRITERIA_USER.format(scene=item.scene, normal=item.normal), parse_criteria,
+                 CRITERIA_SYSTEM, with_image=False)
+
+
+def parse(text: str) -> dict:
+    obj = json_object(text)
+    return {"scene": int_score(obj, "scene_score", 0, 2, aliases=("scene",)),
+            "phy": int_score(obj, "phy_score", 0, 3, aliases=("physics_score", "phy"))}
+
+
+def queries(item: PhyItem, criteria: str | None = None, data_dir=None) -> list[Query]:
+    text = item.criteria or criteria
+    if not text:
+        raise ValueError(f"PhyBench item {item.id}: no scoring criteria")
+    return [Query("grade", JUDGE_USER.format(scene=item.scene, normal=item.normal, criteria=text), parse, JUDGE_SYSTEM)]
+
+
+def score(outcome: Outcome, which: str) -> tuple[float, dict]:
+    answer = outcome.answers.get("grade")
+    if not isinstance(answer, dict):
+        raise ReplyFormatError("no grade answer")
+    value = answer["phy"] / 3 if which == "phy" else answer["scene"] / 2
+    return value, {**answer, "category": outcome.item.category, "law": outcome.item.law}
+
+
+PROTOCOL = Protocol(NAME, VERSION, ("phybench.phy", "phybench.scene"),
+                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, criteria,
+                    data_subdir="PhyBench")

@@ -1,0 +1,94 @@
+"""One feature stage per protocol (`judge.<name>`): all judge questions of a batch of images go out together
+(bounded concurrency, cache first); the output per image is an `Outcome` the protocol's metrics score."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ...engine.registry import FeatureStage
+from ..errors import DataError, JudgeUnavailable
+from ..judge import image_sha256, png_bytes
+from ..runtime import failure, judge_from_context
+from ..types import JudgeRequest
+from . import PROTOCOLS
+from .base import Outcome, Protocol
+
+
+def _items(proto: Protocol, ctx) -> tuple[dict, Path]:
+    data_dir = ctx.options.get("data_dir")
+    if not data_dir:
+        raise JudgeUnavailable(f"{proto.name} benchmark data", "pass --data-dir DIR (the benchmark's public data folder)")
+    items = ctx.model(f"vlm.items.{proto.name}.{data_dir}", lambda: {it.id: it for it in proto.load_items(Path(data_dir))})
+    return items, Path(data_dir)
+
+
+def _request(proto: Protocol, item_id: str, query, image: bytes | None, sha: str) -> JudgeRequest:
+    extra_ids = "".join("+ref" + hashlib.sha256(b).hexdigest()[:12] for b in query.extra_images)
+    images = ((image,) if query.with_image and image is not None else ()) + query.extra_images
+    return JudgeRequest(protocol=proto.key, item_id=f"{item_id}/{query.qid}{extra_ids}", template_hash=proto.template_hash,
+                        user=query.user, system=query.system, images=images,
+                        image_sha256=sha if query.with_image else "", max_tokens=query.max_tokens)
+
+
+def make_stage(name: str) -> FeatureStage:
+    proto = PROTOCOLS[name]
+
+    def compute(inputs, ctx) -> list:
+        judge = judge_from_context(ctx)
+        items, data_dir = _items(proto, ctx)
+        found = []
+        outputs: list = [None] * len(inputs)
+        for i, inp in enumerate(inputs):
+            item_id = str(inp.prompt.controls.get("item", inp.prompt.id))
+            item = items.get(item_id)
+            if item is None:
+                outputs[i] = DataError(f"item '{item_id}' is not in the {proto.name} data under {data_dir}")
+            else:
+                found.append((i, item))
+        criteria = _criteria(proto, judge, [item for _, item in found])
+        shas = {i: image_sha256(inputs[i].image) for i, _ in found}
+        calls, owners = [], []
+        for i, item in found:
+            if isinstance(criteria.get(item.id), Exception):
+                outputs[i] = criteria[item.id]
+                continue
+            png, sha = png_bytes(inputs[i].image), shas[i]
+            for query in proto.queries(item, criteria=criteria.get(item.id), data_dir=data_dir):
+                calls.append((_request(proto, item.id, query, png, sha), query.parse))
+                owners.append((i, query))
+        replies = judge.ask(calls, bill=[(shas[i] if q.with_image else "", inputs[i].prompt.fingerprint) for i, q in owners])
+        by_image: dict[int, list] = {}
+        for (i, query), reply in zip(owners, replies):
+            by_image.setdefault(i, []).append((query, reply))
+        for i, item in found:
+            if outputs[i] is not None:
+                continue
+            pairs = by_image.get(i, [])
+            err = failure([r for _, r in pairs], f"{proto.name} item {item.id}")
+            outputs[i] = err or Outcome(proto.name, item, {q.qid: r.parsed for q, r in pairs},
+                                        {"criteria": criteria.get(item.id), "extra_images": {q.qid: len(q.extra_images) for q, _ in pairs}})
+        return outputs
+
+    return FeatureStage(name=proto.stage, version=proto.version, compute=compute)
+
+
+def _criteria(proto: Protocol, judge, items: list) -> dict:
+    """Stage 1 (text only) for protocols that need item-specific criteria; cached like any judge answer."""
+    wanted = {}
+    for item in items:
+        query = proto.criteria(item)
+        if query is not None and item.id not in wanted:
+            wanted[item.id] = query
+    if not wanted:
+        return {}
+    calls = [(_request(proto, item_id, q, None, ""), q.parse) for item_id, q in wanted.items()]
+    replies = judge.ask(calls)
+    return {item_id: (r.parsed if r.ok else failure([r], f"{proto.name} criteria of item {item_id}"))
+            for item_id, r in zip(wanted, replies)}
+
+
+WISE_LEGACY = make_stage("wise-legacy")
+WISE_VERIFIED = make_stage("wise-verified")
+GENEXAM = make_stage("genexam")
+UNIEVAL = make_stage("unieval")
+PHYBENCH = make_stage("phybench")

@@ -1,0 +1,60 @@
+"""WISE (legacy prompts): three 0–2 rubric scores per image, WiScore = (0.7·C + 0.2·R + 0.1·A) / 2.
+
+Categories by prompt id: culture 1–400, time 401–567, space 568–700, biology 701–800, physics 801–900,
+chemistry 901–1000; overall = 0.4·culture + 0.167·time + 0.133·space + 0.1·(biology + physics + chemistry).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ReplyFormatError
+from ..replies import int_score, json_object
+from .base import Outcome, Protocol, Query
+from .wise_common import WiseItem, load_wise
+
+NAME, VERSION = "wise-legacy", "1"
+RANGES = [(1, 400, "culture"), (401, 567, "time"), (568, 700, "space"), (701, 800, "biology"),
+          (801, 900, "physics"), (901, 1000, "chemistry")]
+OVERALL_WEIGHTS = {"culture": 0.4, "time": 0.167, "space": 0.133, "biology": 0.1, "physics": 0.1, "chemistry": 0.1}
+FILES = ["cultural_common_sense.json", "spatio-temporal_reasoning.json", "natural_science.json"]
+
+SYSTEM = ("You are an impartial expert judge of text-to-image generation. You compare a generated image with "
+          "the prompt it came from and with an explanation of what a model with the right world knowledge "
+          "should have drawn.")
+USER = """Prompt: {prompt}
+What the image should show: {explanation}
+
+Rate the image on three criteria, each an integer 0, 1 or 2:
+- consistency: 2 = shows everything the explanation requires; 1 = shows part of it or with errors; 0 = does not show it.
+- realism: 2 = realistic and physically plausible for its style; 1 = noticeable flaws; 0 = severe flaws.
+- aesthetic_quality: 2 = well composed and pleasing; 1 = acceptable; 0 = poor.
+Reply with only a JSON object: {{"consistency": 0-2, "realism": 0-2, "aesthetic_quality": 0-2}}"""
+
+
+def parse(text: str) -> dict:
+    obj = json_object(text)
+    return {"consistency": int_score(obj, "consistency", 0, 2),
+            "realism": int_score(obj, "realism", 0, 2),
+            "aesthetic_quality": int_score(obj, "aesthetic_quality", 0, 2, aliases=("aesthetic", "aesthetics"))}
+
+
+def wiscore(consistency: int, realism: int, aesthetic_quality: int) -> float:
+    return (0.7 * consistency + 0.2 * realism + 0.1 * aesthetic_quality) / 2
+
+
+def load_items(data_dir: str | Path):
+    return load_wise(PROTOCOL.data_root(data_dir) / "WISE_legacy" / "data", FILES, RANGES, NAME)
+
+
+def queries(item: WiseItem, criteria=None, data_dir=None) -> list[Query]:
+    return [Query("rubric", USER.format(prompt=item.prompt, explanation=item.explanation), parse, SYSTEM)]
+
+
+def score(outcome: Outcome) -> tuple[float, dict]:
+    rubric = outcome.answers.get("rubric")
+    if not isinstance(rubric, dict):
+        raise ReplyFormatError("no rubric answer")
+    return wiscore(**rubric), {**rubric, "category": outcome.item.category}
+
+
+PROTOCOL = Protocol(NAME, VERSION, ("wiscore.legacy",), (SYSTEM, USER), load_items, queries, data_subdir="WISE")

@@ -1,0 +1,52 @@
+"""WISE (verified prompts): one binary 0/1 judgement per image, the explanation used as the judging guide.
+
+Categories by prompt id: culture 1–400, time 401–520, space 521–640, biology 641–760, physics 761–880,
+chemistry 881–1000; overall = 0.40·culture + 0.12·(time + space + biology + physics + chemistry).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ReplyFormatError
+from ..replies import int_score, json_object
+from .base import Outcome, Protocol, Query
+from .wise_common import WiseItem, load_wise
+
+NAME, VERSION = "wise-verified", "1"
+RANGES = [(1, 400, "culture"), (401, 520, "time"), (521, 640, "space"), (641, 760, "biology"),
+          (761, 880, "physics"), (881, 1000, "chemistry")]
+OVERALL_WEIGHTS = {"culture": 0.40, "time": 0.12, "space": 0.12, "biology": 0.12, "physics": 0.12, "chemistry": 0.12}
+FILES = ["cultural_common_sense_verified.json", "spatio-temporal_reasoning_verified.json", "natural_science_verified.json"]
+
+SYSTEM = ("You are an impartial expert judge of text-to-image generation. You decide whether a generated image "
+          "shows what its prompt asks for, using the judging guide as the definition of a correct image.")
+USER = """Prompt: {prompt}
+Judging guide (what a correct image must show): {explanation}
+
+Give score 1 only if the image clearly shows every element the judging guide requires and nothing in it
+contradicts the guide; otherwise give score 0.
+Reply with only a JSON object: {{"score": 0 or 1, "reason": "<one sentence>"}}"""
+
+
+def parse(text: str) -> dict:
+    obj = json_object(text)
+    reason = obj.get("reason")
+    return {"score": int_score(obj, "score", 0, 1), "reason": reason if isinstance(reason, str) else ""}
+
+
+def load_items(data_dir: str | Path):
+    return load_wise(PROTOCOL.data_root(data_dir) / "data_verified", FILES, RANGES, NAME)
+
+
+def queries(item: WiseItem, criteria=None, data_dir=None) -> list[Query]:
+    return [Query("binary", USER.format(prompt=item.prompt, explanation=item.explanation), parse, SYSTEM)]
+
+
+def score(outcome: Outcome) -> tuple[float, dict]:
+    answer = outcome.answers.get("binary")
+    if not isinstance(answer, dict):
+        raise ReplyFormatError("no binary answer")
+    return float(answer["score"]), {"reason": answer["reason"], "category": outcome.item.category}
+
+
+PROTOCOL = Protocol(NAME, VERSION, ("wiscore.verified",), (SYSTEM, USER), load_items, queries, data_subdir="WISE")

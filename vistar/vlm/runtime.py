@@ -1,0 +1,30 @@
+"""How feature stages reach the judge: one Judge per run (client, cache, ledger) built from the run options."""
+from __future__ import annotations
+
+import hashlib
+
+from .config import config_from_options
+from .errors import HOW_TO_CONFIGURE, JudgeError, JudgeUnavailable
+from .judge import Judge
+from .types import JudgeReply
+
+
+def judge_from_context(ctx) -> Judge:
+    """The run's judge; JudgeUnavailable (rows become `skipped`, saying how to configure one) when none is set."""
+    cfg = config_from_options(ctx.options)
+    if cfg is None:
+        raise JudgeUnavailable("no judge configured", HOW_TO_CONFIGURE)
+    return ctx.model("vlm.judge", lambda: Judge(cfg, ctx.options.get("judge_ledger")))
+
+
+def failure(replies: list[JudgeReply], what: str) -> JudgeError | None:
+    """One error for an image whose questions did not all get an answer (answered ones are cached already)."""
+    failed = [r for r in replies if not r.ok]
+    if not failed:
+        return None
+    return JudgeError(f"{len(failed)} of {len(replies)} judge question(s) for {what} failed; first: {failed[0].error}. "
+                      "Answers that succeeded are cached; rerun with --retry-errors to re-ask only the failed ones")
+
+
+def combined_sha(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()

@@ -1,0 +1,215 @@
+"""A local judge for tests and offline demos: a real HTTP server on 127.0.0.1 speaking OpenAI
+chat-completions, whose answers are deterministic functions of the request (the image's colours and the
+question text), with switchable faults: timeout, 429, 500, truncated body, non-JSON body, malformed answer.
+
+Answer rules (documented so tests can compute expectations independently):
+- the image's *dominant colour* is red/green/blue when that channel's mean exceeds both others by 40, else
+  "gray"; the image is *bright* when its mean intensity is above 127.
+- a yes/no question is answered yes iff it names the dominant colour; a question naming no colour is answered
+  yes iff the image is bright.
+- 0–N rubric scores are N when the image is bright, else 0; multiple choice picks the option naming the
+  dominant colour, else (E).
+
+Run standalone: `python -m vistar.vlm.testing_server --port 8765` (then --judge-url http://127.0.0.1:8765/v1).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import re
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+from PIL import Image
+
+FAULTS = ("timeout", "429", "500", "truncated", "nonjson", "malformed")
+COLOURS = ("red", "green", "blue")
+MAX_BODY = 64 << 20
+
+
+def image_facts(data_url: str) -> tuple[str, bool]:
+    png = base64.b64decode(data_url.split(",", 1)[1])
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.float64).reshape(-1, 3).mean(axis=0)
+    order = np.argsort(rgb)[::-1]
+    dominant = COLOURS[order[0]] if rgb[order[0]] - rgb[order[1]] > 40 else "gray"
+    return dominant, float(rgb.mean()) > 127
+
+
+def yes(question: str, dominant: str, bright: bool) -> bool:
+    named = [c for c in (*COLOURS, "gray") if re.search(rf"\b{c}\b", question, re.I)]
+    return dominant in named if named else bright
+
+
+def _parts(messages: list[dict]) -> tuple[list[str], list[str]]:
+    """(texts, image data URLs) of the user turns, in order."""
+    texts, images = [], []
+    for m in messages:
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        for p in content if isinstance(content, list) else [{"type": "text", "text": content or ""}]:
+            if p.get("type") == "text":
+                texts.append(p.get("text", ""))
+            elif p.get("type") == "image_url":
+                images.append(p["image_url"]["url"])
+    return texts, images
+
+
+def answer(messages: list[dict]) -> str:
+    """The deterministic reply text for a chat request (a re-ask is answered like the original question)."""
+    texts, images = _parts(messages)
+    dominant, bright = image_facts(images[0]) if images else ("gray", False)
+    return _reply(texts[0] if texts else "", dominant, bright)
+
+
+def usage_tokens(messages: list[dict]) -> int:
+    """Prompt tokens as an API would bill them, roughly: 4 characters per token plus 255 per image."""
+    texts, images = _parts(messages)
+    system = sum(len(m.get("content") or "") for m in messages if m.get("role") != "user" and isinstance(m.get("content"), str))
+    return (sum(map(len, texts)) + system) // 4 + 255 * len(images)
+
+
+def _reply(q: str, dominant: str, bright: bool) -> str:
+    level = (lambda top: top if bright else 0)
+    if "hierarchical questionnaire" in q:
+        core = re.search(r"Prompt: (.*)", q).group(1)
+        return json.dumps({"levels": [
+            {"level": "L1", "weight": 0.6, "pairs": [{"id": "L1.1", "weight": 1.0, "positive": f"Does the image show {core}?",
+                                                     "negative": f"Is {core} missing from the image?"}]},
+            {"level": "L4", "weight": 0.4, "pairs": [{"id": "L4.1", "weight": 1.0, "positive": "Is the image predominantly red?",
+                                                     "negative": "Is the image predominantly blue?"}]}]})
+    if '"answers"' in q:
+        ids = re.findall(r"^([A-Za-z0-9_.-]+\.[PN]): (.*)$", q, re.M)
+        return json.dumps({"answers": {qid: yes(text, dominant, bright) for qid, text in ids}})
+    if '{"answer": true}' in q:
+        question = re.search(r"Question about the image: (.*)", q).group(1)
+        return json.dumps({"answer": yes(question, dominant, bright)})
+    if "aesthetic_quality" in q:
+        return json.dumps({"consistency": level(2), "realism": level(2), "aesthetic_quality": 1})
+    if "Judging guide" in q:
+        return json.dumps({"score": int(bright), "reason": "bright" if bright else "dark"})
+    if "Scoring points:" in q:
+        points = re.findall(r"^\d+\. (.*) \(weight", q, re.M)
+        return json.dumps({"points": [int(yes(p, dominant, bright)) for p in points],
+                           "spelling": level(2), "readability": level(2), "logic": level(2)})
+    if "Options:" in q:
+        options = dict(re.findall(r"\(([A-E])\) ([^,(]*)", q.split("Options:", 1)[1]))
+        hit = next((k for k, v in options.items() if re.search(rf"\b{dominant}\b", v, re.I)), "E")
+        return f"({hit})"
+    if "scene_score" in q:
+        return "{'scene_score': %d, 'phy_score': %d, 'scene_reason': 'ok', 'phy_reason': 'ok'}" % (level(2), level(3))
+    if "Write detailed, item-specific scoring criteria" in q:
+        return "Scene score: 2 if the scene is fully present.\nPhysics score: 3 if the phenomenon is shown correctly."
+    return "I cannot tell."
+
+
+class JudgeServer(ThreadingHTTPServer):
+    """`faults` is consumed one per request (FIFO); `fault_for(body) -> fault|None` injects content-based faults.
+    `requests` logs every request body; `auth_headers` every Authorization header received."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int = 0, timeout_sleep_s: float = 2.0):
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.faults: deque[str] = deque()
+        self.fault_for = None
+        self.timeout_sleep_s = min(timeout_sleep_s, 30.0)
+        self.requests: list[dict] = []
+        self.auth_headers: list[str] = []
+        self.lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def start(self) -> "JudgeServer":
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+        if self._thread:
+            self._thread.join(timeout=5)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def next_fault(self, body: dict) -> str | None:
+        with self.lock:
+            self.requests.append(body)
+            if self.faults:
+                return self.faults.popleft()
+        return self.fault_for(body) if self.fault_for else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: JudgeServer
+
+    def log_message(self, *args) -> None:  # quiet: tests read the request log instead
+        pass
+
+    def do_POST(self) -> None:
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            return self._send(404, b'{"error": "not found"}')
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            return self._send(413, b'{"error": "request too large"}')
+        try:
+            body = json.loads(self.rfile.read(length))
+        except ValueError:
+            return self._send(400, b'{"error": "invalid JSON"}')
+        with self.server.lock:
+            self.server.auth_headers.append(self.headers.get("authorization") or "")
+        fault = self.server.next_fault(body)
+        if fault == "timeout":
+            time.sleep(self.server.timeout_sleep_s)
+        if fault in ("429", "500"):
+            return self._send(int(fault), b'{"error": "injected fault"}', {"retry-after": "0"} if fault == "429" else None)
+        text = "Sorry, no JSON here." if fault == "malformed" else answer(body.get("messages") or [])
+        payload = json.dumps({"id": "local", "object": "chat.completion", "model": body.get("model"),
+                              "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                              "usage": {"prompt_tokens": usage_tokens(body.get("messages") or []), "completion_tokens": len(text) // 4 + 1}}).encode()
+        if fault == "truncated":
+            payload = payload[: len(payload) // 2]
+        elif fault == "nonjson":
+            payload = b"<html>502 Bad Gateway</html>"
+        self._send(200, payload)
+
+    def _send(self, code: int, payload: bytes, headers: dict | None = None) -> None:
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        try:
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout fault)
+            pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Deterministic local OpenAI-compatible judge (127.0.0.1 only).")
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+    server = JudgeServer(args.port)
+    print(f"judge server at {server.url} (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()

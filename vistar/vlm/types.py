@@ -1,0 +1,46 @@
+"""Typed judge request and reply: what is asked, what identifies it in the cache, and what came back."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+def text_hash(*parts: str) -> str:
+    """Short stable hash of prompt-template text (part of every cache key)."""
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One question to the judge. `protocol`, `template_hash`, `image_sha256` and `item_id` (which includes the
+    vote index) are the cache identity together with the judge model and decoding parameters."""
+
+    protocol: str                  # "<name>@<version>", e.g. "wise-verified@1" or "hwpq@1"
+    item_id: str                   # item / question id, unique within the protocol, vote index included
+    template_hash: str
+    user: str
+    system: str = ""
+    images: tuple[bytes, ...] = ()  # PNG bytes, sent in this order after the text
+    image_sha256: str = ""          # identity of the scored image ("" for text-only questions)
+    vote: int = 0                   # independent query index; the seed is offset by it
+    max_tokens: int | None = None   # None: the judge config's default
+
+
+Parser = Callable[[str], Any]  # raises ReplyFormatError on a malformed reply
+
+
+@dataclass
+class JudgeReply:
+    ok: bool
+    text: str | None = None
+    parsed: Any = None
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    attempts: int = 0              # HTTP requests made (retries and re-asks included)
+    reasks: int = 0
+    cached: bool = False
+    meta: dict = field(default_factory=dict)
