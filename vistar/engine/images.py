@@ -135,7 +135,8 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
                 if im.size[0] * im.size[1] > max_pixels:  # draft could not scale down enough (an extreme aspect ratio)
                     raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; downscale it or raise --max-pixels")
             im.load()
-            return _to_rgb(ImageOps.exif_transpose(im))
+            ImageOps.exif_transpose(im, in_place=True)  # in place: no second full-size copy
+            return _to_rgb(im)
     except ImageError:
         raise
     except UnidentifiedImageError:
@@ -157,7 +158,7 @@ def _to_rgb(im: Image.Image) -> np.ndarray:
         rgba = im.convert("RGBA")
         canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         im = Image.alpha_composite(canvas, rgba)
-    rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
+    rgb = np.asarray(im if im.mode == "RGB" else im.convert("RGB"), dtype=np.uint8)
     if rgb.ndim != 3 or min(rgb.shape[:2]) < MIN_SIDE:
         raise ImageError(f"image is {rgb.shape[1]}x{rgb.shape[0]}; at least {MIN_SIDE}x{MIN_SIDE} pixels are needed")
     return np.ascontiguousarray(rgb)

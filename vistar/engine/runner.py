@@ -231,7 +231,7 @@ def _plan(cfg, ontology, prompts, invalid, records, existing, scorers, summary):
                 continue
         if cfg.angles and prompt.angle not in cfg.angles:
             continue
-        names = registry.metrics_for_prompt(prompt) or [prompt.angle]
+        names = _metric_names(prompt)
         try:
             sha = file_sha256(rec.path)
         except OSError as exc:
@@ -260,6 +260,16 @@ def _plan(cfg, ontology, prompts, invalid, records, existing, scorers, summary):
             if not settle(rec, name, key):
                 jobs.append(Job(rec, sha, prompt, scorer.metric, ontology.metric_params(name), key))
     return jobs, rows, stale
+
+
+def _metric_names(prompt: Prompt) -> list[str]:
+    """The metrics that score this prompt (a `protocol=` control can route it to a sibling protocol's metrics);
+    the angle code itself when none is registered, so the image still gets a (skipped) row saying so."""
+    try:
+        names = registry.metrics_for_prompt(prompt)
+    except Exception:  # the protocol table failed to import: fall back to the angle's metrics
+        names = registry.metrics_for_angle(prompt.angle)
+    return names or [prompt.angle]
 
 
 def _stage_versions(scorers: dict[str, _Scorer]) -> dict[str, str]:

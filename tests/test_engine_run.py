@@ -1,0 +1,216 @@
+"""`run_score` end to end with a fake stage: mapping, problems, resume, stale rows, misbehaving metrics, lock."""
+import fcntl
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from tests import engine_plugins
+from vistar.cli import app
+from vistar.engine.runner import RunLocked, ScoreConfig, run_score
+from vistar.engine.store import read_scores
+
+
+def png(path: Path, colour=(10, 20, 30), size=(16, 16)) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, colour).save(path)
+    return path
+
+
+def prompts(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def problems(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "problems.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    engine_plugins.install(monkeypatch)
+    return engine_plugins
+
+
+def test_layout_mapping_samples_and_reported_leftovers(tmp_path, fake):
+    imgs = tmp_path / "imgs"
+    png(imgs / "m1" / "p1.png", (255, 0, 0))
+    png(imgs / "m1" / "p1_1.png", (0, 255, 0))
+    png(imgs / "m1" / "p1_2.jpg", (0, 0, 255))
+    png(imgs / "m1" / "p_9.png")          # exact id 'p_9' wins over 'p' sample 9
+    png(imgs / "m2" / "p2.png")
+    png(imgs / "m2" / "ghost.png")        # no such prompt
+    png(imgs / "loose.png")               # not inside a model folder
+    (imgs / "m2" / "notes.txt").write_text("ignored: not an image extension")
+    p = prompts(tmp_path / "p.vistar", ['p1: [GD|TR] "A"', 'p2: [GD|TR] "B"', 'p3: [GD|TR] "C"', 'p_9: [GD|TR] "D"'])
+    summary = run_score(ScoreConfig(imgs, p, tmp_path / "run"))
+    df = read_scores(tmp_path / "run")
+    got = sorted(set(zip(df.image, df.model, df.prompt_id, df["sample"])))
+    assert got == [("m1/p1.png", "m1", "p1", 0), ("m1/p1_1.png", "m1", "p1", 1), ("m1/p1_2.jpg", "m1", "p1", 2),
+                   ("m1/p_9.png", "m1", "p_9", 0), ("m2/p2.png", "m2", "p2", 0)]
+    assert len(df) == 10 and set(df.metric) == {"TR", "TR.odd"} and (df.status == "ok").all()
+    red = df[(df.image == "m1/p1.png") & (df.metric == "TR")].iloc[0]
+    assert red.score == pytest.approx(255 / 3 / 255) and json.loads(red.details)["corner"] == [255, 0, 0]
+    found = {(p["kind"], p["item"]) for p in problems(tmp_path / "run")}
+    assert {("unmatched_image", "m2/ghost.png"), ("unmatched_image", "loose.png"), ("prompt_without_image", "p3")} <= found
+    assert summary.rows_by_status == {"ok": 10}
+
+
+def test_manifest_csv(tmp_path, fake):
+    flat = tmp_path / "flat"
+    png(flat / "x.png", (200, 200, 200))
+    png(flat / "y.png", (0, 0, 0))
+    png(flat / "z.png")
+    (tmp_path / "m.csv").write_text("image,prompt_id,model\nx.png,p1,alpha\ny.png,p1,alpha\nz.png,nope,alpha\n"
+                                    "missing.png,p2,beta\n,p2,beta\n")
+    p = prompts(tmp_path / "p.vistar", ['p1: [GD|TR] "A"', 'p2: [GD|TR] "B"'])
+    run_score(ScoreConfig(flat, p, tmp_path / "run", manifest=tmp_path / "m.csv"))
+    df = read_scores(tmp_path / "run")
+    tr = df[df.metric == "TR"].set_index("image")
+    assert list(tr.index) == ["missing.png", "x.png", "y.png"]
+    assert tr.loc["x.png", "sample"] == 0 and tr.loc["y.png", "sample"] == 1  # samples numbered in manifest order
+    assert tr.loc["x.png", "score"] == pytest.approx(200 / 255) and tr.loc["x.png", "model"] == "alpha"
+    assert tr.loc["missing.png", "status"] == "error" and "cannot read file" in tr.loc["missing.png", "error"]
+    found = {p["kind"]: p for p in problems(tmp_path / "run") if p["item"] == "z.png"}
+    assert "no prompt with id 'nope'" in found["unmatched_image"]["message"]
+    assert any("needs image, prompt_id and model" in p["message"] for p in problems(tmp_path / "run"))
+
+
+def test_invalid_prompts_are_reported_for_their_images(tmp_path, fake):
+    imgs = tmp_path / "imgs"
+    for pid in ("ok", "badrole", "noquote", "unparsable", "dup"):
+        png(imgs / "m" / f"{pid}.png")
+    p = prompts(tmp_path / "p.vistar", ['ok: [GD|TR] "A"', 'badrole: [XX|TR] "A"', "noquote: [GD|TR] no text here",
+                                         'unparsable: [GD|TR] "A" {text=}', 'dup: [GD|TR] "A"', 'dup: [GD|TR] "B"'])
+    run_score(ScoreConfig(imgs, p, tmp_path / "run"))
+    df = read_scores(tmp_path / "run").set_index(["prompt_id", "metric"])
+    assert df.loc[("ok", "TR"), "status"] == "ok"
+    for pid, says in (("badrole", "unknown role code 'XX'"), ("noquote", "field 'text'"), ("dup", "duplicate id 'dup'")):
+        row = df.loc[(pid, "TR")]
+        assert row.status == "error" and row.score != row.score and f"invalid prompt '{pid}'" in row.error and says in row.error
+    assert "unparsable" not in df.index.get_level_values(0)
+    kinds = {(p["kind"], p["item"]) for p in problems(tmp_path / "run")}
+    assert ("image_of_invalid_prompt", "m/unparsable.png") in kinds
+    assert not any(k == "unmatched_image" for k, _ in kinds)
+
+
+def test_misbehaving_metrics_become_error_rows(tmp_path, fake):
+    imgs = tmp_path / "imgs"
+    modes = ["nan", "raw_nan", "inf", "details", "raise", "skip", "not_a_result", "fine"]
+    lines = []
+    for mode in modes:
+        png(imgs / "m" / f"{mode}.png", (51, 51, 51))
+        lines.append(f'{mode}: [GD|TR] "A" {{odd="{mode}"}}')
+    png(imgs / "m" / "stagefail.png")
+    lines.append('stagefail: [GD|TR] "A" {stage="fail"}')
+    run_score(ScoreConfig(imgs, prompts(tmp_path / "p.vistar", lines), tmp_path / "run"))
+    df = read_scores(tmp_path / "run")
+    odd = df[df.metric == "TR.odd"].set_index("prompt_id")
+    for mode in ("nan", "raw_nan", "inf", "raise", "not_a_result"):
+        assert odd.loc[mode, "status"] == "error" and pd.isna(odd.loc[mode, "score"]), mode
+    assert "non-finite" in odd.loc["nan", "error"] and "non-finite" in odd.loc["inf", "error"]
+    assert "RuntimeError: metric failed on purpose" in odd.loc["raise", "error"]
+    assert odd.loc["skip", "status"] == "skipped" and odd.loc["skip", "error"] == "nothing to judge"
+    details = json.loads(odd.loc["details", "details"])  # strict JSON despite numpy, NaN, tuple keys, a cycle
+    assert odd.loc["details", "score"] == 0.25 and details["arr"] == [0, 1, 2] and details["(1, 2)"] == "nan"
+    assert details["me"] == "<cycle>"
+    assert odd.loc["fine", "score"] == pytest.approx(0.8)
+    assert df[df.status == "ok"].score.between(0, 1).all()  # nothing poisons a mean
+    failed = df[df.prompt_id == "stagefail"]
+    assert (failed.status == "error").all() and failed.error.str.contains("stage failed on purpose").all()
+
+
+def test_resume_scores_only_what_is_missing(tmp_path, fake):
+    imgs, run = tmp_path / "imgs", tmp_path / "run"
+    png(imgs / "m" / "a.png")
+    png(imgs / "m" / "b.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B" {odd="skip"}', 'c: [GD|TR] "C" {odd="raise"}'])
+    first = run_score(ScoreConfig(imgs, p, run))
+    assert first.scored == 4 and first.reused == 0
+    png(imgs / "m" / "c.png")
+    fake.CALLS.clear()
+    second = run_score(ScoreConfig(imgs, p, run))
+    # a: both reused; b: TR reused, TR.odd skipped -> retried; c: new image, both metrics
+    assert (second.reused, second.scored) == (3, 3) and sum(fake.CALLS) == 2
+    third = run_score(ScoreConfig(imgs, p, run))
+    assert (third.reused, third.scored) == (5, 1)  # c's TR.odd error is reused, b's skip retried again
+    fourth = run_score(ScoreConfig(imgs, p, run, retry_errors=True))
+    assert (fourth.reused, fourth.scored) == (4, 2)
+    df = read_scores(run)
+    assert len(df) == 6 and not df.duplicated(["image", "metric"]).any()
+    raw = pd.read_parquet(run / "scores.parquet")  # what any reader sees: no duplicates either
+    assert len(raw) == 6 and not raw.key.duplicated().any()
+
+
+def test_changed_inputs_replace_their_rows(tmp_path, fake, monkeypatch):
+    imgs, run = tmp_path / "imgs", tmp_path / "run"
+    png(imgs / "m" / "a.png", (0, 0, 0))
+    png(imgs / "m" / "b.png", (0, 0, 0))
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"'])
+    run_score(ScoreConfig(imgs, p, run, angles=["TR"]))
+    png(imgs / "m" / "a.png", (255, 255, 255))                      # new image bytes
+    prompts(p, ['a: [GD|TR] "A"', 'b: [GD|TR] "B" {odd="nan"}'])   # edited prompt
+    again = run_score(ScoreConfig(imgs, p, run))
+    assert (again.reused, again.scored) == (0, 4)  # a: new bytes; b: new prompt fingerprint
+    engine_plugins.install(monkeypatch, {**engine_plugins.METRICS, "TR": "tests.engine_plugins:METRIC_MEAN_V2"})
+    bumped = run_score(ScoreConfig(imgs, p, run))                    # metric version bump: TR re-scored
+    assert (bumped.reused, bumped.scored) == (2, 2)
+    df = read_scores(run).set_index(["image", "metric"])
+    assert len(df) == 4 and df.loc[("m/a.png", "TR"), "score"] == 1.0 and df.loc[("m/a.png", "TR"), "metric_version"] == "2"
+    assert df.loc[("m/b.png", "TR.odd"), "status"] == "error"
+    assert len(pd.read_parquet(run / "scores.parquet")) == 4
+
+
+def test_unavailable_metric_is_skipped_and_retried(tmp_path, fake, monkeypatch):
+    imgs, run = tmp_path / "imgs", tmp_path / "run"
+    png(imgs / "m" / "a.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
+    engine_plugins.install(monkeypatch, {"TR": "tests.no_such_module:METRIC"})
+    run_score(ScoreConfig(imgs, p, run))
+    (row,) = read_scores(run).itertuples()
+    assert row.status == "skipped" and "metric TR unavailable" in row.error and "no_such_module" in row.error
+    assert any(p["kind"] == "metric_unavailable" for p in problems(run))
+    engine_plugins.install(monkeypatch)
+    run_score(ScoreConfig(imgs, p, run))
+    df = read_scores(run)
+    assert len(df) == 2 and (df.status == "ok").all()
+
+
+def test_unknown_angle_filter_is_refused(tmp_path, fake):
+    png(tmp_path / "imgs" / "m" / "a.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
+    with pytest.raises(ValueError, match="unknown angle code"):
+        run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", angles=["XYZ"]))
+    res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "r"),
+                                   "--angles", "XYZ"])
+    assert res.exit_code == 2 and "unknown angle code" in res.output
+
+
+def test_second_concurrent_run_is_refused(tmp_path, fake):
+    png(tmp_path / "imgs" / "m" / "a.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
+    run = tmp_path / "run"
+    run.mkdir()
+    with open(run / ".lock", "a+") as held:  # what a running `vistar score` holds
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(RunLocked, match="another `vistar score`"):
+            run_score(ScoreConfig(tmp_path / "imgs", p, run))
+        res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(run)])
+        assert res.exit_code == 2 and "another `vistar score`" in res.output
+    assert run_score(ScoreConfig(tmp_path / "imgs", p, run)).scored == 2  # free again once released
+
+
+def test_cli_score_prints_summary_and_writes_run_json(tmp_path, fake):
+    png(tmp_path / "imgs" / "m" / "a.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"'])
+    res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "run"),
+                                   "--batch-size", "3"])
+    assert res.exit_code == 0, res.output
+    assert "scored 2 rows (2 ok)" in res.output and "prompt_without_image" in res.output
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["metric_versions"] == {"TR": "1", "TR.odd": "1"}
+    assert meta["stage_versions"] == {"fake_stats": "1"} and meta["batch_size"] == 3
+    assert {"command", "versions", "hardware", "ontology_hash", "models", "prompts_sha256", "counts"} <= set(meta)
