@@ -66,7 +66,8 @@ def grouped_bars(chart_id: str, groups: list[str], series: list[str], values: di
     bar_h, gap, plot_w = 14, 12, 360
     block = bar_h * max(1, len(series)) + gap
     legend_h = 20
-    width, height = label_w + plot_w + 30, legend_h + 20 + block * max(1, len(groups)) + 24
+    width = max(label_w + plot_w + 30, label_w + 110 * len(series))
+    height = legend_h + 20 + block * max(1, len(groups)) + 24
     body = []
     for k, name in enumerate(series):
         lx = label_w + k * 110
@@ -100,7 +101,8 @@ def boxplots(chart_id: str, angles: list[str], models: list[str], samples: dict,
     left, top, plot_h = 40, 30, 200
     box_w, gap = 16, 18
     block = box_w * max(1, len(models)) + gap
-    width, height = left + block * max(1, len(angles)) + 10, top + plot_h + 40
+    width = max(left + block * max(1, len(angles)) + 10, left + 110 * len(models))
+    height = top + plot_h + 40
 
     def ypos(v):
         return top + plot_h * (1 - v / 100)

@@ -1,0 +1,101 @@
+"""`vistar calibrate` end to end on a real run of the bundled TR examples, where the sharp image is always preferred."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from vistar.calibration.rescore import RESCORERS
+from vistar.cli import app
+from vistar.engine.store import read_scores
+from vistar.ontology import Ontology
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+PROMPTS = [ln.split(":", 1)[0] for ln in (EXAMPLES / "prompts.vistar").read_text().splitlines() if ln and not ln.startswith("#")]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    result = CliRunner().invoke(app, ["score", str(EXAMPLES / "images"), "--prompts", str(EXAMPLES / "prompts.vistar"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def write_pairs(path: Path, rows: list[tuple]) -> Path:
+    pd.DataFrame(rows, columns=["image_a", "image_b", "preferred", "rater"]).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def pairs(run):
+    """Two raters who agree: sharp beats typo and drop on every prompt, written in both column orders.
+    One row names its image by sha256, one by absolute path; two rows are bad."""
+    rows = []
+    for rater in ("r1", "r2"):
+        for pid in PROMPTS:
+            rows.append((f"sharp/{pid}.png", f"typo/{pid}.png", "a", rater))
+            rows.append((f"drop/{pid}.png", f"sharp/{pid}.png", "b", rater))
+    sha = hashlib.sha256((EXAMPLES / "images" / "sharp" / f"{PROMPTS[0]}.png").read_bytes()).hexdigest()
+    rows.append((sha, str((EXAMPLES / "images" / "typo" / f"{PROMPTS[1]}.png").resolve()), "a", "r3"))
+    rows.append(("sharp/nope.png", f"typo/{PROMPTS[0]}.png", "a", "r3"))
+    rows.append((f"sharp/{PROMPTS[0]}.png", f"typo/{PROMPTS[0]}.png", "maybe", "r3"))
+    return write_pairs(run / "pairs.csv", rows)
+
+
+def test_rescorer_reproduces_the_stored_tr_scores(run):
+    """The fit re-scores from details; on real OCR output it must give back exactly what the metric stored."""
+    df = read_scores(run)
+    tr = RESCORERS["TR"]
+    sub = np.stack([tr.extract(d) for d in df["details"]])
+    got = tr.combine(sub, Ontology.load().metric_params("TR"), df["role"].to_numpy())
+    assert got == pytest.approx(df["score"].to_numpy(), abs=1e-12)
+
+
+def test_calibrate_on_sharp_preferred_pairs(run, pairs, tmp_path):
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--out", str(tmp_path), "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())  # rich wraps long lines
+    assert "pairs.csv:27: image(s) not in this run: sharp/nope.png" in said  # header is line 1, 25 good rows
+    assert "pairs.csv:28: preferred must be a, b or tie, not 'maybe'" in said
+    summary = json.loads((tmp_path / "calibration.json").read_text())
+    (tr,) = summary["metrics"]
+    assert tr["judgments"] == 4 * len(PROMPTS) + 1
+    assert tr["ppa"] == 1.0 and tr["ppa_ci_low"] == 1.0 and tr["tau_b"] == 1.0  # sharp scores 1.0, the others less
+    assert tr["acc23"] == 1.0 and tr["epsilon"] == 0.0
+    assert summary["agreement"]["raters"] == 3
+    assert summary["agreement"]["alpha_nominal"] == pytest.approx(1.0)
+    bt = pd.read_csv(tmp_path / "bradley_terry.csv").set_index("model")
+    assert bt["rank_human"].idxmin() == "sharp" and bt["rank_TR"].idxmin() == "sharp"
+    assert not (tmp_path / "weights.yaml").exists()
+
+
+def test_fit_refuses_then_fits_with_a_lower_floor(run, pairs, tmp_path):
+    refused = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--fit", "--out", str(tmp_path / "a"),
+                                       "--resamples", "100"])
+    assert refused.exit_code == 2
+    said = " ".join(refused.output.split())
+    assert "need at least 50" in said and "no weights file written" in said
+    assert not (tmp_path / "a" / "weights.yaml").exists()
+    fitted = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--fit", "--min-pairs", "10",
+                                      "--trials", "15", "--out", str(tmp_path / "b"), "--resamples", "100"])
+    assert fitted.exit_code == 0, fitted.output
+    weights = tmp_path / "b" / "weights.yaml"
+    overlay = yaml.safe_load(weights.read_text())
+    assert set(overlay) == {"metrics"} and 0.0 <= overlay["metrics"]["TR"]["params"]["w_char"] <= 1.0
+    report = CliRunner().invoke(app, ["report", str(run), "--weights", str(weights), "--out", str(tmp_path / "r"), "--resamples", "100"])
+    assert report.exit_code == 0, report.output
+
+
+def test_pairs_file_without_required_columns(run, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("left,right,winner\na,b,a\n")
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(bad)])
+    assert result.exit_code == 2 and "lacks column(s) image_a, image_b, preferred" in " ".join(result.output.split())

@@ -1,0 +1,120 @@
+"""`--fit` on synthetic preferences with a known answer: humans follow one sub-score (or one angle) only."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tests.scores_builder import row, write_run
+from vistar.calibration import calibrate, write_outputs
+from vistar.calibration.fit import TooFewPairs, fit_metric, split_pairs
+from vistar.ontology import Ontology
+
+
+@pytest.fixture(scope="module")
+def tr_run(tmp_path_factory):
+    """120 prompts, two models. Humans prefer the image with the better character match; the token match
+    points the other way by up to twice as much, so w_char = 0.5 gets about half the pairs wrong and
+    any w_char > 2/3 gets all of them right."""
+    rng = np.random.default_rng(11)
+    rows, pairs = [], []
+    for i in range(120):
+        c_lo = rng.uniform(0.2, 0.6)
+        d1 = rng.uniform(0.05, 0.3)
+        d2 = rng.uniform(0.0, 2 * d1)
+        t_hi = rng.uniform(0.4, 0.9)
+        good, bad = {"char": c_lo + d1, "token": t_hi - d2}, {"char": c_lo, "token": t_hi}
+        flip = rng.random() < 0.5
+        for model, det in (("m1", good if not flip else bad), ("m2", bad if not flip else good)):
+            rows.append(row(model, f"p{i}", "TR", 0.5 * det["char"] + 0.5 * det["token"], details=det))
+        pairs.append((f"m1/p{i}.png", f"m2/p{i}.png", "b" if flip else "a"))
+    run = write_run(tmp_path_factory.mktemp("trfit"), rows)
+    path = run / "pairs.csv"
+    pd.DataFrame(pairs, columns=["image_a", "image_b", "preferred"]).to_csv(path, index=False)
+    return run, path
+
+
+def test_fit_recovers_char_weight_and_generalises(tr_run):
+    run, pairs = tr_run
+    result = calibrate(run, pairs, fit=True, seed=3, resamples=100, trials=40)
+    assert 0.3 < result.metrics.set_index("metric").loc["TR", "ppa"] < 0.7  # the stored scores (w_char 0.5) half wrong
+    (fit,) = result.fits
+    assert fit.target == "metric TR" and fit.params_before == {"w_char": 0.5}
+    assert fit.params_after["w_char"] > 2 / 3 - 0.02
+    assert 0.3 < fit.test_ppa_before < 0.7 and fit.test_ppa_after >= 0.95
+    assert fit.train_ppa_after == pytest.approx(1.0)
+    assert fit.test_mcnemar is not None and fit.test_mcnemar.c > fit.test_mcnemar.b  # the fitted weight wins on held-out pairs
+    assert fit.train_pairs + fit.test_pairs == 120
+
+
+def test_fit_is_deterministic_and_writes_an_overlay_the_ontology_accepts(tr_run, tmp_path):
+    run, pairs = tr_run
+    first = calibrate(run, pairs, fit=True, seed=5, resamples=100, trials=30)
+    second = calibrate(run, pairs, fit=True, seed=5, resamples=100, trials=30)
+    assert first.fits[0].params_after == second.fits[0].params_after
+    assert first.weights_yaml == second.weights_yaml
+    paths = write_outputs(first, tmp_path)
+    overlay = yaml.safe_load(paths["weights"].read_text())
+    assert overlay == {"metrics": {"TR": {"params": {"w_char": first.fits[0].params_after["w_char"]}}}}
+    onto = Ontology.load(overrides=[paths["weights"]])
+    assert onto.metric_params("TR")["w_char"] == first.fits[0].params_after["w_char"]
+    assert onto.metric_params("TR")["min_confidence"] == Ontology.load().metric_params("TR")["min_confidence"]
+
+
+def test_refuses_too_few_pairs(tr_run):
+    run, pairs = tr_run
+    result = calibrate(run, pairs, fit=True, seed=0, resamples=100, trials=5, min_pairs=200)
+    assert result.fits == [] and result.weights_yaml is None
+    assert any("metric TR: only" in r and "need at least 200" in r for r in result.refusals)
+    frame = pd.DataFrame({"image_a": ["x", "y"], "image_b": ["y", "z"], "h": [1, -1]})
+    with pytest.raises(TooFewPairs, match="only 1 non-tie|only 2 non-tie|only 0 non-tie"):
+        fit_metric("TR", frame, {"x": {"char": 1, "token": 0}, "y": {"char": 0, "token": 1}, "z": {"char": 0, "token": 0}},
+                   {"w_char": 0.5}, ["w_char"], min_pairs=10, test_fraction=0.0)
+
+
+def test_split_keeps_votes_on_one_pair_together():
+    frame = pd.DataFrame({"image_a": ["a", "b", "a", "c", "d", "c"], "image_b": ["b", "a", "c", "d", "c", "e"]})
+    test = split_pairs(frame, 0.5, seed=1)
+    assert test[0] == test[1] and test[3] == test[4]  # (a,b) twice, (c,d) twice: same side
+    assert test.tolist() == split_pairs(frame, 0.5, seed=1).tolist()
+
+
+@pytest.fixture(scope="module")
+def role_run(tmp_path_factory):
+    """Four models whose TR and CSE means run opposite ways; Educator judgments follow CSE only.
+    Uniform ED weights rank the models backwards (PPA 0); CSE must outweigh TR (share > 5/9) to get them right."""
+    cse = {"M0": 0.9, "M1": 0.7, "M2": 0.5, "M3": 0.3}
+    tr = {"M0": 0.1, "M1": 0.35, "M2": 0.6, "M3": 0.85}
+    rows, pairs = [], []
+    for model in cse:
+        rows += [row(model, f"tr{k}", "TR", tr[model], role="ED", details={"char": tr[model], "token": tr[model]}) for k in range(3)]
+        rows += [row(model, f"cse{k}", "CSE", cse[model] + 0.01 * (k % 3 - 1), role="ED") for k in range(15)]
+    models = list(cse)
+    for i, a in enumerate(models):
+        for b in models[i + 1:]:
+            for k in range(15):
+                first, second = (a, b) if k % 2 else (b, a)
+                pairs.append((f"{first}/cse{k}.png", f"{second}/cse{k}.png", "a" if cse[first] > cse[second] else "b", "ED"))
+    run = write_run(tmp_path_factory.mktemp("rolefit"), rows)
+    path = run / "pairs.csv"
+    pd.DataFrame(pairs, columns=["image_a", "image_b", "preferred", "role"]).to_csv(path, index=False)
+    return run, path
+
+
+def test_role_weights_fit_follows_the_judged_angle(role_run, tmp_path):
+    run, pairs = role_run
+    result = calibrate(run, pairs, fit=True, seed=2, resamples=100, trials=40)
+    (fit,) = [f for f in result.fits if f.target == "role ED"]
+    w = fit.params_after
+    assert set(w) == {"TR", "CSE", "PSC"}
+    assert w["PSC"] == pytest.approx(1 / 3, abs=1e-3)              # unscored: kept
+    assert w["CSE"] / (w["CSE"] + w["TR"]) > 5 / 9
+    assert fit.test_ppa_before == pytest.approx(0.0) and fit.test_ppa_after == pytest.approx(1.0)
+    onto = Ontology.load(overrides=[write_outputs(result, tmp_path)["weights"]])
+    assert onto.role_weights("ED")["CSE"] == pytest.approx(w["CSE"] / sum(w.values()))
+    # CSE pairs also give the CSE metric a perfect PPA; Bradley–Terry agrees on the order
+    assert result.metrics.set_index("metric").loc["CSE", "ppa"] == pytest.approx(1.0)
+    bt = result.bradley_terry.set_index("model")
+    assert list(bt.sort_values("rank_human").index) == ["M0", "M1", "M2", "M3"]
+    assert (bt["rank_human"] == bt["rank_CSE"]).all()

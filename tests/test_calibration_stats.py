@@ -1,0 +1,147 @@
+"""Pure calibration statistics against hand-computed values and independent references."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.stats import kendalltau
+
+from vistar.calibration import (acc23, bootstrap_ci, bradley_terry, kendall_tau_b, krippendorff_alpha, mcnemar,
+                                pair_stats, ppa, win_matrix)
+from vistar.calibration.rescore import RESCORERS
+
+
+def test_ppa_counts_metric_ties_as_wrong_and_ignores_human_ties():
+    h = [1, 1, -1, 0, 1]
+    delta = [0.2, -0.1, -0.3, 0.5, 0.0]
+    # non-tie human pairs: right, wrong, right, (tie skipped), metric tie = wrong
+    assert ppa(h, delta) == pytest.approx(2 / 4)
+    assert math.isnan(ppa([0, 0], [0.1, 0.2]))
+
+
+def test_pair_stats_table():
+    s = pair_stats([1, -1, 0, 0, 1, -1], [0.3, 0.2, 0.0, 0.4, 0.0, -0.1], eps=0.0)
+    assert (s.C, s.D, s.Th, s.Tm, s.Thm) == (2, 1, 1, 1, 1)
+
+
+def test_acc23_by_hand():
+    h = [1, 0, -1, 0]
+    delta = [0.5, 0.05, -0.4, 0.1]
+    # ε=0: 2/4 right; ε=0.05 ties pair 2: 3/4; ε=0.1 ties pairs 2 and 4: 4/4; ε=0.4 would untie nothing more useful
+    assert acc23(h, delta) == (pytest.approx(1.0), pytest.approx(0.1))
+    # no human ties: the best ε is 0 (tying anything can only lose), so acc23 equals PPA
+    assert acc23([1, -1, 1], [0.2, -0.1, -0.3]) == (pytest.approx(2 / 3), 0.0)
+
+
+def _acc23_bruteforce(h, delta):
+    best = (-1.0, 0.0)
+    for eps in sorted({0.0, *np.abs(delta)}):
+        s = pair_stats(h, delta, eps)
+        acc = (s.C + s.Thm) / s.n
+        if acc > best[0] + 1e-12:
+            best = (acc, eps)
+    return best
+
+
+def test_acc23_matches_exhaustive_search():
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        n = int(rng.integers(1, 40))
+        h = rng.choice([-1, 0, 1], size=n, p=[0.4, 0.2, 0.4])
+        delta = np.round(rng.normal(size=n) * 0.3 + 0.2 * h, 2)  # rounding creates exact score ties
+        acc, eps = acc23(h, delta)
+        ref_acc, ref_eps = _acc23_bruteforce(h, delta)
+        assert acc == pytest.approx(ref_acc) and eps == pytest.approx(ref_eps)
+
+
+def test_kendall_tau_b_equals_scipy_on_all_item_pairs():
+    """Over every pair of items, the pairwise τ-b equals the classic τ-b of the two score lists (ties in both)."""
+    human = np.array([3, 1, 2, 2, 5, 4, 4, 1])
+    metric = np.array([0.9, 0.1, 0.5, 0.4, 0.8, 0.8, 0.3, 0.1])
+    h, d = [], []
+    for i, j in itertools.combinations(range(len(human)), 2):
+        h.append(int(np.sign(human[i] - human[j])))
+        d.append(metric[i] - metric[j])
+    assert kendall_tau_b(h, d) == pytest.approx(kendalltau(human, metric, variant="b").statistic)
+
+
+def test_mcnemar_by_hand():
+    a = [True] * 6 + [False] * 1 + [True] * 3 + [False] * 2
+    b = [False] * 6 + [True] * 1 + [True] * 3 + [False] * 2
+    res = mcnemar(a, b)
+    assert (res.n, res.b, res.c) == (12, 6, 1)
+    assert res.statistic == pytest.approx((6 - 1 - 1) ** 2 / 7)
+    assert res.p_exact == pytest.approx(2 * (1 + 7) / 2 ** 7)  # two-sided binomial, k ≤ 1 of 7
+    assert mcnemar([True, False], [True, False]).p_exact == 1.0
+
+
+def test_bootstrap_ci_seeded_and_bracketing():
+    h = np.array([1] * 30 + [-1] * 10)
+    d = np.array([0.1] * 25 + [-0.1] * 5 + [-0.1] * 10)
+    lo, hi = bootstrap_ci(ppa, (h, d), seed=1, resamples=300)
+    assert lo <= ppa(h, d) <= hi and 0.7 < lo < hi < 1.0
+    assert bootstrap_ci(ppa, (h, d), seed=1, resamples=300) == (lo, hi)
+    assert bootstrap_ci(ppa, (np.ones(5, int), np.ones(5)), seed=0, resamples=50) == (1.0, 1.0)
+
+
+def test_krippendorff_published_example():
+    """Krippendorff (2011), 'Computing Krippendorff's Alpha-Reliability': 4 observers, 12 units."""
+    n = None
+    obs = [[1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n], [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3],
+           [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n], [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n]]
+    units = [[o[u] for o in obs if o[u] is not None] for u in range(12)]
+    assert krippendorff_alpha(units, "nominal") == pytest.approx(0.743, abs=5e-4)
+    assert krippendorff_alpha(units, "ordinal") == pytest.approx(0.815, abs=5e-4)
+
+
+def test_krippendorff_by_hand():
+    # o11 = o22 = 2, o12 = o21 = 1; n = 6; D_o = 2/6, D_e = 2·3·3/(6·5) = 0.6 → α = 1 − (1/3)/0.6 = 4/9
+    assert krippendorff_alpha([[1, 1], [2, 2], [1, 2]], "nominal") == pytest.approx(4 / 9)
+    assert krippendorff_alpha([[-1, -1, -1], [1, 1], [0, 0]], "ordinal") == pytest.approx(1.0)
+    assert math.isnan(krippendorff_alpha([[1, 1], [1, 1]]))  # no variation: undefined
+    with pytest.raises(ValueError):
+        krippendorff_alpha([[1, 2]], "interval")
+
+
+def test_bradley_terry_two_items_by_hand():
+    p = bradley_terry(np.array([[0, 3], [1, 0]]), prior=0.0)
+    assert p[0] / p[1] == pytest.approx(3.0)
+    assert np.prod(p) == pytest.approx(1.0)
+
+
+def test_bradley_terry_matches_direct_likelihood_maximisation():
+    models = ["a", "b", "c"]
+    outcomes = [("a", "b", 1)] * 5 + [("b", "a", 1)] * 2 + [("b", "c", 1)] * 4 + [("c", "b", 1)] + \
+               [("a", "c", 1)] * 3 + [("c", "a", 1)] * 2 + [("a", "c", 0.5)] * 2
+    w = win_matrix(models, outcomes)
+    assert w[0, 2] == pytest.approx(3 + 1) and w[2, 0] == pytest.approx(2 + 1)  # ties: half a win each
+    p = bradley_terry(w, prior=0.0)
+
+    def nll(theta):
+        t = np.concatenate([[0.0], theta])
+        return -sum(w[i, j] * (t[i] - np.logaddexp(t[i], t[j])) for i in range(3) for j in range(3) if i != j)
+
+    ref = minimize(nll, np.zeros(2), method="BFGS", options={"gtol": 1e-10}).x
+    assert np.log(p[1:] / p[0]) == pytest.approx(ref, abs=1e-5)
+
+
+def test_bradley_terry_prior_keeps_winless_item_finite():
+    p = bradley_terry(win_matrix(["a", "b"], [("a", "b", 1)] * 4), prior=0.1)
+    assert np.all(np.isfinite(np.log(p))) and p[0] / p[1] == pytest.approx(4.1 / 0.1)
+
+
+def test_rescorers_by_hand():
+    tr = RESCORERS["TR"]
+    sub = np.stack([tr.extract('{"char": 0.8, "token": 0.5}'), tr.extract({"char": 1.0, "token": 0.0})])
+    assert tr.combine(sub, {"w_char": 0.25}, np.array(["GD", "GD"])) == pytest.approx([0.25 * 0.8 + 0.75 * 0.5, 0.25])
+    cpa = RESCORERS["CPA"]
+    sub = np.stack([cpa.extract({"s_count": 1.0, "s_posture": 0.5, "s_expression": None}),
+                    cpa.extract({"s_count": 1.0, "s_posture": 0.5, "s_expression": 0.0})])
+    params = {"w_c": 0.5, "w_p": 0.25, "w_e": 0.25, "role_weights": {"MS": {"w_c": 0.0, "w_p": 0.5, "w_e": 0.5}}}
+    got = cpa.combine(sub, params, np.array(["GD", "MS"]))
+    # GD: expression absent, weights renormalised over count and posture; MS: its own weights
+    assert got == pytest.approx([(0.5 * 1.0 + 0.25 * 0.5) / 0.75, (0.5 * 0.5 + 0.5 * 0.0) / 1.0])
+    assert np.isnan(tr.extract("not json")).all()
