@@ -11,6 +11,7 @@ app.command("report")(__import__("vistar.cli.report_cmd", fromlist=["report"]).r
 app.command("calibrate")(__import__("vistar.cli.calibrate_cmd", fromlist=["calibrate"]).calibrate)
 app.command("bench")(bench_cmd.bench)
 app.add_typer(dsl_cmd.app, name="dsl")
+app.add_typer(__import__("vistar.cli.suite_cmd", fromlist=["app"]).app, name="suite")
 app.add_typer(ontology_cmd.app, name="ontology")
 app.add_typer(__import__("vistar.cli.models_cmd", fromlist=["app"]).app, name="models")
 
