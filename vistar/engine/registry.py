@@ -86,6 +86,8 @@ class Metric:
 # name -> "module:attribute"; add a line here when you add a stage or a metric.
 FEATURES: dict[str, str] = {
     "ocr": "vistar.features.ocr:STAGE",
+    "depth": "vistar.features.depth:STAGE",
+    "instances": "vistar.features.instances:STAGE",
     "shadows": "vistar.features.shadows:STAGE",
     "hwpq": "vistar.vlm.hwpq.stage:STAGE",
     "judge.wise-legacy": "vistar.vlm.protocols.stage:WISE_LEGACY",
@@ -96,6 +98,7 @@ FEATURES: dict[str, str] = {
 }
 METRICS: dict[str, str] = {
     "TR": "vistar.metrics.tr:METRIC",
+    "PSC": "vistar.metrics.psc:METRIC",
     "LI": "vistar.metrics.li:METRIC",
     "SF": "vistar.vlm.hwpq.metric:SF",
     "CUL": "vistar.vlm.hwpq.metric:CUL",

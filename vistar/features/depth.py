@@ -1,0 +1,65 @@
+"""`depth` stage: relative inverse depth (MiDaS convention: LARGER = NEARER), HxW float32 at image resolution.
+
+The values are affine-invariant (unknown scale and shift per image), so consumers use only differences and
+ratios of differences (PSC's chaos ratio) or range-normalise first (GC's normal and curvature cues).
+Default model: DPT-hybrid MiDaS via transformers; any checkpoint loadable by `DPTForDepthEstimation` works
+with `--model-path dpt-hybrid-midas=DIR`. Input: RGB resized to the model's square `image_size` (bicubic,
+antialiased), normalised with mean = std = 0.5, as the published preprocessor does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.registry import FeatureStage, StageContext, StageInput
+from ..models import record_loaded, resolve_weight
+
+
+class DptDepth:
+    """A DPT depth model loaded from a local folder; deterministic eval-mode inference."""
+
+    def __init__(self, path, device: str = "cpu"):
+        import torch
+        from transformers import DPTForDepthEstimation
+
+        self.torch = torch
+        self.device = device
+        torch.backends.cudnn.benchmark = False      # autotuned kernels may differ between runs
+        torch.backends.cudnn.deterministic = True
+        self.model = DPTForDepthEstimation.from_pretrained(str(path)).to(device).eval()
+        size = self.model.config.image_size
+        self.size = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
+
+    def __call__(self, images: list[np.ndarray]) -> list[np.ndarray]:
+        torch = self.torch
+        F = torch.nn.functional
+        batch = torch.cat([F.interpolate(torch.from_numpy(np.array(im)).permute(2, 0, 1)[None].float() / 255.0,
+                                         size=self.size, mode="bicubic", antialias=True, align_corners=False)
+                           for im in images]).clamp(0, 1)
+        with torch.inference_mode():
+            pred = self.model(pixel_values=((batch - 0.5) / 0.5).to(self.device)).predicted_depth
+        out = []
+        for im, p in zip(images, pred.float().cpu()):
+            full = F.interpolate(p[None, None], size=im.shape[:2], mode="bilinear", align_corners=False)[0, 0]
+            out.append(full.numpy().astype(np.float32))
+        return out
+
+
+def load_depth_model(name: str, ctx: StageContext) -> DptDepth:
+    path = resolve_weight(name, ctx.model_paths)
+    model = DptDepth(path, ctx.device)
+    record_loaded(name, path)
+    return model
+
+
+def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
+    params = ctx.params("depth")
+    name = params.get("model", "dpt-hybrid-midas")
+    model = ctx.model(f"depth:{name}", lambda: load_depth_model(name, ctx))
+    size = max(1, int(params.get("batch_size", 4)))
+    out: list[np.ndarray] = []
+    for i in range(0, len(batch), size):
+        out += model([item.image for item in batch[i:i + size]])
+    return out
+
+
+STAGE = FeatureStage(name="depth", version="dpt/1", compute=_compute, models=("dpt-hybrid-midas",))

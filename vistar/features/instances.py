@@ -1,0 +1,82 @@
+"""`instances` stage: instance masks, class ids/names, confidences and boxes (`features.types.Instances`).
+
+Detection sits behind the `Detector` interface: the default, YOLOv8-seg, is AGPL-3.0 (Ultralytics), so a
+permissively licensed segmenter can replace it by implementing `Detector` and registering it in `DETECTORS`
+(selected by the catalogue library of `features.instances.model`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Protocol
+
+import numpy as np
+
+from ..engine.registry import FeatureStage, StageContext, StageInput
+from ..models import record_loaded, resolve_weight, spec
+from .types import Instances
+
+
+class Detector(Protocol):
+    def __call__(self, images: list[np.ndarray]) -> list[Instances]: ...
+
+
+class UltralyticsSegDetector:
+    """YOLO segmentation checkpoint (.pt) through ultralytics; masks at full image resolution."""
+
+    def __init__(self, weights: Path, device: str = "cpu", imgsz: int = 640, conf: float = 0.25, iou: float = 0.7,
+                 max_det: int = 100):
+        from ultralytics import YOLO
+
+        self.model = YOLO(str(weights), task="segment")
+        self.kwargs = dict(imgsz=imgsz, conf=conf, iou=iou, max_det=max_det, device=device, verbose=False,
+                           retina_masks=True)
+
+    def __call__(self, images: list[np.ndarray]) -> list[Instances]:
+        # ultralytics takes numpy images as BGR
+        results = self.model.predict([np.ascontiguousarray(im[..., ::-1]) for im in images], **self.kwargs)
+        return [self._convert(r, im.shape[:2]) for r, im in zip(results, images)]
+
+    @staticmethod
+    def _convert(result, shape: tuple[int, int]) -> Instances:
+        if result.boxes is None or len(result.boxes) == 0 or result.masks is None:
+            return Instances.empty(*shape)
+        masks = result.masks.data.cpu().numpy() > 0.5
+        if masks.shape[1:] != shape:
+            raise RuntimeError(f"detector masks {masks.shape[1:]} do not match the image {shape}")
+        cls = result.boxes.cls.cpu().numpy().astype(int)
+        order = np.lexsort((np.arange(len(cls)), -result.boxes.conf.cpu().numpy()))  # by confidence, stable
+        return Instances(masks[order], cls[order], tuple(str(result.names[int(c)]) for c in cls[order]),
+                         result.boxes.conf.cpu().numpy().astype(float)[order],
+                         result.boxes.xyxy.cpu().numpy().astype(float)[order])
+
+
+def _ultralytics(path: Path, ctx: StageContext, params: dict) -> Detector:
+    weights = path if path.is_file() else next(iter(sorted(path.glob("*.pt"))), None)
+    if weights is None:
+        raise FileNotFoundError(f"{path}: no .pt checkpoint inside")
+    return UltralyticsSegDetector(weights, ctx.device, int(params.get("imgsz", 640)), float(params.get("conf", 0.25)),
+                                  float(params.get("iou", 0.7)), int(params.get("max_det", 100)))
+
+
+# catalogue library -> detector factory (path, ctx, stage params); add a permissive backend here
+DETECTORS: dict[str, Callable[[Path, StageContext, dict], Detector]] = {"ultralytics": _ultralytics}
+
+
+def load_detector(name: str, ctx: StageContext, params: dict) -> Detector:
+    library = spec(name).library
+    if library not in DETECTORS:
+        raise ValueError(f"model '{name}' ({library}) has no instance-detector backend (known: {sorted(DETECTORS)})")
+    path = resolve_weight(name, ctx.model_paths)
+    detector = DETECTORS[library](path, ctx, params)
+    record_loaded(name, path)
+    return detector
+
+
+def _compute(batch: list[StageInput], ctx: StageContext) -> list[Instances]:
+    params = ctx.params("instances")
+    name = params.get("model", "yolov8l-seg")
+    detector = ctx.model(f"instances:{name}", lambda: load_detector(name, ctx, params))
+    return detector([item.image for item in batch])
+
+
+STAGE = FeatureStage(name="instances", version="yolo-seg/1", compute=_compute, models=("yolov8l-seg",))

@@ -1,0 +1,119 @@
+"""PSC — physical-spatial consistency: do touching objects meet the way solid objects can?
+
+For each pair of instances whose masks overlap or touch, the chaos metric (docs/metrics/psc.md)
+
+    C = |d̄_inter(A) − d̄_inter(B)| / (|d̄_non(A) − d̄_non(B)| + ε)
+
+compares the depth step across the contact band with the step between the objects' bodies. Occlusion or
+resting contact leaves a step at the contact (C large); interpenetration makes the surfaces meet there
+(C ≈ 0). Each pair's consistency s = C / (C + c_ref) (c_ref relaxed for attached pairs) is weighted by the
+product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pair score; no interacting pair → 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.registry import Metric, MetricResult
+from ..features.types import Instances
+from ..kernels.chaos import pair_stats
+
+
+def candidate_pairs(boxes: np.ndarray, reach: float) -> np.ndarray:
+    """Pairs (i < j) whose boxes, grown by REACH pixels, intersect: a cheap filter before the pixel kernel."""
+    pairs = [(i, j) for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+             if boxes[i, 0] - reach <= boxes[j, 2] and boxes[j, 0] - reach <= boxes[i, 2]
+             and boxes[i, 1] - reach <= boxes[j, 3] and boxes[j, 1] - reach <= boxes[i, 3]]
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def enclosure(small: np.ndarray, large: np.ndarray) -> float:
+    """Fraction of the smaller box's area inside the larger box."""
+    iw = max(0.0, min(small[2], large[2]) - max(small[0], large[0]))
+    ih = max(0.0, min(small[3], large[3]) - max(small[1], large[1]))
+    area = max(1e-9, (small[2] - small[0]) * (small[3] - small[1]))
+    return float(iw * ih / area)
+
+
+def depth_scale(depth: np.ndarray) -> float:
+    """Robust depth range (2nd–98th percentile) of the image: the unit ε is measured in."""
+    finite = depth[np.isfinite(depth)]
+    if finite.size == 0:
+        return 0.0
+    lo, hi = np.percentile(finite, [2, 98])
+    return float(hi - lo)
+
+
+def chaos_from_stats(stats: np.ndarray, eps: float) -> np.ndarray:
+    """C for each row of `kernels.chaos` statistics (rows must have non-empty sets)."""
+    inter_a, inter_b = stats[:, 0] / stats[:, 1], stats[:, 2] / stats[:, 3]
+    non_a, non_b = stats[:, 4] / stats[:, 5], stats[:, 6] / stats[:, 7]
+    return np.abs(inter_a - inter_b) / (np.abs(non_a - non_b) + eps)
+
+
+def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[dict]:
+    """Every interacting pair with its chaos value, attachment flag, weight and pair score (fixed order)."""
+    height, width = depth.shape
+    if instances.masks.shape[1:] != (height, width):
+        raise ValueError(f"instance masks {instances.masks.shape[1:]} and depth {depth.shape} differ in size")
+    keep = [k for k in range(len(instances))
+            if instances.confidences[k] >= params["min_confidence"]
+            and instances.masks[k].sum() >= params["min_area_frac"] * height * width]
+    if len(keep) < 2:
+        return []
+    masks, boxes = instances.masks[keep], np.asarray(instances.boxes, float)[keep]
+    conf = np.asarray(instances.confidences, float)[keep]
+    touch = int(params["touch_px"])
+    band = max(1, int(round(params["band_frac"] * np.hypot(height, width))))
+    pairs = candidate_pairs(boxes, touch + 1)
+    if len(pairs) == 0:
+        return []
+    depth = np.where(np.isfinite(depth), depth, 0.0).astype(np.float64)
+    stats = pair_stats(masks, depth, pairs, touch, band, backend=params.get("kernel", "auto"))
+    eps = params["eps_frac"] * depth_scale(depth) + 1e-12
+    out = []
+    min_px = int(params["min_region_px"])
+    for (i, j), row in zip(pairs, stats):
+        if row[8] == 0:
+            continue  # boxes near, masks not touching
+        pair = {"a": int(keep[i]), "b": int(keep[j]), "a_class": instances.class_names[keep[i]],
+                "b_class": instances.class_names[keep[j]], "contact_px": int(row[8])}
+        if min(row[1], row[3]) < min_px:
+            out.append({**pair, "status": "undetermined"})  # too little of one object at the contact
+            continue
+        chaos = float(chaos_from_stats(_body_fallback(row, min_px)[None], eps)[0])
+        small, large = (i, j) if _area(boxes[i]) <= _area(boxes[j]) else (j, i)
+        attached = enclosure(boxes[small], boxes[large]) >= params["attach_enclosure"]
+        c_ref = params["c_ref"] * (params["attach_relax"] if attached else 1.0)
+        consistency = chaos / (chaos + c_ref)
+        weight = float(conf[i] * conf[j])
+        out.append({**pair, "status": "scored", "chaos": round(chaos, 6), "attached": attached,
+                    "weight": round(weight, 6), "score": 1.0 - weight * (1.0 - consistency)})
+    return out
+
+
+def _body_fallback(row: np.ndarray, min_px: int) -> np.ndarray:
+    """An object lying almost wholly inside the band has no body of its own: use its whole visible mask."""
+    row = row.copy()
+    for inter, non in ((0, 4), (2, 6)):
+        if row[non + 1] < min_px:
+            row[non], row[non + 1] = row[non] + row[inter], row[non + 1] + row[inter + 1]
+    return row
+
+
+def _area(box: np.ndarray) -> float:
+    return float((box[2] - box[0]) * (box[3] - box[1]))
+
+
+def _psc(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+    pairs = score_pairs(features["instances"], np.asarray(features["depth"]), params)
+    scored = [p for p in pairs if p["status"] == "scored"]
+    if not scored:
+        return MetricResult.ok(1.0, n_pairs=0, pairs=pairs, reason="no interacting pair")
+    worst = min(scored, key=lambda p: p["score"])
+    score = worst["score"]
+    for p in scored:
+        p["score"] = round(p["score"], 6)
+    return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
+
+
+METRIC = Metric(name="PSC", angle="PSC", version="1", features=("instances", "depth"), fn=_psc)
