@@ -1,10 +1,15 @@
 """OCR feature stage: recognised text lines with boxes and confidences, behind an `OcrBackend` interface.
 
 The default backend is RapidOCR (PP-OCRv6 det/rec ONNX models ship inside its wheel, so it runs offline).
+The stage keeps every line the recogniser returns (RapidOCR's own confidence cut is disabled): which
+lines count is the TR metric's decision (`min_confidence`), so it can be tuned without re-running OCR.
+Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -38,30 +43,59 @@ class OcrBackend(Protocol):
     def __call__(self, image: np.ndarray) -> list[OcrLine]: ...
 
 
+@dataclass(frozen=True)
+class OcrSettings:
+    """What trades OCR speed for accuracy. Defaults: see `features.ocr` in the ontology."""
+
+    threads: int = 1                 # onnxruntime intra-op threads per session
+    det_limit_side: int = 736        # detector input size: the image is resized so that ...
+    det_limit_type: str = "max"      # ... its "max" side is at most / its "min" side at least det_limit_side
+    use_cls: bool = False            # 180° text-orientation classifier (upside-down text only)
+    rec_batch_size: int = 6          # text lines per recogniser call (lines are padded to the widest)
+
+    @classmethod
+    def from_params(cls, params: dict) -> "OcrSettings":
+        known = cls.__dataclass_fields__
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise ValueError(f"features.ocr: unknown parameter(s) {unknown} (known: {sorted(known)})")
+        settings = cls(**{k: type(getattr(cls, k))(v) for k, v in params.items()})
+        if settings.det_limit_type not in ("max", "min"):
+            raise ValueError(f"features.ocr.det_limit_type must be 'max' or 'min', got {settings.det_limit_type!r}")
+        if settings.threads < 1 or settings.det_limit_side < 32 or settings.rec_batch_size < 1:
+            raise ValueError(f"features.ocr: threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({settings})")
+        return settings
+
+
 class RapidOcrBackend:
-    """RapidOCR on onnxruntime, pinned to `threads` intra-op threads so latency is reproducible."""
+    """RapidOCR on onnxruntime, pinned to `settings.threads` threads so latency is reproducible."""
 
     name = "rapidocr"
 
-    def __init__(self, threads: int = 1, det_limit_side: int = 736):
-        import logging
-        from pathlib import Path
-
+    def __init__(self, settings: OcrSettings = OcrSettings()):
         import rapidocr
         from rapidocr import RapidOCR
 
+        self.settings = settings
         self.engine = RapidOCR(params={
             "Global.log_level": "error",
-            "Det.limit_side_len": det_limit_side,
-            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+            "Global.text_score": 0.0,  # keep every line; the metric filters (and reports what it dropped)
+            "Global.use_cls": settings.use_cls,
+            "Det.limit_side_len": settings.det_limit_side,
+            "Det.limit_type": settings.det_limit_type,
+            "Rec.rec_batch_num": settings.rec_batch_size,
+            "Cls.cls_batch_num": settings.rec_batch_size,
+            "EngineConfig.onnxruntime.intra_op_num_threads": settings.threads,
             "EngineConfig.onnxruntime.inter_op_num_threads": 1,
         })
         logging.getLogger("RapidOCR").setLevel(logging.ERROR)  # "no text found" is a result here, not a warning
-        for onnx in sorted((Path(rapidocr.__file__).parent / "models").glob("*.onnx")):
-            record_loaded(f"rapidocr/{onnx.stem}", onnx)
+        models = Path(rapidocr.__file__).parent / "models"
+        for onnx in sorted(models.glob("*.onnx")):
+            if settings.use_cls or "_cls_" not in onnx.name:
+                record_loaded(f"rapidocr/{onnx.stem}", onnx)
 
     def __call__(self, image: np.ndarray) -> list[OcrLine]:
-        out = self.engine(image)
+        out = self.engine(np.ascontiguousarray(image[..., ::-1]))  # RapidOCR takes arrays as OpenCV BGR
         if out is None or out.txts is None:
             return []
         return [OcrLine(str(t), float(s), tuple((float(x), float(y)) for x, y in np.asarray(b).tolist()))
@@ -69,10 +103,9 @@ class RapidOcrBackend:
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult]:
-    params = ctx.params("ocr")
-    backend = ctx.model("ocr", lambda: RapidOcrBackend(threads=int(params.get("threads", 1)),
-                                                       det_limit_side=int(params.get("det_limit_side", 736))))
+    settings = OcrSettings.from_params(ctx.params("ocr"))
+    backend = ctx.model(f"ocr:{settings}", lambda: RapidOcrBackend(settings))
     return [OcrResult(tuple(backend(item.image)), item.image.shape[1], item.image.shape[0]) for item in batch]
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/1", compute=_compute, models=("rapidocr",))
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/2", compute=_compute, models=("rapidocr",))

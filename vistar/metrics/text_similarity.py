@@ -1,4 +1,8 @@
-"""Text normalisation and similarity used by TR (kept separate so calibration and tests can call them)."""
+"""Text normalisation and similarity used by TR (kept separate so calibration and tests can call them).
+
+Policy (docs/metrics/tr.md): NFKC, casefold, apostrophes deleted, every other Unicode punctuation
+character replaced by a space, whitespace collapsed. Symbols ($, %, +, ©) and diacritics are kept.
+"""
 from __future__ import annotations
 
 import re
@@ -7,16 +11,21 @@ import unicodedata
 from rapidfuzz.distance import Levenshtein
 
 _WS = re.compile(r"\s+")
+# Deleted rather than spaced, so "DON'T" ≈ "DONT" (OCR often misses them) and stays one token.
+APOSTROPHES = frozenset("'\u2018\u2019\u02bc")
+
+
+def _punct_to_space(text: str) -> str:
+    return "".join("" if c in APOSTROPHES else " " if unicodedata.category(c).startswith("P") else c for c in text)
 
 
 def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation: bool = True) -> str:
-    """NFKC (folds full-width and ligature forms), optional casefold, punctuation (Unicode P*) removed, whitespace collapsed."""
+    """NFKC (folds full-width and ligature forms), optional casefold, punctuation policy, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", text)
     if not case_sensitive:
         text = text.casefold()
     if strip_punctuation:
-        text = "".join(" " if unicodedata.category(c).startswith("P") and c not in "'’" else ("" if c in "'’" else c)
-                       for c in text)
+        text = _punct_to_space(text)
     return _WS.sub(" ", text).strip()
 
 
@@ -28,6 +37,7 @@ def char_similarity(recognised: str, expected: str) -> float:
 
 
 def token_jaccard(recognised: str, expected: str) -> float:
+    """|A ∩ B| / |A ∪ B| of the whitespace-separated token sets (order and repeats ignored)."""
     a, b = set(recognised.split()), set(expected.split())
     if not a and not b:
         return 1.0

@@ -1,0 +1,72 @@
+"""TR through the real RapidOCR on rendered text (ground truth = the string drawn), for every available font:
+correct ≥ 0.9 > one-letter typo > missing word > no text ≈ 0."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vistar.engine.registry import StageContext, StageInput
+from vistar.features.ocr import STAGE, OcrSettings, RapidOcrBackend
+from vistar.metrics.tr import METRIC
+from vistar.ontology import Ontology
+from vistar.synth.text import available_fonts, render_text
+
+ONTOLOGY = Ontology.load(None)
+PARAMS = ONTOLOGY.metric_params("TR")
+EXPECTED = "FRESH COFFEE DAILY"
+VARIANTS = {"correct": EXPECTED, "typo": "FRESH COFFEE DAIRY", "missing_word": "FRESH COFFEE", "blank": ""}
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return StageContext(features=ONTOLOGY.data["features"])
+
+
+def tr_of(image: np.ndarray, ctx: StageContext, expected: str = EXPECTED):
+    [ocr] = STAGE.compute([StageInput(image, None, {"text": expected})], ctx)
+    return METRIC.fn({"ocr": ocr}, {"text": expected}, PARAMS, None)
+
+
+@pytest.mark.parametrize("font", sorted(available_fonts()))
+def test_score_ladder_on_rendered_text(font, ctx):
+    path = available_fonts()[font]
+    scores = {name: tr_of(np.asarray(render_text(shown, size=512, font_size=40, font=path)), ctx).score
+              for name, shown in VARIANTS.items()}
+    assert scores["correct"] >= 0.9, scores
+    assert scores["correct"] > scores["typo"] > scores["missing_word"], scores
+    assert scores["blank"] <= 0.05, scores
+
+
+def test_recognised_text_and_boxes_in_details(ctx):
+    image = np.asarray(render_text("GRAND OPENING", size=512, font_size=44))  # fits on one line
+    result = tr_of(image, ctx, "GRAND OPENING")
+    assert result.details["recognised"] == "grand opening"
+    [line] = result.details["ocr_lines"]
+    (x0, y0), (x1, y1) = line["box"][0], line["box"][2]
+    assert 0 < x0 < 256 < x1 < 512 and 0 < y0 < 256 < y1 < 512  # the text is centred on the canvas
+    assert line["confidence"] > 0.9
+
+
+def test_light_text_on_dark_background(ctx):
+    image = np.asarray(render_text("HANDLE WITH CARE", size=512, font_size=40, background=(40, 60, 50)))
+    assert tr_of(image, ctx, "HANDLE WITH CARE").score >= 0.9
+
+
+def test_two_rows_read_top_to_bottom(ctx):
+    # wrapped onto two lines: the score sees them in reading order
+    image = np.asarray(render_text("THE SILENT RIVER FLOWS", size=512, font_size=64))
+    result = tr_of(image, ctx, "THE SILENT RIVER FLOWS")
+    assert len(result.details["ocr_lines"]) >= 2 and result.score >= 0.9
+
+
+def test_settings_validation():
+    assert OcrSettings.from_params({"det_limit_side": "640"}).det_limit_side == 640
+    with pytest.raises(ValueError, match="unknown parameter"):
+        OcrSettings.from_params({"det_side": 640})
+    with pytest.raises(ValueError, match="det_limit_type"):
+        OcrSettings.from_params({"det_limit_type": "mean"})
+
+
+def test_rapidocr_confidence_cut_disabled():
+    # lines of any confidence reach the feature; the TR metric decides (and reports) what it drops
+    assert RapidOcrBackend(OcrSettings()).engine.text_score == 0.0

@@ -1,0 +1,82 @@
+"""TR's pure parts against hand-computed values: normalisation policy, char/token similarity, the fusion."""
+from __future__ import annotations
+
+import pytest
+
+from vistar.metrics.text_similarity import char_similarity, normalize_text, token_jaccard
+from vistar.metrics.tr import tr_score
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("ＧＲＡＮＤ　ＯＰＥＮＩＮＧ", "grand opening"),       # NFKC: full-width letters and ideographic space
+    ("Ofﬁce", "office"),                                   # NFKC: the "fi" ligature
+    ("Grand Opening", "grand opening"),                     # casefold
+    ("STRASSE straße", "strasse strasse"),                  # casefold, not lower(): ß → ss
+    ("DON'T STOP", "dont stop"),                            # apostrophes are deleted ...
+    ("DON’T ʼEM", "dont em"),                               # ... typographic ones too
+    ("HELLO,WORLD!", "hello world"),                        # ... other punctuation becomes a space
+    ("well-known (re)start", "well known re start"),
+    ("«Qué?» ¡Sí!", "qué sí"),                              # diacritics are kept
+    ("SALE 50% $5 +1 ©", "sale 50 $5 +1 ©"),                # % is punctuation; $ + © are symbols, kept
+    ("  a \t b\n\nc  ", "a b c"),                           # whitespace collapsed and trimmed
+    ("...", ""),
+])
+def test_normalisation_policy(raw, expected):
+    assert normalize_text(raw) == expected
+
+
+def test_normalisation_switches():
+    assert normalize_text("Don't, Stop", case_sensitive=True) == "Dont Stop"
+    assert normalize_text("Don't, Stop", strip_punctuation=False) == "don't, stop"
+
+
+@pytest.mark.parametrize("a, b, value", [
+    ("kitten", "sitting", 1 - 3 / 7),   # distance 3 (k→s, e→i, +g), longer string 7
+    ("grand opening", "grand opening", 1.0),
+    ("abc", "xyz", 0.0),
+    ("", "", 1.0),                      # nothing asked, nothing read
+    ("abc", "", 0.0),
+    ("", "abc", 0.0),
+])
+def test_char_similarity(a, b, value):
+    assert char_similarity(a, b) == pytest.approx(value)
+
+
+@pytest.mark.parametrize("a, b, value", [
+    ("a b c", "a b d", 2 / 4),
+    ("b a", "a b", 1.0),                # order ignored
+    ("a a b", "a b", 1.0),              # repeats ignored
+    ("a", "", 0.0),
+    ("", "", 1.0),
+])
+def test_token_jaccard(a, b, value):
+    assert token_jaccard(a, b) == pytest.approx(value)
+
+
+def test_fusion_one_letter_dropped():
+    # "grand openng" vs "grand opening": 1 deletion over 13 chars; tokens {grand, openng} vs {grand, opening}
+    r = tr_score("GRAND OPENNG", "Grand Opening", w_char=0.5)
+    assert r["char"] == pytest.approx(12 / 13)
+    assert r["token"] == pytest.approx(1 / 3)
+    assert r["score"] == pytest.approx(0.5 * 12 / 13 + 0.5 / 3)
+    assert (r["recognised"], r["expected"]) == ("grand openng", "grand opening")
+
+
+def test_fusion_missing_word():
+    # "fresh coffee" vs "fresh coffee daily": 6 deletions (" daily") over 18 chars; 2 of 3 tokens
+    r = tr_score("FRESH COFFEE", "FRESH COFFEE DAILY", w_char=0.5)
+    assert (r["char"], r["token"]) == (pytest.approx(12 / 18), pytest.approx(2 / 3))
+    assert r["score"] == pytest.approx(2 / 3)
+
+
+def test_fusion_weight_endpoints_and_linearity():
+    rec, exp = "SUMMER SAIE 50", "SUMMER SALE 50"   # 1 substitution over 14 chars; tokens 2 of 4
+    char, token = 1 - 1 / 14, 2 / 4
+    assert tr_score(rec, exp, w_char=1.0)["score"] == pytest.approx(char)
+    assert tr_score(rec, exp, w_char=0.0)["score"] == pytest.approx(token)
+    assert tr_score(rec, exp, w_char=0.25)["score"] == pytest.approx(0.25 * char + 0.75 * token)
+
+
+def test_fusion_normalises_both_sides():
+    assert tr_score("don't—stop!", "DON’T STOP", w_char=0.5)["score"] == 1.0
+    assert tr_score("Hello", "HELLO", w_char=0.5, case_sensitive=True)["score"] < 0.5

@@ -1,0 +1,101 @@
+"""The TR metric as a pure function of hand-made OCR lines: reading order, filters, expected-text sources."""
+from __future__ import annotations
+
+import pytest
+
+from vistar.features.ocr import OcrLine, OcrResult
+from vistar.metrics.tr import METRIC, filter_lines, reading_order
+from vistar.ontology import Ontology
+from vistar.prompts_dsl import parse_prompt, resolved_controls
+
+PARAMS = Ontology.load(None).metric_params("TR")
+
+
+def line(text: str, x: float, y: float, w: float = 200, h: float = 40, conf: float = 0.99) -> OcrLine:
+    return OcrLine(text, conf, ((x, y), (x + w, y), (x + w, y + h), (x, y + h)))
+
+
+def ocr(*lines: OcrLine, size: int = 1000) -> OcrResult:
+    return OcrResult(tuple(lines), size, size)
+
+
+def score(lines: OcrResult, controls: dict, **overrides):
+    return METRIC.fn({"ocr": lines}, controls, {**PARAMS, **overrides}, None)
+
+
+def test_reading_order_two_rows_from_shuffled_boxes():
+    # row 1: "GRAND" "OPENING" (second box 6 px lower: same row); row 2: "TODAY" "ONLY"; given out of order
+    boxes = [line("ONLY", 400, 300), line("OPENING", 400, 106), line("TODAY", 100, 300), line("GRAND", 100, 100)]
+    assert [ln.text for ln in reading_order(boxes)] == ["GRAND", "OPENING", "TODAY", "ONLY"]
+
+
+def test_reading_order_separates_rows_more_than_half_a_line_apart():
+    # centres 25 px apart with 40 px lines: a new row even though the boxes overlap vertically
+    boxes = [line("B", 0, 125), line("A", 300, 100)]
+    assert [ln.text for ln in reading_order(boxes)] == ["A", "B"]
+    assert reading_order([]) == []
+
+
+def test_score_uses_reading_order_not_detector_order():
+    shuffled = ocr(line("DAILY", 100, 400), line("COFFEE", 450, 200), line("FRESH", 100, 200))
+    result = score(shuffled, {"text": "FRESH COFFEE DAILY"})
+    assert result.status == "ok" and result.score == 1.0
+    assert [d["text"] for d in result.details["ocr_lines"]] == ["FRESH", "COFFEE", "DAILY"]
+
+
+def test_confidence_filter():
+    lines = ocr(line("HELLO", 100, 100, conf=0.95), line("XQZ", 400, 100, conf=0.2))
+    kept, dropped = filter_lines(lines, min_confidence=0.5, min_box_height_frac=0.0)
+    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 1, "tiny_box": 0}
+    result = score(lines, {"text": "HELLO"}, min_confidence=0.5)
+    assert result.score == 1.0 and result.details["dropped_lines"]["low_confidence"] == 1
+    # with the filter off the noise line counts: "hello xqz" vs "hello" → char 5/9, token 1/2
+    assert score(lines, {"text": "HELLO"}, min_confidence=0.0).score == pytest.approx(0.5 * 5 / 9 + 0.5 * 0.5)
+
+
+def test_tiny_box_filter():
+    lines = ocr(line("HELLO", 100, 100, h=40), line("ii", 600, 700, h=6))  # 6 px high in a 1000 px image
+    kept, dropped = filter_lines(lines, min_confidence=0.0, min_box_height_frac=0.01)
+    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 0, "tiny_box": 1}
+    kept, _ = filter_lines(lines, min_confidence=0.0, min_box_height_frac=0.005)
+    assert len(kept) == 2
+
+
+def test_no_text_read_scores_zero():
+    result = score(ocr(), {"text": "GRAND OPENING"})
+    assert result.status == "ok" and result.score == 0.0
+    assert result.details["recognised"] == "" and result.details["ocr_lines"] == []
+
+
+def test_text_list_joined_in_given_order():
+    lines = ocr(line("SUMMER SALE", 100, 100), line("50% OFF", 100, 300))
+    assert score(lines, {"text": ["SUMMER SALE", "50% OFF"]}).score == 1.0
+    swapped = score(lines, {"text": ["50% OFF", "SUMMER SALE"]})
+    assert swapped.details["token"] == 1.0 and swapped.details["char"] < 1.0  # order matters only to char
+
+
+def test_details_hold_sub_scores_and_evidence():
+    result = score(ocr(line("GRAND OPENNG", 100, 100, conf=0.876543)), {"text": "GRAND OPENING"})
+    d = result.details
+    assert (d["char"], d["token"]) == (pytest.approx(12 / 13), pytest.approx(1 / 3))
+    assert result.score == pytest.approx(0.5 * 12 / 13 + 0.5 / 3)
+    assert d["ocr_lines"] == [{"text": "GRAND OPENNG", "confidence": 0.8765, "box": [[100, 100], [300, 100], [300, 140], [100, 140]]}]
+
+
+def test_missing_expected_text_is_an_error_row():
+    result = score(ocr(line("HELLO", 0, 0)), {})
+    assert result.status == "error" and result.score is None and "text=" in result.error
+
+
+def test_expected_text_derived_from_quoted_span():
+    prompt = parse_prompt('[GD|TR] A shop poster that says "GRAND OPENING" in red')
+    controls = resolved_controls(prompt, Ontology.load(None))
+    assert controls["text"] == "GRAND OPENING"
+    assert score(ocr(line("GRAND OPENING", 100, 100)), controls).score == 1.0
+
+
+def test_explicit_text_wins_over_quoted_span():
+    prompt = parse_prompt('[GD|TR] A poster that says "GRAND OPENING" {text="OPEN"}')
+    controls = resolved_controls(prompt, Ontology.load(None))
+    assert controls["text"] == "OPEN"
+    assert score(ocr(line("OPEN", 100, 100)), controls).score == 1.0
