@@ -86,6 +86,10 @@ class Metric:
 # name -> "module:attribute"; add a line here when you add a stage or a metric.
 FEATURES: dict[str, str] = {
     "ocr": "vistar.features.ocr:STAGE",
+    "panels": "vistar.features.panels:STAGE",
+    "clip_embed": "vistar.features.clip_embed:STAGE",
+    "subject_masks": "vistar.features.subject_masks:STAGE",
+    "dino_embed": "vistar.features.dino_embed:STAGE",
     "depth": "vistar.features.depth:STAGE",
     "instances": "vistar.features.instances:STAGE",
     "shadows": "vistar.features.shadows:STAGE",
@@ -98,6 +102,7 @@ FEATURES: dict[str, str] = {
 }
 METRICS: dict[str, str] = {
     "TR": "vistar.metrics.tr:METRIC",
+    "CSE": "vistar.metrics.cse:METRIC",
     "PSC": "vistar.metrics.psc:METRIC",
     "LI": "vistar.metrics.li:METRIC",
     "SF": "vistar.vlm.hwpq.metric:SF",

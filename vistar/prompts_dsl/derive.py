@@ -30,6 +30,16 @@ DERIVED_FROM: dict[str, dict[str, str]] = {"TR": {"text": "a double-quoted span 
                                            "LI": {"light": "a light-anchor phrase in the core (`vistar ontology show`)"}}
 
 
+def _cse_shots(prompt: Prompt, ontology) -> dict:
+    from ..metrics.cse import derive_shots
+
+    return derive_shots(prompt)
+
+
+DERIVERS["CSE"] = _cse_shots
+DERIVED_FROM["CSE"] = {"shots": "a `lead-in: shot; shot; ...` list in the core"}
+
+
 def resolved_controls(prompt: Prompt, ontology=None) -> dict:
     """Controls with derived ground truth filled in where the prompt left them out; metadata keys (`set`) dropped."""
     derive = DERIVERS.get(prompt.angle)

@@ -1,0 +1,78 @@
+"""CLIP embeddings of every panel and of every sub-prompt (`shots`), for CSE coverage.
+
+All panel crops of a batch of storyboards go through the image tower together, and all sub-prompts of
+the batch through the text tower together (in chunks of `batch_size`), so a 4-panel storyboard costs a
+quarter of a forward pass's batch, not four passes. Panels are preprocessed by the checkpoint's own
+processor (shortest side resized, centre crop), as CLIP was trained.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine.registry import FeatureStage, StageContext, StageInput
+from .hf_models import load_pretrained, pooled, torch_dtype
+
+MODEL = "clip-vit-large-patch14"
+
+
+@dataclass(frozen=True)
+class ClipEmbeddings:
+    panel_vectors: np.ndarray   # (N, D) float32, projected image embeddings, panels in reading order
+    text_vectors: np.ndarray    # (M, D) float32, projected text embeddings of the sub-prompts
+    texts: tuple[str, ...]      # the M sub-prompts
+
+
+def shots_of(controls: dict) -> list[str]:
+    """The sub-prompts: the `shots` list (a single string counts as one shot)."""
+    shots = controls.get("shots")
+    if shots is None or shots == "" or shots == []:
+        raise ValueError("control 'shots': CSE needs the list of sub-prompts, e.g. shots=[\"...\", \"...\"]")
+    return [str(s) for s in shots] if isinstance(shots, list) else [str(shots)]
+
+
+def _chunks(items: list, size: int):
+    for i in range(0, len(items), max(1, size)):
+        yield items[i:i + size]
+
+
+def _compute(batch: list[StageInput], ctx: StageContext) -> list:
+    import torch
+
+    params = ctx.params("clip_embed")
+    dtype, size = params.get("dtype", "float32"), int(params.get("batch_size", 64))
+    from transformers import CLIPModel, CLIPProcessor
+    model, processor = ctx.model("clip_embed", lambda: load_pretrained(MODEL, ctx, CLIPModel, CLIPProcessor, dtype))
+    outputs: list = [None] * len(batch)
+    crops, texts, owners = [], [], []
+    for i, item in enumerate(batch):
+        try:
+            shots = shots_of(item.controls)
+        except ValueError as exc:
+            outputs[i] = exc
+            continue
+        layout = item.deps["panels"]
+        crops += layout.crops(item.image)
+        texts += shots
+        owners.append((i, len(layout), len(shots)))
+    image_vecs, text_vecs = [], []
+    max_tokens = model.config.text_config.max_position_embeddings   # fixed padding: same result in any batch
+    with torch.inference_mode():
+        for chunk in _chunks(crops, size):
+            pixels = processor(images=chunk, return_tensors="pt")["pixel_values"].to(ctx.device, torch_dtype(dtype))
+            image_vecs.append(pooled(model.get_image_features(pixel_values=pixels)).float().cpu().numpy())
+        for chunk in _chunks(texts, size):
+            tokens = processor(text=chunk, padding="max_length", truncation=True, max_length=max_tokens,
+                               return_tensors="pt").to(ctx.device)
+            text_vecs.append(pooled(model.get_text_features(**tokens)).float().cpu().numpy())
+    image_all = np.concatenate(image_vecs) if image_vecs else np.zeros((0, 0), np.float32)
+    text_all = np.concatenate(text_vecs) if text_vecs else np.zeros((0, 0), np.float32)
+    pi = ti = 0
+    for i, n, m in owners:
+        outputs[i] = ClipEmbeddings(image_all[pi:pi + n], text_all[ti:ti + m], tuple(texts[ti:ti + m]))
+        pi, ti = pi + n, ti + m
+    return outputs
+
+
+STAGE = FeatureStage(name="clip_embed", version="1", compute=_compute, requires=("panels",), models=(MODEL,))

@@ -1,0 +1,33 @@
+"""Loading a catalogued transformers model and its processor through the model layer.
+
+The weight path comes from `resolve_weight` (so a missing weight raises `MissingWeightError`, which the
+engine turns into skipped rows naming the weight), the load is recorded with its sha256 for `run.json`,
+and nothing is ever fetched: `local_files_only` stays on even when the path is an HF cache snapshot.
+"""
+from __future__ import annotations
+
+from ..engine.registry import StageContext
+from ..models import record_loaded, resolve_weight
+
+
+def torch_dtype(name: str):
+    import torch
+
+    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+    if name not in dtypes:
+        raise ValueError(f"dtype must be one of {', '.join(dtypes)}, not {name!r}")
+    return dtypes[name]
+
+
+def load_pretrained(name: str, ctx: StageContext, model_cls, processor_cls, dtype: str = "float32"):
+    """(model in eval mode on ctx.device, processor) for catalogue entry NAME."""
+    path = resolve_weight(name, ctx.model_paths)
+    model = model_cls.from_pretrained(path, local_files_only=True, dtype=torch_dtype(dtype)).eval().to(ctx.device)
+    processor = processor_cls.from_pretrained(path, local_files_only=True)
+    record_loaded(name, path)
+    return model, processor
+
+
+def pooled(output):
+    """transformers 5 returns model outputs from `get_*_features`; older versions return the tensor."""
+    return output if hasattr(output, "shape") else output.pooler_output
