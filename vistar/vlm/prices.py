@@ -83,8 +83,10 @@ class Ledger:
 
     def lines(self) -> list[str]:
         s = self.summary()
-        money = (lambda v: "n/a (no price for this model, or nothing asked)" if v is None else f"${v:.4f}")
-        return [f"judge: {s['http_requests']} HTTP requests, {s['cache_hits']} answers from the cache, "
-                f"{s['failed_questions']} failed questions; tokens in {s['prompt_tokens']}, out {s['completion_tokens']}",
-                f"judge cost: {money(s['cost_usd'])} total, {money(s['cost_per_image_usd'])} per image, "
-                f"{money(s['cost_per_1000_prompts_usd'])} per 1000 prompts"]
+        head = (f"judge: {s['http_requests']} HTTP requests, {s['cache_hits']} answers from the cache, "
+                f"{s['failed_questions']} failed questions; tokens in {s['prompt_tokens']}, out {s['completion_tokens']}")
+        if s["cost_usd"] is None:
+            return [head, "judge cost: unknown, the judge model has no entry in the price table (see docs/judge.md)"]
+        money = (lambda v: "n/a" if v is None else f"${v:.4f}")
+        return [head, f"judge cost: {money(s['cost_usd'])} total, {money(s['cost_per_image_usd'])} per image, "
+                      f"{money(s['cost_per_1000_prompts_usd'])} per 1000 prompts"]

@@ -160,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             return self._send(404, b'{"error": "not found"}')
         length = int(self.headers.get("content-length") or 0)
         if length > MAX_BODY:

@@ -1,0 +1,106 @@
+"""Judge cache and cost ledger: hits skip the judge, failures are never cached, every key part matters,
+cache-only runs never call, prices come from a user-editable table."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from vistar.vlm.cache import cache_key
+from vistar.vlm.config import JudgeConfig, config_from_options
+from vistar.vlm.hwpq import online
+from vistar.vlm.judge import Judge, image_sha256, png_bytes
+from vistar.vlm.prices import Price, load_prices, price_for
+from vistar.vlm.testing_server import JudgeServer
+from vistar.vlm.types import JudgeRequest
+
+from .vlm_helpers import BLUE, RED, fast_config, solid
+
+
+def _req(rgb, item="q1", vote=0) -> JudgeRequest:
+    image = solid(rgb)
+    return JudgeRequest("hwpq@1", item, online.PER_QUESTION_HASH, online.per_question_prompt("Is the image red?"),
+                        online.SYSTEM, (png_bytes(image),), image_sha256(image), vote)
+
+
+def test_second_ask_comes_from_cache_without_a_request(tmp_path):
+    with JudgeServer() as srv:
+        first = Judge(fast_config(srv.url, tmp_path))
+        a = first.ask([(_req(RED), online.parse_single), (_req(BLUE), online.parse_single)])
+        first.close()
+        again = Judge(fast_config(srv.url, tmp_path))
+        b = again.ask([(_req(RED), online.parse_single), (_req(BLUE), online.parse_single)])
+        assert [r.parsed for r in a] == [r.parsed for r in b] == [True, False]
+        assert len(srv.requests) == 2 and all(r.cached for r in b)
+        assert again.ledger.cache_hits == 2 and again.ledger.calls == 0
+
+
+def test_failures_are_not_cached_and_are_reasked_later(tmp_path):
+    with JudgeServer() as srv:
+        srv.fault_for = lambda body: "500"
+        judge = Judge(fast_config(srv.url, tmp_path, max_retries=1))
+        failed = judge.ask([(_req(RED), online.parse_single)])
+        assert not failed[0].ok and len(judge.cache) == 0 and judge.ledger.failures == 1
+        srv.fault_for = None
+        n = len(srv.requests)
+        retried = judge.ask([(_req(RED), online.parse_single)])
+        assert retried[0].ok and not retried[0].cached and len(srv.requests) == n + 1 and len(judge.cache) == 1
+
+
+def test_cache_only_rebuilds_without_calling(tmp_path):
+    with JudgeServer() as srv:
+        Judge(fast_config(srv.url, tmp_path)).ask([(_req(RED), online.parse_single)])
+        n = len(srv.requests)
+        offline = Judge(fast_config(srv.url, tmp_path, cache_only=True))
+        hit, miss = offline.ask([(_req(RED), online.parse_single), (_req(BLUE), online.parse_single)])
+        assert hit.ok and hit.parsed is True and not miss.ok and "cache-only" in miss.error
+        assert len(srv.requests) == n
+
+
+def test_every_key_part_changes_the_key():
+    cfg = JudgeConfig(url="http://127.0.0.1:1/v1", model="m")
+    req = _req(RED)
+    base = cache_key(cfg, req)
+    variants = [cache_key(replace(cfg, model="m2"), req), cache_key(replace(cfg, model_version="2024"), req),
+                cache_key(replace(cfg, temperature=0.5), req), cache_key(replace(cfg, seed=1), req),
+                cache_key(replace(cfg, max_tokens=7), req), cache_key(cfg, replace(req, protocol="hwpq@2")),
+                cache_key(cfg, replace(req, template_hash="other")), cache_key(cfg, replace(req, image_sha256="x")),
+                cache_key(cfg, replace(req, item_id="q2")), cache_key(cfg, replace(req, vote=2))]
+    assert len({base, *variants}) == len(variants) + 1
+    assert cache_key(replace(cfg, url="http://elsewhere/v1", timeout_s=5, key_env="K"), req) == base  # transport is not identity
+
+
+def test_user_price_table_wins_and_cost_is_tokens_times_price(tmp_path):
+    table = tmp_path / "prices.yaml"
+    table.write_text('models:\n  "test-*": {input: 3.0, output: 15.0}\n  gpt-4o: {input: 1.0, output: 1.0}\n')
+    prices = load_prices(table)
+    assert price_for("test-judge", prices) == Price(3.0, 15.0)
+    assert price_for("gpt-4o", prices) == Price(1.0, 1.0)                 # user entry overrides the default
+    assert price_for("gpt-4o-mini-2024-07-18", prices) == Price(0.15, 0.60)  # default table still there
+    assert price_for("unknown-model", prices) is None
+    assert Price(3.0, 15.0).cost(1000, 100) == pytest.approx(0.0045)
+    with JudgeServer() as srv:
+        judge = Judge(fast_config(srv.url, tmp_path, prices=str(table)))
+        replies = judge.ask([(_req(RED), online.parse_single), (_req(BLUE), online.parse_single)],
+                            bill=[("img-red", "p1"), ("img-blue", "p1")])
+    s = judge.ledger.summary()
+    expected = sum(3.0 * r.prompt_tokens + 15.0 * r.completion_tokens for r in replies) / 1e6
+    assert s["cost_usd"] == pytest.approx(expected) and s["images"] == 2 and s["prompts"] == 1
+    assert s["cost_per_image_usd"] == pytest.approx(expected / 2)
+    assert s["cost_per_1000_prompts_usd"] == pytest.approx(expected * 1000)
+
+
+def test_bad_price_table_and_bad_settings_are_clear_errors(tmp_path):
+    table = tmp_path / "prices.yaml"
+    table.write_text("models:\n  m: {input: cheap}\n")
+    with pytest.raises(ValueError, match="price of 'm' needs numeric"):
+        load_prices(table)
+    conf = tmp_path / "judge.yaml"
+    conf.write_text("url: http://127.0.0.1:1/v1\nmodel: m\nvotez: 3\n")
+    with pytest.raises(ValueError, match="unknown judge setting"):
+        config_from_options({"judge_config": str(conf)})
+    with pytest.raises(ValueError, match="odd"):
+        JudgeConfig(url="u", model="m", votes=2)
+    assert config_from_options({}) is None
+    conf.write_text("url: http://127.0.0.1:1/v1\nmodel: m\nvotes: 5\n")
+    assert config_from_options({"judge_config": str(conf), "judge_model": "other"}) == JudgeConfig(url="http://127.0.0.1:1/v1", model="other", votes=5)
