@@ -118,3 +118,20 @@ def test_role_weights_fit_follows_the_judged_angle(role_run, tmp_path):
     bt = result.bradley_terry.set_index("model")
     assert list(bt.sort_values("rank_human").index) == ["M0", "M1", "M2", "M3"]
     assert (bt["rank_human"] == bt["rank_CSE"]).all()
+
+
+def test_judgment_angle_selects_metric_and_raters_are_oriented():
+    from vistar.calibration.calibrate import metric_pairs, rater_agreement
+
+    ok = pd.DataFrame({"image": ["x", "y", "x", "y"], "model": ["m", "n", "m", "n"], "role": "GD",
+                       "angle": ["TR", "TR", "TR", "TR"], "metric": ["TR", "TR", "TR_char", "TR_char"],
+                       "score": [0.9, 0.1, 0.2, 0.8], "details": "{}"})
+    pairs = pd.DataFrame({"image_a": ["x", "x"], "image_b": ["y", "y"], "h": [1, 1], "angle": ["TR", "LI"],
+                          "rater": [None, None], "role": [None, None], "line": [2, 3]})
+    got = metric_pairs(pairs, ok, "TR")
+    assert list(got["line"]) == [2] and got["s_a"].iloc[0] == 0.9  # the LI judgment is not TR's to explain
+    # (a,b) written both ways and agreeing; (c,d) agreeing on the other side; (e,f) split -> α = 4/9 (see stats test)
+    votes = pd.DataFrame({"image_a": ["a", "b", "c", "c", "e", "e"], "image_b": ["b", "a", "d", "d", "f", "f"],
+                          "h": [1, -1, -1, -1, 1, -1], "rater": ["r1", "r2", "r1", "r2", "r1", "r2"]})
+    agreement = rater_agreement(votes)
+    assert agreement["raters"] == 2 and agreement["alpha_nominal"] == pytest.approx(4 / 9)

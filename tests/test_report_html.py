@@ -81,7 +81,7 @@ def test_chromium_check_catches_a_script_error(report, tmp_path):
 def test_markdown_csv_and_duckdb(report):
     data, paths = report
     md = paths["markdown"].read_text()
-    assert "| model | TR | LI | overall | rank | core | hard | drop_% |" in md
+    assert "| model | TR | LI | overall | overall 95% CI | rank | core | hard | drop_% |" in md
     overview = pd.read_csv(paths["csv:overview"]).set_index("model")
     assert overview.loc["alpha", "TR"] == pytest.approx(70.0)
     assert overview.loc["alpha", "drop_%"] == pytest.approx((85 - 40) / 85 * 100)

@@ -120,6 +120,7 @@ def test_missing_angles_are_stated(data):
     assert "Model C has no score for LI" in notes
     assert "Role IL" in notes and "none of its angles" in notes
     assert "1 row(s) ended in error and 1 were skipped" in notes
+    assert "Metrics other than the angle scores (TR_char)" in notes
     reasons = data.skip_reasons
     assert set(reasons["reason"]) == {"feature 'ocr' failed: boom", "missing weight depth"}
 

@@ -27,7 +27,8 @@ def table3(data: ReportData) -> pd.DataFrame:
     wide = data.angle_scores.pivot(index="model", columns="angle", values="mean")
     wide = wide.reindex(columns=[a for a in data.summary["angles"] if a in wide.columns])
     overall = data.overall.set_index("model")
-    cols = ["overall", "rank"] + (["core", "hard", "drop_pct"] if data.has_sets else [])
+    overall = overall.assign(**{"overall 95% CI": [ci(lo, hi) for lo, hi in zip(overall.ci_low, overall.ci_high)]})
+    cols = ["overall", "overall 95% CI", "rank"] + (["core", "hard", "drop_pct"] if data.has_sets else [])
     out = wide.join(overall[cols], how="right").reset_index()
     return out.rename(columns={"drop_pct": "drop_%"})
 

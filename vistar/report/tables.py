@@ -77,7 +77,7 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
     if data.has_sets:
         data.overall = data.overall.merge(_core_hard(rows, models), on="model", how="left")
     data.skip_reasons = _reasons(rows)
-    data.notes = _coverage_notes(rows, ontology, models, angle_order, data)
+    data.notes = _coverage_notes(rows, scores["metric"].dropna().unique(), ontology, models, angle_order, data)
     data.ranking_notes = _ranking_notes(data)
     data.summary = {"models": models, "angles": angle_order, "rows": int(len(scores)), "angle_rows": int(len(rows)),
                     "seed": seed, "resamples": resamples, "ontology_hash": ontology.hash}
@@ -147,7 +147,7 @@ def _reasons(rows) -> pd.DataFrame:
             .sort_values(["count", "angle"], ascending=[False, True]).reset_index(drop=True))
 
 
-def _coverage_notes(rows, ontology, models, angle_order, data) -> list[str]:
+def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -> list[str]:
     notes = []
     absent = [a for a in ontology.angles if a not in set(rows["angle"])]
     if absent:
@@ -170,6 +170,10 @@ def _coverage_notes(rows, ontology, models, angle_order, data) -> list[str]:
             missing = sorted({a for m in sub["angles_missing"] for a in m.split(",") if a})
             share = sub["covered_weight"].max()
             notes.append(f"Role {role}: partial — scored on {share:.0%} of its weight; missing {', '.join(missing)}.")
+    others = sorted(set(scores_metrics) - set(rows["metric"]))
+    if others:
+        notes.append("Metrics other than the angle scores (" + ", ".join(others) + ") are not averaged into the tables; "
+                     "they are in report.duckdb, table `scores`.")
     errors = int(data.angle_scores["n_error"].sum())
     skipped = int(data.angle_scores["n_skipped"].sum())
     if errors or skipped:
