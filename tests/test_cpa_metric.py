@@ -1,0 +1,102 @@
+"""CPA on hand-made pose/face/instance features: matching, sub-scores, role weights, defined failures."""
+import numpy as np
+import pytest
+
+from vistar.features.faces import Face, FaceResult
+from vistar.features.pose import PosePerson, PoseResult
+from vistar.features.types import Instances
+from vistar.metrics.cpa import METRIC
+from vistar.ontology import Ontology
+from vistar.prompts_dsl import parse_prompt
+from tests.test_cpa_posture import STAND, body
+
+PARAMS = Ontology.load().metric_params("CPA")
+
+
+def shifted(points: dict, dx: float) -> np.ndarray:
+    lm = body(**points)
+    lm[:, 0] += dx
+    return lm
+
+
+SIT = {**STAND, "lk": (200, 205), "rk": (170, 205), "la": (200, 295), "ra": (170, 295)}
+
+
+def face(x, label):
+    probs = {k: 0.02 for k in ("angry", "disgust", "fear", "happy", "sad", "surprise", "neutral")}
+    probs[label] = 0.88
+    return Face((x + 80, 40, x + 120, 80), 0.9, (), probs)
+
+
+def two_people():
+    """Left: standing and happy; right (x + 400): sitting and sad."""
+    poses = PoseResult((PosePerson(shifted(STAND, 0), 0), PosePerson(shifted(SIT, 400), 1)))
+    return {"pose": poses, "faces": FaceResult((face(0, "happy"), face(400, "sad")))}
+
+
+def score(features, controls, role="SA"):
+    prompt = parse_prompt(f"[{role}|CPA] people")
+    return METRIC.fn(features, controls, PARAMS, prompt)
+
+
+def test_hungarian_matches_people_whatever_the_listing_order():
+    res = score(two_people(), {"count": 2, "posture": ["sitting", "standing"], "expression": ["sad", "happy"]})
+    assert res.status == "ok"
+    assert res.details["s_count"] == 1.0 and res.details["s_posture"] == 1.0 and res.details["s_expression"] == 1.0
+    assert res.score == pytest.approx(1.0)
+    assert [p["matched_to"] for p in res.details["people"]] == [1, 0]
+
+
+def test_swapped_expressions_score_by_probability_ratio():
+    res = score(two_people(), {"count": 2, "posture": ["standing", "sitting"], "expression": ["sad", "happy"]})
+    # posture agreement dominates the matching; each expression then scores p(expected)/p(top) = 0.02/0.88
+    assert res.details["s_posture"] == 1.0
+    assert res.details["s_expression"] == pytest.approx(0.02 / 0.88)
+
+
+def test_count_error_and_role_weights():
+    res = score(two_people(), {"count": 4, "posture": "standing"}, role="SA")
+    assert res.details["s_count"] == 0.5                       # 1 - |2 - 4| / 4
+    assert res.details["s_posture"] == pytest.approx((1.0 + 0.0) / 4)   # 2 of 4 matched: standing 1, sitting 0
+    w = PARAMS["role_weights"]["SA"]
+    expected = (w["w_c"] * 0.5 + w["w_p"] * res.details["s_posture"]) / (w["w_c"] + w["w_p"])
+    assert res.score == pytest.approx(expected)
+    assert res.details["s_expression"] is None                 # not asked: left out of the mean, not a zero
+
+
+def test_single_posture_applies_to_everyone_counted():
+    res = score(two_people(), {"count": 2, "posture": "standing"})
+    assert res.details["s_posture"] == pytest.approx((1.0 + 0.0) / 2)
+
+
+def test_instances_are_the_people_when_given():
+    feats = two_people()
+    masks = np.zeros((3, 400, 700), bool)
+    inst = Instances(masks, np.array([0, 0, 56]), ("person", "person", "chair"), np.array([0.9, 0.8, 0.9]),
+                     np.array([[50, 0, 160, 400], [440, 0, 620, 400], [600, 200, 700, 400]], float))
+    res = score({**feats, "instances": inst}, {"count": 2, "posture": ["standing", "sitting"]})
+    assert res.details["person_source"] == "instances" and res.details["n_detected"] == 2
+    assert res.details["s_posture"] == 1.0
+
+
+def test_no_one_detected_and_zero_count():
+    empty = {"pose": PoseResult(()), "faces": FaceResult(())}
+    assert score(empty, {"count": 0}).score == 1.0
+    res = score(empty, {"count": 1, "expression": "happy"})
+    assert res.details["s_count"] == 0.0 and res.details["s_expression"] == 0.0
+
+
+def test_faces_without_pose_still_count():
+    feats = {"pose": PoseResult(()), "faces": FaceResult((face(0, "happy"), face(400, "neutral")))}
+    res = score(feats, {"count": 2, "expression": ["neutral", "smiling"]})
+    assert res.details["n_detected"] == 2 and res.details["s_expression"] == 1.0
+
+
+def test_defined_failures():
+    feats = two_people()
+    assert score(feats, {}).status == "skipped"
+    bad = score(feats, {"count": "many"})
+    assert bad.status == "error" and "count" in bad.error
+    bad = score(feats, {"expression": "pensive"})
+    assert bad.status == "error" and "known" in bad.error
+    assert score(feats, {"count": "two"}).details["s_count"] == 1.0

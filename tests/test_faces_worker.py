@@ -1,0 +1,67 @@
+"""A crash inside the expression worker costs one image's row, never the run."""
+import os
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from skimage import data
+
+from vistar.engine.runner import ScoreConfig, run_score
+from vistar.engine.store import read_scores
+from vistar.features.expression_worker import ExpressionWorker, WorkerCrashed
+
+CRASH_FLAG = "VISTAR_TEST_CRASH_FLAG"
+
+
+def crash_once_classifier(weight_path):
+    """Classifier factory for the worker: the first request after the flag file appears kills the process
+    (os._exit: no exception, no cleanup — like a segfault); afterwards every face is 'happy'."""
+    def classify(crops):
+        flag = Path(os.environ[CRASH_FLAG])
+        if flag.exists():
+            flag.unlink()
+            os._exit(3)
+        out = np.zeros((len(crops), 7), np.float32)
+        out[:, 3] = 1.0
+        return out
+    return classify
+
+
+def test_worker_crash_raises_and_the_next_request_gets_a_fresh_worker(tmp_path, monkeypatch):
+    flag = tmp_path / "crash"
+    flag.touch()
+    monkeypatch.setenv(CRASH_FLAG, str(flag))
+    worker = ExpressionWorker(f"{__name__}:crash_once_classifier", "unused", timeout_s=60)
+    try:
+        crops = np.zeros((1, 64, 64), np.uint8)
+        try:
+            worker.classify(crops)
+            raise AssertionError("the crash was not reported")
+        except WorkerCrashed as exc:
+            assert "exit code 3" in str(exc)
+        assert worker.classify(crops)[0, 3] == 1.0 and worker.restarts == 1
+    finally:
+        worker.close()
+
+
+def test_run_records_an_error_row_and_scores_the_rest(tmp_path, monkeypatch):
+    flag = tmp_path / "crash"
+    flag.touch()
+    monkeypatch.setenv(CRASH_FLAG, str(flag))
+    images = tmp_path / "images" / "m"
+    images.mkdir(parents=True)
+    for pid in ("p1", "p2"):
+        Image.fromarray(data.astronaut()).save(images / f"{pid}.png")
+    prompts = tmp_path / "prompts.vistar"
+    prompts.write_text('p1: [MS|CPA] a smiling astronaut {count=1, expression="smiling"}\n'
+                       'p2: [MS|CPA] a smiling astronaut {count=1, expression="smiling"}\n')
+    onto = tmp_path / "onto.yaml"
+    onto.write_text(f'features:\n  faces:\n    classifier: "{__name__}:crash_once_classifier"\n')
+    dummy = tmp_path / "weights.hdf5"
+    dummy.write_bytes(b"not used by the test classifier")
+    cfg = ScoreConfig(images=tmp_path / "images", prompts=prompts, out=tmp_path / "run", ontology=onto,
+                      batch_size=2, model_paths={"fer-mini-xception": str(dummy)})
+    run_score(cfg)
+    rows = read_scores(tmp_path / "run").set_index("prompt_id")
+    assert rows.loc["p1", "status"] == "error" and "expression worker died" in rows.loc["p1", "error"]
+    assert rows.loc["p2", "status"] == "ok" and rows.loc["p2", "score"] == 1.0

@@ -1,0 +1,171 @@
+"""CPA — character portrayal accuracy: right number of people, in the right postures, with the right
+expressions.
+
+People come from `instances` (class `person`) when that feature is given, else from the pose and face
+detections (docs/metrics/cpa.md). Detected people are matched to the prompt's people by the Hungarian
+algorithm on posture + expression agreement; S_count, S_posture, S_expression are combined as a weighted
+mean over the terms the prompt asks for, with per-role weights from the ontology.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ..engine.registry import Metric, MetricResult
+from ..features.faces import Face, FaceResult
+from ..features.pose import PoseResult
+from ..features.types import Instances
+from .posture import Posture, classify, parse_posture, posture_similarity
+
+_NUMBERS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+@dataclass(frozen=True)
+class Person:
+    box: tuple[float, float, float, float]
+    posture: Posture | None
+    face: Face | None
+
+
+def _inside(point, box) -> bool:
+    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
+
+
+def _centre(box) -> tuple[float, float]:
+    return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+
+
+def people_from(features: dict, params: dict) -> tuple[list[Person], str]:
+    """Detected people and where they came from (`instances`, else `pose+faces`)."""
+    min_vis = float(params["min_visibility"])
+    poses: PoseResult = features["pose"]
+    faces: FaceResult = features["faces"]
+    instances = features.get("instances")
+    if isinstance(instances, Instances):
+        keep = [i for i, name in enumerate(instances.class_names)
+                if name == params["person_class"] and instances.confidences[i] >= float(params["min_person_confidence"])]
+        people = []
+        free_poses, free_faces = list(poses.people), list(faces.faces)
+        for i in keep:
+            box = tuple(float(v) for v in instances.boxes[i])
+            pose = next((p for p in free_poses if _inside(_centre(p.box(min_vis)), box)), None)
+            face = next((f for f in free_faces if _inside(_centre(f.box), box)), None)
+            if pose is not None:
+                free_poses.remove(pose)
+            if face is not None:
+                free_faces.remove(face)
+            people.append(Person(box, classify(pose.landmarks, min_vis) if pose else None, face))
+        return people, "instances"
+    people, used_faces = [], set()
+    for pose in poses.people:
+        face = faces.faces[pose.face_index] if pose.face_index is not None and pose.face_index < len(faces.faces) else None
+        if face is not None:
+            used_faces.add(pose.face_index)
+        people.append(Person(pose.box(min_vis), classify(pose.landmarks, min_vis), face))
+    people += [Person(f.box, None, f) for k, f in enumerate(faces.faces) if k not in used_faces]
+    return sorted(people, key=lambda p: (p.box[0], p.box[1])), "pose+faces"
+
+
+def parse_count(value) -> int:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 and float(value).is_integer():
+        return int(value)
+    text = str(value).strip().lower()
+    if text.isdigit():
+        return int(text)
+    if text in _NUMBERS:
+        return _NUMBERS[text]
+    raise ValueError(f"count={value!r} is not a whole number")
+
+
+def expression_label(value: str, synonyms: dict[str, list[str]]) -> str:
+    word = " ".join(str(value).lower().split())
+    for label, words in synonyms.items():
+        if word == label or word in words:
+            return label
+    raise ValueError(f"expression={value!r} is not a known expression (known: {', '.join(sorted(synonyms))})")
+
+
+def expression_similarity(expected: str, face: Face | None) -> float:
+    """p(expected)/p(top class): 1 when the expected expression is the classifier's choice, smaller as it
+    ranks lower; 0 when no face (or no expression) was seen for the person."""
+    if face is None or not face.expression:
+        return 0.0
+    return face.expression.get(expected, 0.0) / max(max(face.expression.values()), 1e-9)
+
+
+def _per_person(value, n: int) -> list | None:
+    if value is None:
+        return None
+    items = list(value) if isinstance(value, (list, tuple)) else [value] * max(n, 1)
+    return items
+
+
+def _weights(params: dict, role: str | None) -> dict[str, float]:
+    base = {k: float(params[k]) for k in ("w_c", "w_p", "w_e")}
+    override = (params.get("role_weights") or {}).get(role or "", {}) or {}
+    return {k: float(override.get(k, v)) for k, v in base.items()}
+
+
+def cpa(people: list[Person], controls: dict, params: dict, role: str | None) -> dict:
+    """Sub-scores and the combined score; raises ValueError on malformed ground truth."""
+    count = parse_count(controls["count"]) if "count" in controls else None
+    lists = [len(controls[k]) for k in ("posture", "expression") if isinstance(controls.get(k), (list, tuple))]
+    n_gt = count if count is not None else (max(lists) if lists else 1)
+    postures = _per_person(controls.get("posture"), n_gt)
+    expressions = _per_person(controls.get("expression"), n_gt)
+    if postures is not None:
+        postures = [parse_posture(p, params["posture_synonyms"]) for p in postures]
+    if expressions is not None:
+        expressions = [expression_label(e, params["expression_synonyms"]) for e in expressions]
+    n_gt = max([n_gt] + [len(x) for x in (postures, expressions) if x is not None])
+    partial = float(params["partial_credit"])
+
+    sim_p = np.array([[posture_similarity(postures[j], p.posture, partial) if postures else 0.0 for j in range(n_gt)]
+                      for p in people]).reshape(len(people), n_gt)
+    sim_e = np.array([[expression_similarity(expressions[j], p.face) if expressions else 0.0 for j in range(n_gt)]
+                      for p in people]).reshape(len(people), n_gt)
+    rows, cols = linear_sum_assignment(-(sim_p + sim_e)) if people and n_gt else (np.array([], int), np.array([], int))
+
+    s_count = None
+    if count is not None:
+        s_count = (1.0 if not people else 0.0) if count == 0 else max(0.0, 1.0 - abs(len(people) - count) / count)
+    s_posture = float(sim_p[rows, cols].sum() / n_gt) if postures and n_gt else None
+    s_expression = float(sim_e[rows, cols].sum() / n_gt) if expressions and n_gt else None
+    weights = _weights(params, role)
+    terms = [(weights["w_c"], s_count), (weights["w_p"], s_posture), (weights["w_e"], s_expression)]
+    used = [(w, s) for w, s in terms if s is not None]
+    total = sum(w for w, _ in used)
+    score = sum(w * s for w, s in used) / total if total > 0 else None
+    matches = {int(r): int(c) for r, c in zip(rows, cols)}
+    return {"score": score, "s_count": s_count, "s_posture": s_posture, "s_expression": s_expression,
+            "weights": weights, "n_expected": n_gt, "n_detected": len(people),
+            "people": [_describe(p, matches.get(i)) for i, p in enumerate(people)]}
+
+
+def _describe(person: Person, match: int | None) -> dict:
+    out = {"box": [round(v, 1) for v in person.box], "matched_to": match,
+           "posture": list(person.posture.labels) if person.posture else None}
+    if person.face is not None and person.face.expression:
+        top = max(person.face.expression, key=person.face.expression.get)
+        out["expression"] = top
+        out["expression_p"] = round(person.face.expression[top], 4)
+    return out
+
+
+def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+    if not any(k in controls for k in ("count", "posture", "expression")):
+        return MetricResult.skipped("no ground truth: give count=, posture= or expression=")
+    people, source = people_from(features, params)
+    try:
+        result = cpa(people, controls, params, getattr(prompt, "role", None))
+    except ValueError as exc:
+        return MetricResult(None, "error", str(exc), {})
+    score = result.pop("score")
+    if score is None:
+        return MetricResult.skipped("no applicable term (all weights zero)", **result, person_source=source)
+    return MetricResult.ok(score, **result, person_source=source)
+
+
+METRIC = Metric(name="CPA", angle="CPA", version="1", features=("pose", "faces"), fn=_cpa)
