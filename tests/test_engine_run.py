@@ -205,11 +205,12 @@ def test_second_concurrent_run_is_refused(tmp_path, fake):
 
 def test_cli_score_prints_summary_and_writes_run_json(tmp_path, fake):
     png(tmp_path / "imgs" / "m" / "a.png")
-    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"'])
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"', 'c: [GD|TR] x {text=}'])
     res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "run"),
                                    "--batch-size", "3"])
     assert res.exit_code == 0, res.output
     assert "scored 2 rows (2 ok)" in res.output and "prompt_without_image" in res.output
+    assert "c: [GD|TR] x {text=}" in res.output  # problem excerpts are printed verbatim, not eaten as markup
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert meta["status"] == "complete" and meta["metric_versions"] == {"TR": "1", "TR.odd": "1"}
     assert meta["stage_versions"] == {"fake_stats": "1"} and meta["batch_size"] == 3

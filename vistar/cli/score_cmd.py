@@ -14,6 +14,23 @@ from .common import OntologyOpt, WeightsOpt, console, fail, out, parse_model_pat
 from .summary import print_summary
 
 
+def print_problems(problems: list[dict], out_dir: Path, per_kind: int = 10) -> None:
+    """The first few problems of each kind (a run over a million images can have thousands); all are in problems.jsonl."""
+    from collections import Counter
+
+    from rich.markup import escape
+
+    shown: Counter = Counter()
+    for problem in problems:
+        shown[problem["kind"]] += 1
+        if shown[problem["kind"]] <= per_kind:
+            console.print(f"[yellow]{problem['kind']}[/]: {escape(str(problem['message']))}", highlight=False, soft_wrap=True)
+    hidden = {k: n - per_kind for k, n in shown.items() if n > per_kind}
+    if hidden:
+        more = ", ".join(f"{n} more {k}" for k, n in sorted(hidden.items()))
+        console.print(f"[yellow]{escape(more)}[/]: see {escape(str(out_dir / 'problems.jsonl'))}", highlight=False, soft_wrap=True)
+
+
 def score(
     images: Path = typer.Argument(..., exists=True, file_okay=False, help="IMAGES/<model>/<prompt_id>[_<k>].<ext>"),
     prompts: Optional[Path] = typer.Option(None, "--prompts", exists=True, dir_okay=False, help=".vistar or .jsonl prompt file (or use --suite)"),
@@ -66,8 +83,7 @@ def score(
             summary = run_score(cfg, progress=lambda done, total: bar.update(task, completed=done, total=total))
         except (RunLocked, OntologyError, FileNotFoundError, ValueError) as exc:
             fail(str(exc))
-    for problem in summary.problems:
-        console.print(f"[yellow]{problem['kind']}[/]: {problem['message']}", highlight=False)
+    print_problems(summary.problems, out_dir)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.rows_by_status.items())) or "nothing new"
     out.print(f"scored {summary.scored} rows ({statuses}); {summary.reused} already in {out_dir}", highlight=False)
     print_summary(out_dir)
