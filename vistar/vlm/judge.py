@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 from PIL import Image
@@ -56,15 +57,21 @@ class Judge:
             else:
                 replies.append(None)
                 todo.append(i)
-        if todo:
-            workers = min(self.cfg.concurrency, len(todo))
+        first: dict[str, int] = {}
+        for i in todo:  # identical questions within one call (e.g. identical images) are asked once
+            first.setdefault(keys[i], i)
+        unique = list(first.values())
+        if unique:
+            workers = min(self.cfg.concurrency, len(unique))
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                fresh = list(pool.map(lambda i: self.client.complete(*calls[i]), todo))
-            for i, reply in zip(todo, fresh):
-                replies[i] = reply
-                if reply.ok:
-                    req = calls[i][0]
-                    self.cache.put(keys[i], self.cfg, req, reply.text, reply.parsed, reply.prompt_tokens, reply.completion_tokens)
+                fresh = dict(zip(unique, pool.map(lambda i: self.client.complete(*calls[i]), unique)))
+            for i in unique:
+                if fresh[i].ok:
+                    reply = fresh[i]
+                    self.cache.put(keys[i], self.cfg, calls[i][0], reply.text, reply.parsed, reply.prompt_tokens, reply.completion_tokens)
+            for i in todo:
+                source = fresh[first[keys[i]]]
+                replies[i] = source if i in fresh else replace(source, cached=True)
         for i, reply in enumerate(replies):
             image, prompt = bill[i] if bill else ("", "")
             self.ledger.add(reply, image=image, prompt=prompt)

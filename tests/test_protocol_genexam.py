@@ -1,0 +1,80 @@
+"""GenExam: reply validation, strict and relaxed formulas, ground-truth image, per-subject aggregation, importer."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vistar.vlm.errors import ReplyFormatError
+from vistar.vlm.protocols import aggregate, genexam
+from vistar.vlm.protocols.base import Outcome
+from vistar.vlm.protocols.metrics import GENEXAM_RELAXED, GENEXAM_STRICT
+
+from .protocol_helpers import rows, shared
+
+ITEM = genexam.ExamItem("Physics_1", "Physics", "Draw a lever.", (("fulcrum?", 0.5), ("labels?", 0.3), ("forces?", 0.2)), None)
+
+
+def test_parser_validates_counts_values_and_globals():
+    parse = genexam.make_parser(3)
+    assert parse('{"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}') == \
+        {"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}
+    for bad, problem in [('{"points": [1, 0], "spelling": 2, "readability": 1, "logic": 2}', "2 answers but there are 3"),
+                         ('{"points": [1, 2, 0], "spelling": 2, "readability": 1, "logic": 2}', "answer 2 must be 0 or 1"),
+                         ('{"points": [1, true, 0], "spelling": 2, "readability": 1, "logic": 2}', "answer 2 must be 0 or 1"),
+                         ('{"points": [1, 0, 0], "spelling": 2, "readability": 1}', "missing 'logic'"),
+                         ('{"points": [1, 0, 0], "spelling": 3, "readability": 1, "logic": 2}', "'spelling'"),
+                         ('{"points": "all", "spelling": 2, "readability": 1, "logic": 2}', "must be a list")]:
+        with pytest.raises(ReplyFormatError, match=problem):
+            parse(bad)
+
+
+def test_strict_and_relaxed_by_hand():
+    partial = {"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}
+    assert genexam.scores(ITEM, partial) == pytest.approx({"strict": 0.0, "relaxed": 0.7 * 0.7 + 0.1 * (1 + 0.5 + 1)})
+    perfect = {"points": [1, 1, 1], "spelling": 2, "readability": 2, "logic": 2}
+    assert genexam.scores(ITEM, perfect) == pytest.approx({"strict": 1.0, "relaxed": 1.0})
+    almost = {**perfect, "logic": 1}
+    assert genexam.scores(ITEM, almost)["strict"] == 0.0
+    outcome = Outcome("genexam", ITEM, {"exam": partial}, {"extra_images": {"exam": 1}})
+    strict = GENEXAM_STRICT.fn({"judge.genexam": outcome}, {}, {}, None)
+    relaxed = GENEXAM_RELAXED.fn({"judge.genexam": outcome}, {}, {}, None)
+    assert strict.score == 0.0 and relaxed.score == pytest.approx(0.74)
+    assert relaxed.details["ground_truth_image"] is True and relaxed.details["subject"] == "Physics"
+
+
+def test_ground_truth_image_is_sent_when_present(tmp_path):
+    item = genexam.ExamItem("Physics_1", "Physics", "Draw.", (("a?", 1.0),), "Physics/Physics_1.png")
+    assert genexam.queries(item, data_dir=tmp_path)[0].extra_images == ()
+    (tmp_path / "data" / "images" / "Physics").mkdir(parents=True)
+    (tmp_path / "data" / "images" / "Physics" / "Physics_1.png").write_bytes(b"png-bytes")
+    query = genexam.queries(item, data_dir=tmp_path)[0]
+    assert query.extra_images == (b"png-bytes",) and "1. a? (weight 1)" in query.user
+
+
+def test_per_subject_and_overall_are_means_over_samples():
+    recs = [{"model": "m", "prompt_id": p, "metric": "genexam.relaxed", "score": s, "details": {"subject": subj}}
+            for p, s, subj in [("a", 1.0, "Physics"), ("b", 0.5, "Physics"), ("c", 0.0, "Music")]]
+    out = aggregate.genexam(rows(recs))["m"]["genexam.relaxed"]
+    assert out["subjects"] == pytest.approx({"Physics": 0.75, "Music": 0.0}) and out["overall"] == pytest.approx(0.5)
+
+
+def test_importer_on_the_public_data():
+    items = genexam.load_items(shared("GenExam"))
+    assert len(items) == 1000 and not items.problems
+    assert len({i.subject for i in items}) == 10
+    assert all(abs(sum(w for _, w in i.points) - 1) < 1e-3 for i in items)
+
+
+def test_bad_lines_are_reported(tmp_path):
+    folder = tmp_path / "data" / "annotations"
+    folder.mkdir(parents=True)
+    good = {"id": "Music_1", "prompt": "Draw a stave.", "scoring_points": [{"question": "q", "score": 1.0}]}
+    lines = [json.dumps(good), "{not json", json.dumps({**good, "id": "Music_2", "scoring_points": [{"question": "q", "score": 0.4}]}),
+             json.dumps({"prompt": "no id"}), json.dumps(good)]
+    (folder / "Music.jsonl").write_text("\n".join(lines) + "\n")
+    items = genexam.load_items(tmp_path)
+    assert [i.id for i in items] == ["Music_1"]
+    text = "\n".join(items.problems)
+    assert "Music.jsonl:2: invalid JSON" in text and "Music.jsonl:3: field 'scoring_points'" in text
+    assert "Music.jsonl:4: fields 'id' and 'prompt'" in text and "Music.jsonl:5: field 'id': duplicate" in text

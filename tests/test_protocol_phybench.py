@@ -1,0 +1,74 @@
+"""PhyBench: importer for the public JSON layout (hand-written files), criteria stage, parser, aggregation."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vistar.vlm.errors import ReplyFormatError
+from vistar.vlm.protocols import aggregate, phybench
+from vistar.vlm.protocols.base import Outcome
+from vistar.vlm.protocols.metrics import PHYBENCH_PHY, PHYBENCH_SCENE
+
+from .protocol_helpers import rows
+
+GRADING = "Scene Score:\n0: no seesaw\n2: seesaw with both animals\nPhysical laws Score:\n3: heavy side down"
+
+
+def write_phybench(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "force.json").write_text(json.dumps([
+        {"prompt": "an elephant and a mouse on a seesaw", "normal": "the elephant side is down", "grading": GRADING, "law": "Gravity"},
+        {"prompt": "a boulder and a feather on a balance", "normal": "the boulder side is down", "law": "Gravity"},
+        {"prompt": "a ball rolling down a slope", "normal": "it speeds up", "law": "Friction", "scene": "a ball on a slope"},
+        {"prompt": "missing phenomenon", "law": "Gravity"}]))
+    (folder / "light.json").write_text(json.dumps([{"prompt": "a pencil in a glass of water", "normal": "it looks bent", "law": "Refraction"}]))
+    (folder / "misc.json").write_text(json.dumps([{"prompt": "ice on a stove", "normal": "it melts", "category": "heat"},
+                                                   {"prompt": "a stone", "normal": "it sinks"}]))
+    return folder
+
+
+def test_importer_reads_the_public_layout(tmp_path):
+    items = phybench.load_items(write_phybench(tmp_path / "PhyBench"))
+    by_id = {i.id: i for i in items}
+    assert sorted(by_id) == ["Friction_0", "Gravity_0", "Gravity_1", "Refraction_0", "misc_0"]
+    assert by_id["Gravity_0"].criteria == GRADING and by_id["Gravity_1"].criteria is None
+    assert by_id["Friction_0"].scene == "a ball on a slope" and by_id["Gravity_0"].scene == by_id["Gravity_0"].prompt
+    assert {i.category for i in items} == {"mechanics", "optics", "thermodynamics"}
+    text = "\n".join(items.problems)
+    assert "force.json: item 3: fields 'prompt' and 'normal'" in text and "misc.json: item 1: field 'category' missing" in text
+    assert phybench.load_items(tmp_path)[0].id == items[0].id  # a folder containing PhyBench/ works too
+
+
+def test_criteria_are_asked_only_when_the_item_has_none(tmp_path):
+    items = {i.id: i for i in phybench.load_items(write_phybench(tmp_path))}
+    assert phybench.criteria(items["Gravity_0"]) is None
+    stage1 = phybench.criteria(items["Gravity_1"])
+    assert not stage1.with_image and "the boulder side is down" in stage1.user
+    with pytest.raises(ValueError, match="no scoring criteria"):
+        phybench.queries(items["Gravity_1"])
+    assert "seesaw with both animals" in phybench.queries(items["Gravity_0"])[0].user
+    assert "my criteria" in phybench.queries(items["Gravity_1"], criteria="my criteria")[0].user
+    with pytest.raises(ReplyFormatError):
+        phybench.parse_criteria("Looks fine.")
+    assert phybench.parse_criteria(" Scene score: 2 if...\nPhysics score: 3 if ... ").startswith("Scene")
+
+
+def test_grade_parser_accepts_the_official_python_dict_style():
+    assert phybench.parse("{'scene_score': 2, 'phy_score': 1, 'scene_reason': 'ok', 'phy_reason': 'tilted'}") == {"scene": 2, "phy": 1}
+    assert phybench.parse('```json\n{"scene_score": 0, "phy_score": 3}\n```') == {"scene": 0, "phy": 3}
+    for bad in ("{'scene_score': 2, 'phy_score': 4}", "{'scene_score': 2}", "scene 2 physics 3"):
+        with pytest.raises(ReplyFormatError):
+            phybench.parse(bad)
+
+
+def test_metrics_and_per_category_aggregation():
+    item = phybench.PhyItem("Gravity_0", "mechanics", "Gravity", "p", "p", "n", GRADING)
+    outcome = Outcome("phybench", item, {"grade": {"scene": 1, "phy": 2}})
+    assert PHYBENCH_PHY.fn({"judge.phybench": outcome}, {}, {}, None).score == pytest.approx(2 / 3)
+    assert PHYBENCH_SCENE.fn({"judge.phybench": outcome}, {}, {}, None).score == pytest.approx(0.5)
+    recs = [{"model": "m", "prompt_id": p, "metric": "phybench.phy", "score": s, "details": {"category": c}}
+            for p, s, c in [("a", 1.0, "mechanics"), ("b", 1 / 3, "mechanics"), ("c", 0.0, "optics")]]
+    out = aggregate.phybench(rows(recs))["m"]["phybench.phy"]
+    assert out["categories"] == pytest.approx({"mechanics": 2 / 3, "optics": 0.0})
+    assert out["overall"] == pytest.approx(1 / 3)  # mean over categories, not over images

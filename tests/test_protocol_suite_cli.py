@@ -1,0 +1,105 @@
+"""`vistar score --suite NAME IMAGES` against the local judge: protocol rows land in scores.parquet with the
+expected scores (from the server's documented answer rules) and a benchmark summary is written."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from vistar.cli import app
+from vistar.engine.store import read_scores
+from vistar.ontology import Ontology
+from vistar.prompts_dsl import parse_prompt, validate_prompt
+from vistar.prompts_dsl.parser import serialize_prompt
+from vistar.vlm.protocols import PROTOCOLS
+from vistar.vlm.testing_server import JudgeServer
+
+from .protocol_helpers import SHARED, shared
+from .test_protocol_phybench import write_phybench
+from .vlm_helpers import BLACK, RED, WHITE, solid
+
+
+def run_suite(tmp_path, suite, data_dir, images: dict[str, tuple]):
+    folder = tmp_path / "images" / "modelA"
+    folder.mkdir(parents=True)
+    for name, rgb in images.items():
+        Image.fromarray(solid(rgb)).save(folder / f"{name}.png")
+    with JudgeServer() as server:
+        result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", suite, "--data-dir", str(data_dir),
+                                          "--out", str(tmp_path / "run"), "--judge-url", server.url, "--judge-model", "t"],
+                                    env={"VISTAR_HOME": str(tmp_path / "home")})
+        n_requests = len(server.requests)
+    assert result.exit_code == 0, result.output
+    frame = read_scores(tmp_path / "run")
+    assert set(frame.status) == {"ok"}, frame[["prompt_id", "metric", "error"]].to_string()
+    return {(r.image.rsplit('/', 1)[-1].rsplit('.', 1)[0], r.metric): r.score for r in frame.itertuples()}, n_requests
+
+
+def test_wise_legacy_and_verified(tmp_path):
+    data = shared("WISE")
+    scores, _ = run_suite(tmp_path / "a", "wise-legacy", data, {"1": WHITE, "701": BLACK})
+    # bright: C=2, R=2, A=1; dark: C=0, R=0, A=1
+    assert scores == pytest.approx({("1", "wiscore.legacy"): (1.4 + 0.4 + 0.1) / 2, ("701", "wiscore.legacy"): 0.1 / 2})
+    scores, _ = run_suite(tmp_path / "b", "wise-verified", data, {"1": WHITE, "641": BLACK})
+    assert scores == {("1", "wiscore.verified"): 1.0, ("641", "wiscore.verified"): 0.0}
+    summary = json.loads((tmp_path / "b" / "run" / "summary-wise-verified.json").read_text())
+    assert summary["modelA"]["categories"] == {"culture": 1.0, "biology": 0.0} and summary["modelA"]["overall"] is None
+
+
+def test_genexam(tmp_path):
+    data = shared("GenExam")
+    colourless = [i for i in PROTOCOLS["genexam"].load_items(data)
+                  if not any(re.search(r"\b(red|green|blue|gray)\b", q, re.I) for q, _ in i.points)]
+    bright, dark = colourless[0].id, colourless[1].id
+    scores, _ = run_suite(tmp_path, "genexam", data, {bright: WHITE, dark: BLACK})
+    assert scores == pytest.approx({(bright, "genexam.strict"): 1.0, (bright, "genexam.relaxed"): 1.0,
+                                    (dark, "genexam.strict"): 0.0, (dark, "genexam.relaxed"): 0.0})
+    summary = json.loads((tmp_path / "run" / "summary-genexam.json").read_text())
+    assert summary["modelA"]["genexam.relaxed"]["overall"] == pytest.approx(0.5)
+
+
+def test_unieval_several_samples_per_prompt(tmp_path):
+    data = shared("UniEval")
+    item = PROTOCOLS["unieval"].load_items(data)[1]
+    expected = sum((next((k for k, v in qa.options.items() if re.search(r"\bred\b", v, re.I)), "E") == qa.answer)
+                   for qa in item.qas) / len(item.qas)
+    scores, n = run_suite(tmp_path, "unieval", data, {f"{item.id}_0": RED, f"{item.id}_1": RED})
+    assert n == len(item.qas)  # the second sample has identical pixels: answered from the cache
+    assert list(scores.values()) == pytest.approx([expected, expected])
+    summary = json.loads((tmp_path / "run" / "summary-unieval.json").read_text())
+    assert summary["modelA"]["case_score"] == pytest.approx(expected)
+
+
+def test_phybench_with_criteria_stage(tmp_path):
+    data = write_phybench(tmp_path / "PhyBench")
+    scores, n = run_suite(tmp_path, "phybench", data, {"Gravity_0": WHITE, "Gravity_1": BLACK})
+    assert n == 3  # one grade per image plus stage-1 criteria for the item that ships none
+    assert scores == pytest.approx({("Gravity_0", "phybench.phy"): 1.0, ("Gravity_0", "phybench.scene"): 1.0,
+                                    ("Gravity_1", "phybench.phy"): 0.0, ("Gravity_1", "phybench.scene"): 0.0})
+
+
+def test_suite_needs_data_and_a_known_name(tmp_path):
+    runner = CliRunner()
+    (tmp_path / "images" / "m").mkdir(parents=True)
+    res = runner.invoke(app, ["score", str(tmp_path / "images"), "--suite", "wise-verified", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "--data-dir" in res.output
+    res = runner.invoke(app, ["score", str(tmp_path / "images"), "--suite", "nope", "--data-dir", str(tmp_path), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 2 and "unknown protocol" in res.output
+
+
+def test_every_public_item_becomes_a_valid_prompt(tmp_path):
+    if not SHARED.is_dir():
+        pytest.skip("public benchmark data not found at ../shared/data (relative to the repository root)")
+    ontology = Ontology.load(None)
+    sources = {name: SHARED for name in ("wise-legacy", "wise-verified", "genexam", "unieval")}
+    sources["phybench"] = write_phybench(tmp_path / "PhyBench")
+    for name, root in sources.items():
+        for item in PROTOCOLS[name].load_items(root):
+            prompt = item.to_prompt()
+            errors = [i for i in validate_prompt(prompt, ontology) if i.severity == "error"]
+            assert not errors, (name, item.id, errors)
+            back = parse_prompt(serialize_prompt(prompt), id=prompt.id)
+            assert (back.core, back.controls) == (prompt.core, {"protocol": name, "item": item.id})

@@ -1,0 +1,76 @@
+"""UniEval: letter extraction rules, case score, tag-hierarchy aggregation and option distribution, importer."""
+from __future__ import annotations
+
+import pytest
+
+from vistar.vlm.protocols import aggregate, unieval
+from vistar.vlm.protocols.base import Outcome
+from vistar.vlm.protocols.metrics import UNISCORE
+
+from .protocol_helpers import rows, shared
+
+QUESTION = ("Question: What colour is the car?\nOptions: (A) red, (B) Blue Car Inc., (C) green, (D) black, (E) N/A or Unknown\n"
+            "Based on the image, answer with the option letter directly in the format (A), (B), (C), (D), or (E).")
+
+
+@pytest.mark.parametrize("reply,letter", [
+    ("(C)", "C"), ("I first thought (A) but the answer is (D).", "D"), ("B)", "B"), ("Answer: C", "C"),
+    ("D.", "D"), ("The car is green", "C"), ("blue car inc.", "B"), ("It is red or green", None),
+    ("no idea", None), ("", None)])
+def test_answer_letter_rules(reply, letter):
+    assert unieval.answer_letter(reply, unieval.options_of(QUESTION)) == letter
+
+
+def test_options_are_read_from_the_question():
+    assert unieval.options_of(QUESTION) == {"A": "red", "B": "Blue Car Inc.", "C": "green", "D": "black", "E": "N/A or Unknown"}
+
+
+def test_case_score_and_details():
+    options = unieval.options_of(QUESTION)
+    qas = (unieval.QA("0", QUESTION, "C", ("Visual", "Colors", "Basic"), options),
+           unieval.QA("1", QUESTION, "A", ("Textual", "Nouns", "Names"), options))
+    item = unieval.UniItem("7", "a green car", qas)
+    answers = {"qa0": unieval.make_parser(qas[0])("(C)"), "qa1": unieval.make_parser(qas[1])("gibberish")}
+    res = UNISCORE.fn({"judge.unieval": Outcome("unieval", item, answers)}, {}, {}, None)
+    assert res.score == 0.5
+    assert [(a["got"], a["correct"]) for a in res.details["answers"]] == [("C", True), (None, False)]
+
+
+def _answer(tags, correct, got="A"):
+    return {"tags": list(tags), "correct": correct, "got": got, "expected": "A", "qa": "0"}
+
+
+def test_accuracy_per_l2_averaged_into_l1_and_l0_headline_over_l1():
+    v_col_basic, v_col_rare, v_style, t_nouns = ("V", "Col", "basic"), ("V", "Col", "rare"), ("V", "Style", "art"), ("T", "Nouns", "org")
+    recs = [
+        {"model": "m", "prompt_id": "1", "metric": "uniscore", "score": 2 / 3,
+         "details": {"answers": [_answer(v_col_basic, True), _answer(v_col_basic, False, "B"), _answer(v_style, True)]}},
+        {"model": "m", "prompt_id": "1", "metric": "uniscore", "score": 1.0,
+         "details": {"answers": [_answer(v_col_rare, True), _answer(t_nouns, True)]}},
+        {"model": "m", "prompt_id": "2", "metric": "uniscore", "score": 0.0,
+         "details": {"answers": [_answer(t_nouns, False, None)]}}]
+    out = aggregate.unieval(rows(recs))["m"]
+    # L2: basic 1/2, rare 1, art 1, org 1/2 -> L1: Col 0.75, Style 1, Nouns 0.5 -> L0: V 0.875, T 0.5
+    assert out["l1"] == pytest.approx({"V / Col": 0.75, "V / Style": 1.0, "T / Nouns": 0.5})
+    assert out["l0"] == pytest.approx({"V": 0.875, "T": 0.5})
+    assert out["uniscore"] == pytest.approx((0.75 + 1.0 + 0.5) / 3)
+    assert out["case_score"] == pytest.approx((2 / 3 + 1 + 0) / 3)
+    assert out["prompts_all_right"] == 0.0  # prompt 1 has one wrong answer on its first image, prompt 2 is wrong
+    assert out["invalid_rate"] == pytest.approx(1 / 6) and out["options"]["A"] == pytest.approx(4 / 6)
+
+
+def test_importer_on_the_public_data():
+    items = unieval.load_items(shared("UniEval"))
+    assert len(items) == 1234 and not items.problems
+    assert sum(len(i.qas) for i in items) == 4231
+    assert all(len(q.options) == 5 and len(q.tags) == 3 for i in items for q in i.qas)
+
+
+def test_bad_records_are_reported(tmp_path):
+    (tmp_path / "uni_bench.json").write_text(
+        '[{"prompt": "p", "prompt_id": 0, "QAs": [{"question": "Q? Options: (A) x, (B) y", "answer": "A", "tag": "a, b, c"}]},'
+        ' {"prompt": "p", "prompt_id": 1, "QAs": [{"question": "Q", "answer": "Z", "tag": "a, b, c"}]},'
+        ' {"prompt_id": 2}]')
+    items = unieval.load_items(tmp_path)
+    assert [i.id for i in items] == ["0"] and len(items.problems) == 2
+    assert "record 1: QAs[0]" in items.problems[0] and "record 2" in items.problems[1]
