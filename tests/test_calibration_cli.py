@@ -47,6 +47,7 @@ def pairs(run):
     rows.append((sha, str((EXAMPLES / "images" / "typo" / f"{PROMPTS[1]}.png").resolve()), "a", "r3"))
     rows.append(("sharp/nope.png", f"typo/{PROMPTS[0]}.png", "a", "r3"))
     rows.append((f"sharp/{PROMPTS[0]}.png", f"typo/{PROMPTS[0]}.png", "maybe", "r3"))
+    rows.append((sha, f"sharp/{PROMPTS[0]}.png", "a", "r3"))  # the same image named two ways
     return write_pairs(run / "pairs.csv", rows)
 
 
@@ -65,6 +66,7 @@ def test_calibrate_on_sharp_preferred_pairs(run, pairs, tmp_path):
     said = " ".join(result.output.split())  # rich wraps long lines
     assert "pairs.csv:27: image(s) not in this run: sharp/nope.png" in said  # header is line 1, 25 good rows
     assert "pairs.csv:28: preferred must be a, b or tie, not 'maybe'" in said
+    assert f"pairs.csv:29: both sides name the same image (sharp/{PROMPTS[0]}.png)" in said
     summary = json.loads((tmp_path / "calibration.json").read_text())
     (tr,) = summary["metrics"]
     assert tr["judgments"] == 4 * len(PROMPTS) + 1

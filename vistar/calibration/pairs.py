@@ -100,7 +100,10 @@ def attach_images(pairs: Pairs, scores: pd.DataFrame, run_dir: str | Path) -> pd
     for rec in frame[unknown].itertuples():
         refs = [r[1:] for r in (rec.image_a, rec.image_b) if r.startswith("?")]
         pairs.problems.append(f"{pairs.source}:{rec.line}: image(s) not in this run: {', '.join(refs)}")
-    frame = frame[~unknown].reset_index(drop=True)
+    same = ~unknown & (frame["image_a"] == frame["image_b"])
+    for rec in frame[same].itertuples():
+        pairs.problems.append(f"{pairs.source}:{rec.line}: both sides name the same image ({rec.image_a})")
+    frame = frame[~unknown & ~same].reset_index(drop=True)
     frame["model_a"] = frame["image_a"].map(model_of)
     frame["model_b"] = frame["image_b"].map(model_of)
     return frame

@@ -41,8 +41,13 @@ def _text(x, y, s, anchor="start", extra=""):
 def heatmap(chart_id: str, models: list[str], angles: list[str], values: dict, title: str) -> str:
     """models × angles grid; `values[(model, angle)]` is a 0–100 score, a missing key is drawn as '—'."""
     left, top, cw, ch = 12 + 7 * max((len(m) for m in models), default=4), 28, 64, 30
-    width, height = left + cw * max(1, len(angles)) + 10, top + ch * max(1, len(models)) + 10
+    width = max(left + cw * max(1, len(angles)) + 10, left + 260)
+    height = top + ch * max(1, len(models)) + 40
     body = [_text(left + j * cw + cw / 2, top - 8, a, "middle") for j, a in enumerate(angles)]
+    legend_y = top + ch * max(1, len(models)) + 12
+    body.append(_text(left - 6, legend_y + 10, "0", "end"))
+    body += [f'<rect x="{left + k * 20}" y="{legend_y}" width="20" height="12" fill="{viridis(k * 10)}"/>' for k in range(11)]
+    body.append(_text(left + 11 * 20 + 4, legend_y + 10, "100"))
     for i, model in enumerate(models):
         y = top + i * ch
         body.append(_text(left - 6, y + ch / 2 + 4, model, "end"))

@@ -53,10 +53,11 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
     boots: dict[tuple[str, str], np.ndarray] = {}   # resampled means, for CIs of derived scores
     points: dict[tuple[str, str], float] = {}
     records, dists = [], {}
+    cells = dict(iter(rows.groupby(["model", "angle"], sort=False)))  # one pass, not one scan per cell
     for model in models:
         for angle in angle_order:
-            cell = rows[(rows["model"] == model) & (rows["angle"] == angle)]
-            if cell.empty:
+            cell = cells.get((model, angle))
+            if cell is None:
                 continue
             counts = cell["status"].value_counts()
             vals = cell.loc[cell["status"] == "ok", "score100"].to_numpy(dtype=float)
