@@ -140,3 +140,17 @@ def test_crash_at_any_step_of_a_generation_swap(tmp_path, monkeypatch, crash_at,
     final = _assert_clean_dataset(tmp_path)
     assert len(final) == expected + 2 and len(_shards(tmp_path)) == 1
     assert len(read_scores(tmp_path)) == expected + 2
+
+
+def test_plain_folder_is_adopted_and_readers_never_write(tmp_path):
+    plain = tmp_path / "scores.parquet"
+    plain.mkdir()
+    import pyarrow as pa
+    pq.write_table(pa.Table.from_pylist([{**r, "details": "{}", "shard": 0} for r in _rows(2)], schema=store_mod.SCHEMA),
+                   plain / "part-000000-aaaaaaaa.parquet")
+    assert len(read_scores(tmp_path)) == 2 and not plain.is_symlink()  # a reader leaves the folder as it is
+    store = ResultStore(tmp_path)
+    assert plain.is_symlink() and len(read_scores(tmp_path)) == 2
+    store.write(_rows(1, 50))
+    assert sorted(read_scores(tmp_path).key) == ["k0", "k1", "k50"]
+    assert len(read_scores(tmp_path / "nothing-here")) == 0 and not (tmp_path / "nothing-here").exists()

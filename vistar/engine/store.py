@@ -146,7 +146,7 @@ class ResultStore:
                 table = pq.read_table(shard, schema=SCHEMA)
                 drop = [k in keys for k in table.column("key").to_pylist()]
                 if not any(drop):
-                    os.link(shard, new / shard.name)
+                    _link_or_copy(shard, new / shard.name)
                     continue
                 removed += sum(drop)
                 kept = table.filter(pa.array([not d for d in drop]))
@@ -161,7 +161,7 @@ class ResultStore:
         if len(self._shards()) < 2:
             return
         table = self.read_table()
-        table = table.take(_newest_rows(table))
+        table = table.take(pa.array(_newest_rows(table), pa.int64()))
 
         def build(new: Path) -> None:
             for start in range(0, len(table), rows_per_shard):
@@ -195,6 +195,14 @@ def _newest_rows(table: pa.Table) -> list[int]:
         if key not in newest or shards[i] >= shards[newest[key]]:
             newest[key] = i
     return sorted(newest.values())
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """Hard link (free) where the filesystem allows it, else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -237,4 +245,4 @@ def details_json(details) -> str:
 def read_scores(run_dir: str | Path):
     """The run's scores as a DataFrame, one row per (image, model, prompt_id, sample, metric). Read-only."""
     table = ResultStore(run_dir, writable=False).read_table()
-    return table.take(_newest_rows(table)).to_pandas()
+    return table.take(pa.array(_newest_rows(table), pa.int64())).to_pandas()
