@@ -135,3 +135,48 @@ def test_judgment_angle_selects_metric_and_raters_are_oriented():
                           "h": [1, -1, -1, -1, 1, -1], "rater": ["r1", "r2", "r1", "r2", "r1", "r2"]})
     agreement = rater_agreement(votes)
     assert agreement["raters"] == 2 and agreement["alpha_nominal"] == pytest.approx(4 / 9)
+
+
+@pytest.fixture(scope="module")
+def cpa_run(tmp_path_factory):
+    """CPA judgments in two weight groups: Storyboard (SA has its own CPA weights in the ontology) where people
+    follow posture only, and Graphic Design (default weights) where they follow the person count only.
+    The other two sub-scores point the other way by up to twice as much, so the stored weights get about
+    half the pairs wrong and a weight share above 2/3 on the followed term gets all of them right."""
+    rng = np.random.default_rng(4)
+    onto = Ontology.load()
+    defaults = onto.metric_params("CPA")
+    rows, pairs = [], []
+    for role, follow in (("SA", "s_posture"), ("GD", "s_count")):
+        others = [k for k in ("s_count", "s_posture", "s_expression") if k != follow]
+        w = {**defaults, **(defaults["role_weights"].get(role) or {})}
+        for i in range(110):
+            d1 = rng.uniform(0.05, 0.2)
+            base = {k: rng.uniform(0.3, 0.5) for k in ("s_count", "s_posture", "s_expression")}
+            better = {follow: base[follow] + d1, **{k: base[k] - rng.uniform(0, 2 * d1) for k in others}}
+            for model, det in (("m1", better), ("m2", base)):
+                score = sum(w[f"w_{k[2]}"] * det[k] for k in det) / sum(w[f"w_{k[2]}"] for k in det)
+                rows.append(row(model, f"{role}{i}", "CPA", score, role=role, details=det))
+            pairs.append((f"m1/{role}{i}.png", f"m2/{role}{i}.png", "a"))
+    run = write_run(tmp_path_factory.mktemp("cpafit"), rows)
+    path = run / "pairs.csv"
+    pd.DataFrame(pairs, columns=["image_a", "image_b", "preferred"]).to_csv(path, index=False)
+    return run, path
+
+
+def test_cpa_default_and_per_role_weights_are_fitted_separately(cpa_run, tmp_path):
+    run, pairs = cpa_run
+    result = calibrate(run, pairs, fit=True, seed=1, resamples=100, trials=60)
+    fits = {f.target: f for f in result.fits}
+    assert set(fits) == {"metric CPA", "metric CPA role SA"}
+    sa, default = fits["metric CPA role SA"], fits["metric CPA"]
+    assert sa.params_before == {"w_c": 0.3, "w_p": 0.5, "w_e": 0.2}
+    assert sa.params_after["w_p"] > 0.6 and default.params_after["w_c"] > 0.6
+    assert sum(sa.params_after.values()) == pytest.approx(1.0, abs=1e-3)
+    assert sa.test_ppa_after >= 0.95 and default.test_ppa_after >= 0.95
+    assert sa.test_ppa_before < 0.8 and default.test_ppa_before < 0.8
+    onto = Ontology.load(overrides=[write_outputs(result, tmp_path)["weights"]])
+    params = onto.metric_params("CPA")
+    assert params["role_weights"]["SA"] == sa.params_after
+    assert params["role_weights"]["MS"] == Ontology.load().metric_params("CPA")["role_weights"]["MS"]  # untouched
+    assert {k: params[k] for k in ("w_c", "w_p", "w_e")} == default.params_after

@@ -161,11 +161,13 @@ def _fit_all(result, pairs, ok, per_metric, ontology, seed, trials, test_fractio
         if not space:
             continue
         mine = {img: details.get(img + "\x1f" + metric) for img in set(mp["image_a"]) | set(mp["image_b"])}
-        try:
-            result.fits.append(fitting.fit_metric(metric, mp, mine, ontology.metric_params(metric), space, seed, trials,
-                                                  test_fraction, min_pairs, roles=roles))
-        except fitting.TooFewPairs as exc:
-            result.refusals.append(str(exc))
+        current = ontology.metric_params(metric)
+        for group, judged in fitting.weight_groups(metric, current, mp, roles).items():
+            try:
+                result.fits.append(fitting.fit_metric(metric, judged, mine, current, space, seed, trials,
+                                                      test_fraction, min_pairs, roles=roles, group=group))
+            except fitting.TooFewPairs as exc:
+                result.refusals.append(str(exc))
     if "role" in pairs and pairs["role"].notna().any():
         angle_rows = ok[ok["metric"] == ok["angle"]]
         means = angle_rows.groupby(["model", "angle"])["score"].mean().unstack()
@@ -188,11 +190,15 @@ def weights_overlay(fits: list[fitting.FitResult]) -> str:
     data: dict = {}
     lines = ["# Written by `vistar calibrate --fit`: pass to `vistar score --weights` / `vistar report --weights`."]
     for f in fits:
-        kind, name = f.target.split(" ", 1)
-        if kind == "metric":
-            data.setdefault("metrics", {})[name] = {"params": dict(f.params_after)}
+        words = f.target.split(" ")
+        if words[0] == "role":
+            data.setdefault("role_weights", {})[words[1]] = dict(f.params_after)
         else:
-            data.setdefault("role_weights", {})[name] = dict(f.params_after)
+            params = data.setdefault("metrics", {}).setdefault(words[1], {}).setdefault("params", {})
+            if len(words) == 4:  # "metric CPA role SA": that role's override of the metric's weights
+                params.setdefault("role_weights", {})[words[3]] = dict(f.params_after)
+            else:
+                params.update(f.params_after)
         lines.append(f"# {f.target}: held-out PPA {_pct(f.test_ppa_before)} -> {_pct(f.test_ppa_after)} "
                      f"({f.test_pairs} held-out / {f.train_pairs} train non-tie judgments)")
     return "\n".join(lines) + "\n" + yaml.safe_dump(data, sort_keys=True)

@@ -76,9 +76,13 @@ def _check_size(target: str, h_train: np.ndarray, min_pairs: int) -> None:
 
 def fit_metric(metric: str, pairs: pd.DataFrame, details: dict[str, str], current: dict, space: list[str],
                seed: int = 0, trials: int = DEFAULT_TRIALS, test_fraction: float = DEFAULT_TEST_FRACTION,
-               min_pairs: int = DEFAULT_MIN_PAIRS, roles: dict[str, str] | None = None) -> FitResult:
+               min_pairs: int = DEFAULT_MIN_PAIRS, roles: dict[str, str] | None = None,
+               group: str | None = None) -> FitResult:
     """Fit `space` ⊆ the re-scorer's params on `pairs` (columns image_a, image_b, h) using `details[image]`
-    (and `roles[image]`, the prompt role, for metrics with per-role parameter overrides)."""
+    (and `roles[image]`, the prompt role, for metrics with per-role parameter overrides).
+
+    `group`: None fits the metric's default parameters; a role name fits that role's override in
+    `params.role_weights[group]` instead (the caller passes only judgments whose images use that group)."""
     rescorer = RESCORERS[metric]
     sub_a = np.stack([rescorer.extract(details.get(i)) for i in pairs["image_a"]]) if len(pairs) else np.zeros((0, len(rescorer.subscores)))
     sub_b = np.stack([rescorer.extract(details.get(i)) for i in pairs["image_b"]]) if len(pairs) else sub_a
@@ -88,19 +92,42 @@ def fit_metric(metric: str, pairs: pd.DataFrame, details: dict[str, str], curren
     role_a = np.asarray([roles.get(i) for i in pairs["image_a"]], dtype=object)
     role_b = np.asarray([roles.get(i) for i in pairs["image_b"]], dtype=object)
     h = pairs["h"].to_numpy()
+    target = f"metric {metric}" + (f" role {group}" if group else "")
     test = split_pairs(pairs, test_fraction, seed)
-    _check_size(f"metric {metric}", h[~test], min_pairs)
+    _check_size(target, h[~test], min_pairs)
+    start = {**current, **(((current.get("role_weights") or {}).get(group) or {}) if group else {})}
 
-    def delta(params, rows):
-        full = {**current, **params}
-        diff = rescorer.combine(sub_a[rows], full, role_a[rows]) - rescorer.combine(sub_b[rows], full, role_b[rows])
+    def full(candidate: dict) -> dict:
+        if group is None:
+            return {**current, **candidate}
+        overrides = dict(current.get("role_weights") or {})
+        overrides[group] = {**(overrides.get(group) or {}), **candidate}
+        return {**current, "role_weights": overrides}
+
+    def delta(candidate, rows):
+        params = full(candidate)
+        diff = rescorer.combine(sub_a[rows], params, role_a[rows]) - rescorer.combine(sub_b[rows], params, role_b[rows])
         return np.nan_to_num(diff, nan=0.0)
 
-    best, n_trials = _optimise(lambda p: ppa(h[~test], delta(p, ~test)), space, current, trials, seed)
-    before = {k: current[k] for k in space}
-    after = normalise_weights(metric, {**current, **best})
+    best, n_trials = _optimise(lambda p: ppa(h[~test], delta(p, ~test)), space, start, trials, seed)
+    before = {k: float(start[k]) for k in space}
+    after = normalise_weights(metric, {**start, **best})
     after = {k: round(float(after[k]), 4) for k in space}
-    return _result(f"metric {metric}", before, after, h, test, lambda p, rows: delta(p, rows), n_trials)
+    return _result(target, before, after, h, test, delta, n_trials)
+
+
+def weight_groups(metric: str, current: dict, pairs: pd.DataFrame, roles: dict[str, str]) -> dict[str | None, pd.DataFrame]:
+    """Judgments per parameter group: None (default parameters) and each role with its own override.
+    A judgment between images of different groups constrains neither alone and is left out."""
+    if not RESCORERS[metric].per_role:
+        return {None: pairs}
+    overrides = current.get("role_weights") or {}
+    group_of = {img: (roles.get(img) if roles.get(img) in overrides else None) for img in set(pairs["image_a"]) | set(pairs["image_b"])}
+    ga, gb = pairs["image_a"].map(group_of), pairs["image_b"].map(group_of)
+    names = sorted({g for g in ga if g is not None})
+    out = {None: pairs[ga.isna() & gb.isna()]}
+    out.update({g: pairs[(ga == g) & (gb == g)] for g in names})
+    return {g: frame for g, frame in out.items() if len(frame)}
 
 
 def fit_role(role: str, pairs: pd.DataFrame, angle_means: pd.DataFrame, weights: dict[str, float],

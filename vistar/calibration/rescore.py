@@ -22,6 +22,7 @@ class Rescorer:
     subscores: tuple[str, ...]                                # `details` keys it reads
     combine: Callable[[np.ndarray, dict, np.ndarray], np.ndarray]  # (n, k) sub-scores, params, (n,) roles -> (n,) scores
     bounds: tuple[float, float] = (0.0, 1.0)
+    per_role: bool = False                                    # honours `params["role_weights"][role]` overrides
 
     def extract(self, details: str | dict | None) -> np.ndarray:
         """Sub-scores of one row; NaN where a sub-score is absent (e.g. no face for the expression term)."""
@@ -66,7 +67,7 @@ RESCORERS: dict[str, Rescorer] = {
     "TR": Rescorer(params=("w_char",), subscores=("char", "token"), combine=_tr),
     # CPA = weighted mean of count, posture and expression agreement over the terms that apply
     "CPA": Rescorer(params=("w_c", "w_p", "w_e"), subscores=("s_count", "s_posture", "s_expression"),
-                    combine=_weighted_mean(("w_c", "w_p", "w_e"))),
+                    combine=_weighted_mean(("w_c", "w_p", "w_e")), per_role=True),
 }
 
 
