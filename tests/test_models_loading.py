@@ -100,12 +100,12 @@ def test_instances_stage_loads_tiny_yolo_seg(tiny):
         assert inst.boxes.shape == (len(inst), 4) and set(inst.class_names) <= {"0", "1", "2"}
 
 
-def _psc_run(tmp_path, model_paths):
+def _run(tmp_path, model_paths, prompt_line="p1: [PH|PSC] a blue ball sitting on a red box"):
     images = tmp_path / "images" / "m"
     images.mkdir(parents=True)
     Image.fromarray(scene_pair(0, 48, 64)[0].image).save(images / "p1.png")
     prompts = tmp_path / "prompts.vistar"
-    prompts.write_text("p1: [PH|PSC] a blue ball sitting on a red box\n")
+    prompts.write_text(prompt_line + "\n")
     onto = tmp_path / "onto.yaml"
     onto.write_text("features:\n  instances: {imgsz: 64, conf: 0.0, max_det: 5}\n")
     out = tmp_path / "run"
@@ -116,7 +116,7 @@ def _psc_run(tmp_path, model_paths):
 def test_missing_weights_give_skipped_rows_naming_weight_and_command(tmp_path, monkeypatch):
     monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "empty-home"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf"))
-    scores, _ = _psc_run(tmp_path, {})
+    scores, _ = _run(tmp_path, {})
     row = scores[scores.metric == "PSC"].iloc[0]
     assert row.status == "skipped" and pd.isna(row.score)
     assert "missing model weight" in row.error and "vistar models fetch" in row.error
@@ -124,8 +124,17 @@ def test_missing_weights_give_skipped_rows_naming_weight_and_command(tmp_path, m
 
 
 def test_psc_end_to_end_with_tiny_models_records_provenance(tmp_path, tiny):
-    scores, out = _psc_run(tmp_path, tiny)
+    scores, out = _run(tmp_path, tiny)
     row = scores[scores.metric == "PSC"].iloc[0]
     assert row.status == "ok" and 0.0 <= row.score <= 1.0, row.error
     models = json.loads((out / "run.json").read_text())["models"]
     assert {"dpt-hybrid-midas", "yolov8l-seg"} <= set(models) and all(len(m["sha256"]) == 64 for m in models.values())
+
+
+def test_gc_end_to_end_with_tiny_depth_model_reports_every_cue(tmp_path, tiny):
+    scores, _ = _run(tmp_path, tiny, "p1: [GA|GC] a stone archway over a path")
+    row = scores[scores.metric == "GC"].iloc[0]
+    assert row.status == "ok", row.error
+    details = json.loads(row.details)
+    assert set(details["cues"]) == {"normals", "curvature", "highlights", "contours", "texture"}  # no PaDiM stats set
+    assert row.score == pytest.approx(min(c["score"] for c in details["cues"].values()))

@@ -14,6 +14,7 @@ app.add_typer(dsl_cmd.app, name="dsl")
 app.add_typer(__import__("vistar.cli.suite_cmd", fromlist=["app"]).app, name="suite")
 app.add_typer(ontology_cmd.app, name="ontology")
 app.add_typer(__import__("vistar.cli.models_cmd", fromlist=["app"]).app, name="models")
+app.add_typer(__import__("vistar.cli.gc_cmd", fromlist=["app"]).app, name="gc")
 app.add_typer(__import__("vistar.cli.hwpq_cmd", fromlist=["app"]).app, name="hwpq")
 
 

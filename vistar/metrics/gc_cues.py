@@ -1,0 +1,128 @@
+"""The five image/depth cues of GC (the sixth, PaDiM, is the `padim` feature). Each returns a raw value
+(larger = worse) and details; `to_score` maps a value to [0, 1] as exp(−value / scale), with the scales in
+the ontology (`metrics.GC.params`) so calibration can fit them. Inputs are at work resolution.
+"""
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+
+def to_score(value: float, scale: float) -> float:
+    return float(math.exp(-max(0.0, value) / max(scale, 1e-12)))
+
+
+def resize_longest(array: np.ndarray, side: int, interpolation=cv2.INTER_AREA) -> np.ndarray:
+    """Shrink so the longest side is SIDE (never enlarge), keeping the aspect ratio."""
+    h, w = array.shape[:2]
+    factor = side / max(h, w)
+    if factor >= 1:
+        return array
+    return cv2.resize(array, (max(1, round(w * factor)), max(1, round(h * factor))), interpolation=interpolation)
+
+
+def normalise_depth(depth: np.ndarray) -> np.ndarray:
+    """Relative depth is affine-invariant: map its 2nd–98th percentile range to [0, 1] (flat map → zeros)."""
+    depth = np.where(np.isfinite(depth), depth, np.nan).astype(np.float64)
+    lo, hi = np.nanpercentile(depth, [2, 98]) if np.isfinite(depth).any() else (0.0, 0.0)
+    out = (depth - lo) / (hi - lo) if hi > lo else np.zeros_like(depth)
+    return np.nan_to_num(out, nan=0.0)
+
+
+def _normals(depth_n: np.ndarray) -> np.ndarray:
+    """Unit normals of the height field z = depth_n(x, y), with x, y in units of the longest side."""
+    side = max(depth_n.shape)
+    gy, gx = np.gradient(depth_n * side)  # per-pixel slope expressed per longest-side unit
+    n = np.stack([-gx, -gy, np.ones_like(gx)], -1)
+    return n / np.linalg.norm(n, axis=-1, keepdims=True)
+
+
+def normal_dispersion(depth_n: np.ndarray, window: int) -> tuple[float, dict]:
+    """Mean angle (radians) between each normal and the mean normal of its window: 0 on any plane."""
+    n = _normals(depth_n)
+    mean = cv2.blur(n.astype(np.float32), (window, window), borderType=cv2.BORDER_REFLECT).astype(np.float64)
+    mean /= np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
+    angle = np.arccos(np.clip((n * mean).sum(-1), -1.0, 1.0))
+    r = window // 2 + 1
+    inner = angle[r:-r, r:-r] if min(angle.shape) > 2 * r else angle
+    value = float(inner.mean())
+    return value, {"mean_angle_rad": round(value, 6)}
+
+
+def depth_curvature(depth_n: np.ndarray) -> tuple[float, dict]:
+    """Mean |5-point Laplacian| of range-normalised depth over interior pixels: 0 on any plane."""
+    d = depth_n
+    if min(d.shape) < 3:
+        return 0.0, {"mean_abs_laplacian": 0.0}
+    lap = d[:-2, 1:-1] + d[2:, 1:-1] + d[1:-1, :-2] + d[1:-1, 2:] - 4 * d[1:-1, 1:-1]
+    value = float(np.abs(lap).mean())
+    return value, {"mean_abs_laplacian": round(value, 6)}
+
+
+def highlight_breaks(image: np.ndarray, value_min: float, saturation_max: float, gap_px: int) -> tuple[float, dict]:
+    """Specular highlights (bright, unsaturated) that a closing of GAP_PX would join are one highlight broken
+    apart; value = extra fragments per highlight. No highlight → 0 (nothing to judge)."""
+    hsv = cv2.cvtColor(image, cv2.COLOR_RGB2HSV)
+    mask = ((hsv[..., 2] >= value_min * 255) & (hsv[..., 1] <= saturation_max * 255)).astype(np.uint8)
+    n_raw = _components(mask, min_area=2)
+    if n_raw == 0:
+        return 0.0, {"highlights": 0, "fragments": 0}
+    kernel = np.ones((2 * gap_px + 1, 2 * gap_px + 1), np.uint8)
+    closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
+    n_closed = max(1, _components(closed, min_area=2))
+    value = max(0, n_raw - n_closed) / n_closed
+    return float(value), {"highlights": n_closed, "fragments": n_raw}
+
+
+def _components(mask: np.ndarray, min_area: int) -> int:
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    return int((stats[1:, cv2.CC_STAT_AREA] >= min_area).sum()) if n > 1 else 0
+
+
+def contour_fragmentation(image: np.ndarray, low: float, high: float, min_frac: float) -> tuple[float, dict]:
+    """Share of Canny edge pixels in components shorter than MIN_FRAC of the diagonal: broken contours
+    fall apart into short pieces. No edges → 0."""
+    gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+    edges = cv2.Canny(gray, low, high, L2gradient=True)
+    n, _, stats, _ = cv2.connectedComponentsWithStats((edges > 0).astype(np.uint8), connectivity=8)
+    sizes = stats[1:, cv2.CC_STAT_AREA]
+    total = int(sizes.sum())
+    if total == 0:
+        return 0.0, {"edge_px": 0, "segments": 0}
+    min_len = min_frac * math.hypot(*gray.shape)
+    short = int(sizes[sizes < min_len].sum())
+    return short / total, {"edge_px": total, "segments": int(n - 1), "short_px": short}
+
+
+def lbp_irregularity(image: np.ndarray, tiles: int) -> tuple[float, dict]:
+    """Mean Jensen–Shannon divergence (bits) between each tile's uniform-LBP histogram (P=8, R=1) and the
+    whole image's: a regular texture looks the same everywhere (≈ 0)."""
+    from skimage.feature import local_binary_pattern
+
+    gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+    codes = local_binary_pattern(gray, 8, 1, method="uniform").astype(int)[1:-1, 1:-1]
+    bins = 10
+    whole = np.bincount(codes.ravel(), minlength=bins).astype(float)
+    whole /= whole.sum()
+    h, w = codes.shape
+    divergences = []
+    for ty in range(tiles):
+        for tx in range(tiles):
+            tile = codes[ty * h // tiles:(ty + 1) * h // tiles, tx * w // tiles:(tx + 1) * w // tiles]
+            if tile.size:
+                hist = np.bincount(tile.ravel(), minlength=bins).astype(float)
+                divergences.append(_js(hist / hist.sum(), whole))
+    value = float(np.mean(divergences)) if divergences else 0.0
+    return value, {"mean_js_bits": round(value, 6)}
+
+
+def _js(p: np.ndarray, q: np.ndarray) -> float:
+    m = (p + q) / 2
+
+    def kl(a, b):
+        nz = a > 0
+        return float((a[nz] * np.log2(a[nz] / b[nz])).sum())
+
+    return 0.5 * kl(p, m) + 0.5 * kl(q, m)
