@@ -28,6 +28,7 @@ from ..ontology import Ontology
 from ..prompts_dsl import Prompt, read_prompts, resolved_controls, validate_prompt
 from ..prompts_dsl.validate import as_issue
 from . import registry
+from .hashes import hash_files
 from .images import DEFAULT_MAX_PIXELS, ImageError, ImageRecord, discover, file_sha256, load_rgb
 from .runmeta import hardware, versions, write_json_atomic
 from .store import ResultStore
@@ -209,6 +210,15 @@ def _plan(cfg, ontology, prompts, invalid, records, existing, scorers, summary):
     A row is reused when the visible row for its (image, model, prompt_id, sample, metric) has the same key
     and status ok (or error, unless --retry-errors); any other visible row for it is stale."""
     jobs, rows, stale = [], [], set()
+    todo = []  # (record, prompt, why it is invalid or None)
+    for rec in records:
+        prompt, why = (prompts[rec.prompt_id], None) if rec.prompt_id in prompts else invalid[rec.prompt_id]
+        if prompt is None:
+            summary.problems.append({"kind": "image_of_invalid_prompt", "item": rec.rel,
+                                     "message": f"prompt '{rec.prompt_id}' could not be read: {why}"})
+        elif not cfg.angles or prompt.angle in cfg.angles:
+            todo.append((rec, prompt, why))
+    shas = hash_files([rec.path for rec, _, _ in todo], cfg.out)
 
     def settle(rec: ImageRecord, name: str, key: str) -> bool:
         """True when the visible row can be reused; otherwise marks it stale."""
@@ -221,24 +231,14 @@ def _plan(cfg, ontology, prompts, invalid, records, existing, scorers, summary):
         stale.add(seen[0])
         return False
 
-    for rec in records:
-        prompt, why = prompts.get(rec.prompt_id), None
-        if prompt is None:
-            prompt, why = invalid[rec.prompt_id]
-            if prompt is None:
-                summary.problems.append({"kind": "image_of_invalid_prompt", "item": rec.rel,
-                                         "message": f"prompt '{rec.prompt_id}' could not be read: {why}"})
-                continue
-        if cfg.angles and prompt.angle not in cfg.angles:
-            continue
+    for rec, prompt, why in todo:
         names = _metric_names(prompt)
-        try:
-            sha = file_sha256(rec.path)
-        except OSError as exc:
+        sha = shas[rec.path]
+        if isinstance(sha, OSError):
             for name in names:
                 key = _hash(rec.rel, "unreadable", prompt.fingerprint, name)
                 if not settle(rec, name, key):
-                    rows.append(_row(rec, "", prompt, name, None, None, "error", f"cannot read file: {exc}", {}, key))
+                    rows.append(_row(rec, "", prompt, name, None, None, "error", f"cannot read file: {sha}", {}, key))
             continue
         for name in names:
             if why is not None:
