@@ -130,3 +130,10 @@ def test_without_sets_core_hard_is_absent(tmp_path):
     data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=200)
     assert not data.has_sets and "core" not in data.overall.columns
     assert any("no set=core|hard" in n for n in data.notes)
+
+
+def test_equal_scores_are_not_a_ranking_difference(tmp_path):
+    # X and Y tie on TR and on overall; a sort by name must not be read as a role reordering
+    rows = [row("Y", "t", "TR", 0.6), row("X", "t", "TR", 0.6), row("Y", "l", "LI", 0.6), row("X", "l", "LI", 0.6)]
+    data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=100)
+    assert data.ranking_notes == []

@@ -190,17 +190,23 @@ def _order(frame: pd.DataFrame, col: str) -> list[str]:
 
 
 def _ranking_notes(data: ReportData) -> list[str]:
+    """A note per role that strictly reverses at least one pair of models the overall score orders strictly
+    (equal scores never count as a difference, whatever order a sort puts them in)."""
+    overall_score = dict(zip(data.overall["model"], data.overall["overall"]))
     overall = _order(data.overall, "overall")
     notes = []
     for role, sub in data.role_scores.groupby("role", sort=False):
         order = _order(sub, "score")
         if len(order) < 2:
             continue
+        role_score = dict(zip(sub["model"], sub["score"]))
         common = [m for m in overall if m in order]
-        if [m for m in order if m in common] != common:
+        reversed_pair = any((role_score[a] - role_score[b]) * (overall_score[a] - overall_score[b]) < 0
+                            for i, a in enumerate(common) for b in common[i + 1:])
+        if reversed_pair:
             top = order[0]
             msg = f"{role}: ranking differs from overall ({' > '.join(order)} vs overall {' > '.join(common)})"
-            if top != common[0]:
+            if top != common[0] and role_score[top] > role_score[common[0]]:
                 msg += f"; best for {role} is {top}, not the overall leader {common[0]}"
             notes.append(msg + ".")
     return notes
