@@ -100,3 +100,15 @@ def test_defined_failures():
     bad = score(feats, {"expression": "pensive"})
     assert bad.status == "error" and "known" in bad.error
     assert score(feats, {"count": "two"}).details["s_count"] == 1.0
+
+
+def test_per_person_lists_must_agree_with_count():
+    res = score(two_people(), {"count": 3, "posture": ["standing", "sitting"]})
+    assert res.status == "error" and "disagree" in res.error
+    res = score(two_people(), {"posture": ["standing", "sitting"], "expression": ["happy"]})
+    assert res.status == "error" and "disagree" in res.error
+
+
+def test_count_zero_ignores_posture_and_expression():
+    res = score(two_people(), {"count": 0, "posture": "standing"})
+    assert res.details["s_count"] == 0.0 and res.details["s_posture"] is None and res.score == 0.0

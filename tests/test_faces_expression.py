@@ -85,7 +85,7 @@ def _torch_graph(graph: KerasGraph, x: np.ndarray) -> np.ndarray:
         else:
             y = a.mean(dim=(2, 3))
         values[cfg["name"]] = y
-    return values[graph.output].numpy()
+    return {name: v.numpy() if v.dim() == 2 else back(v) for name, v in values.items()}
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +93,16 @@ def classifier(tmp_path_factory):
     return ExpressionClassifier.from_path(fetched_expression_weights(tmp_path_factory))
 
 
-def test_real_network_matches_torch_reexecution(classifier):
+def test_real_network_matches_torch_reexecution_layer_by_layer(classifier):
     x = RNG.uniform(-1, 1, (3, 64, 64, 1)).astype(np.float32)
-    ours = classifier.graph(x)
-    assert ours.shape == (3, 7) and np.allclose(ours.sum(1), 1, atol=1e-5)
-    assert np.allclose(ours, _torch_graph(classifier.graph, x.astype(np.float64)), atol=1e-4)
+    ours = classifier.graph.trace(x)
+    ref = _torch_graph(classifier.graph, x.astype(np.float64))
+    assert set(ours) == set(ref) and len(ours) == len(classifier.graph.layers)  # input + every layer
+    for name, value in ours.items():
+        scale = max(1.0, float(np.abs(ref[name]).max()))
+        assert np.allclose(value, ref[name], atol=1e-4 * scale), name
+    out = ours[classifier.graph.output]
+    assert out.shape == (3, 7) and np.allclose(out.sum(1), 1, atol=1e-5)
 
 
 def test_known_faces_get_plausible_expressions(classifier):

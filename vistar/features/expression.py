@@ -102,7 +102,8 @@ class KerasGraph:
                     weights[name] = found
         return cls(config, weights)
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
+    def trace(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """Every layer's output by layer name (for layer-by-layer checks against a reference)."""
         values = {self.inputs[0]: x.astype(np.float32)}
         for layer in self.layers:
             kind, cfg = layer["class_name"], layer["config"]
@@ -110,7 +111,10 @@ class KerasGraph:
                 continue
             args = [values[node[0]] for node in layer["inbound_nodes"][0]]
             values[cfg["name"]] = self._apply(kind, cfg, args, self.weights.get(cfg["name"], {}))
-        return values[self.output]
+        return values
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.trace(x)[self.output]
 
     @staticmethod
     def _apply(kind: str, cfg: dict, args: list[np.ndarray], w: dict[str, np.ndarray]) -> np.ndarray:

@@ -96,10 +96,10 @@ def expression_similarity(expected: str, face: Face | None) -> float:
 
 
 def _per_person(value, n: int) -> list | None:
+    """A per-person list as given, or one value repeated for each of the N expected people."""
     if value is None:
         return None
-    items = list(value) if isinstance(value, (list, tuple)) else [value] * max(n, 1)
-    return items
+    return list(value) if isinstance(value, (list, tuple)) else [value] * n
 
 
 def _weights(params: dict, role: str | None) -> dict[str, float]:
@@ -111,15 +111,18 @@ def _weights(params: dict, role: str | None) -> dict[str, float]:
 def cpa(people: list[Person], controls: dict, params: dict, role: str | None) -> dict:
     """Sub-scores and the combined score; raises ValueError on malformed ground truth."""
     count = parse_count(controls["count"]) if "count" in controls else None
-    lists = [len(controls[k]) for k in ("posture", "expression") if isinstance(controls.get(k), (list, tuple))]
-    n_gt = count if count is not None else (max(lists) if lists else 1)
-    postures = _per_person(controls.get("posture"), n_gt)
-    expressions = _per_person(controls.get("expression"), n_gt)
+    lists = {k: len(controls[k]) for k in ("posture", "expression") if isinstance(controls.get(k), (list, tuple))}
+    if len(set(lists.values()) | ({count} if count is not None and lists else set())) > 1:
+        given = ", ".join(f"{k} lists {n}" for k, n in lists.items())
+        raise ValueError(f"per-person lists disagree on the number of people ({given}"
+                         + (f", count={count})" if count is not None else ")"))
+    n_gt = count if count is not None else (max(lists.values()) if lists else 1)
+    postures = _per_person(controls.get("posture"), n_gt) if n_gt else None   # count=0: nobody to describe
+    expressions = _per_person(controls.get("expression"), n_gt) if n_gt else None
     if postures is not None:
         postures = [parse_posture(p, params["posture_synonyms"]) for p in postures]
     if expressions is not None:
         expressions = [expression_label(e, params["expression_synonyms"]) for e in expressions]
-    n_gt = max([n_gt] + [len(x) for x in (postures, expressions) if x is not None])
     partial = float(params["partial_credit"])
 
     sim_p = np.array([[posture_similarity(postures[j], p.posture, partial) if postures else 0.0 for j in range(n_gt)]
