@@ -62,7 +62,10 @@ def after_run(out_dir: Path, options: dict, suite: str | None, echo) -> None:
     if ledger is not None and (ledger.calls or ledger.cache_hits or ledger.failures):
         for line in ledger.lines():
             echo(line)
-        _write(out_dir / "judge_usage.json", ledger.summary())
+        from .config import config_from_options
+
+        cfg = config_from_options(options)
+        _write(out_dir / "judge_usage.json", {**ledger.summary(), "judge": cfg.public() if cfg else None})
     if suite:
         from ..engine.store import read_scores
         from .protocols.aggregate import summarize

@@ -38,6 +38,11 @@ class Judge:
         price = price_for(cfg.model, load_prices(cfg.prices))
         self.client = None if cfg.cache_only else ChatClient(cfg, price, transport)
 
+    @property
+    def identity(self) -> str:
+        """What the row details record as the judge (scores from different judges are not comparable)."""
+        return self.cfg.model + (f":{self.cfg.model_version}" if self.cfg.model_version else "")
+
     def close(self) -> None:
         self.cache.close()
         if self.client:

@@ -71,9 +71,10 @@ class HwpqOutcome:
     questionnaire: Questionnaire
     votes: dict[str, list[bool]]     # question id -> one answer per vote
     mode: str
+    judge: str = ""                  # judge model id[:version], kept in the row details
 
     def result(self) -> tuple[float, dict]:
         final = {qid: majority(v) for qid, v in self.votes.items()}
         value, pairs = score(self.questionnaire, final)
         return value, {"mode": self.mode, "k": len(next(iter(self.votes.values()), [])), "pairs": pairs,
-                       "votes": self.votes, "questionnaire": self.questionnaire.hash}
+                       "votes": self.votes, "questionnaire": self.questionnaire.hash, "judge": self.judge}

@@ -67,7 +67,7 @@ def compute(inputs, ctx) -> list:
                     votes[question][vote] = bool(answer)
             else:
                 votes[qid][vote] = bool(reply.parsed)
-        outputs[i] = online.HwpqOutcome(q, votes, mode)
+        outputs[i] = online.HwpqOutcome(q, votes, mode, judge.identity)
     return outputs
 
 

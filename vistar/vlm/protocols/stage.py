@@ -66,7 +66,8 @@ def make_stage(name: str) -> FeatureStage:
             pairs = by_image.get(i, [])
             err = failure([r for _, r in pairs], f"{proto.name} item {item.id}")
             outputs[i] = err or Outcome(proto.name, item, {q.qid: r.parsed for q, r in pairs},
-                                        {"criteria": criteria.get(item.id), "extra_images": {q.qid: len(q.extra_images) for q, _ in pairs}})
+                                        {"criteria": criteria.get(item.id), "judge": judge.identity,
+                                         "extra_images": {q.qid: len(q.extra_images) for q, _ in pairs}})
         return outputs
 
     return FeatureStage(name=proto.stage, version=proto.version, compute=compute)
