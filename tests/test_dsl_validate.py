@@ -47,3 +47,12 @@ def test_required_keys_come_from_the_ontology(tmp_path):
     issues = validate_prompt(parse_prompt('[PH|LI] a room {light_azimuth=30}', location="f:3"), onto)
     assert [(i.severity, i.field) for i in issues] == [("error", "shadows")]
     assert str(issues[0]) == "error: f:3: field 'shadows': angle LI requires control key 'shadows'"
+
+
+def test_fingerprint_covers_what_a_row_records_from_the_prompt():
+    base = parse_prompt('[GD|TR] "A"')
+    assert base.fingerprint == parse_prompt('[GD|TR]   "A"', id="other", location="g:9").fingerprint
+    assert base.fingerprint == parse_prompt('[GD|TR] "A"', metadata={"source": "x"}).fingerprint
+    changed = ['[GD|TR] "B"', '[MS|TR] "A"', '[GD|TR] "A" {text="A"}', '[GD|TR] "A" {set="hard"}']
+    assert len({base.fingerprint, *(parse_prompt(t).fingerprint for t in changed)}) == 5
+    assert parse_prompt('[GD|TR] "A"', metadata={"set": "hard"}).fingerprint != base.fingerprint

@@ -31,6 +31,10 @@ class Prompt:
 
     @property
     def fingerprint(self) -> str:
-        """Stable hash of everything that changes a score (not id, source or metadata)."""
-        payload = json.dumps([self.role, self.angle, self.core, self.controls], sort_keys=True, ensure_ascii=False)
+        """Stable hash of what a result row takes from the prompt: role, angle, core, controls and `set`
+        (not id, source or other metadata), so an edited prompt never keeps a stale row."""
+        parts = [self.role, self.angle, self.core, self.controls]
+        if "set" not in self.controls and self.metadata.get("set") is not None:
+            parts.append(str(self.metadata["set"]))  # a JSONL `set` field; a control `set` is already in controls
+        payload = json.dumps(parts, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
