@@ -70,10 +70,11 @@ def test_triton_matches_reference_in_interpreter(tmp_path):
         "from test_kernels_chaos import _case\n"
         "from vistar.kernels.chaos import pair_stats_ref, pair_stats_triton\n"
         "masks, depth, pairs = _case(1, n=3, h=16, w=20)\n"
-        "got = pair_stats_triton(masks, depth, pairs, 1, 2, device='cpu', block=512)\n"
-        "want = pair_stats_ref(masks, depth, pairs, 1, 2)\n"
-        "np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)\n"
-        "assert want[:, 8].sum() > 0\n"
+        "for touch, band, block in ((1, 2, 512), (0, 3, 128)):\n"
+        "    got = pair_stats_triton(masks, depth, pairs, touch, band, device='cpu', block=block)\n"
+        "    want = pair_stats_ref(masks, depth, pairs, touch, band)\n"
+        "    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)\n"
+        "    assert want[:, 8].sum() > 0\n"
         "print('ok')\n")
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240)

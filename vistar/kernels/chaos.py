@@ -95,23 +95,29 @@ def pair_stats_numba(masks: np.ndarray, depth: np.ndarray, pairs: np.ndarray, to
 
 
 def pair_stats_triton(masks: np.ndarray, depth: np.ndarray, pairs: np.ndarray, touch_px: int, band_px: int,
-                      device: str = "cuda", block: int = 256) -> np.ndarray:
-    """Triton version: one program per (pair, pixel block); per-block partial sums are added on the host in a
-    fixed order (no atomics), so the result does not depend on scheduling."""
+                      device: str = "cuda", block: int = 1024) -> np.ndarray:
+    """Triton version: per (pair, pixel block) programs in three O(band_px) passes; per-block partial sums
+    are added on the host in a fixed order (no atomics), so the result does not depend on scheduling."""
     import torch
 
-    from ._chaos_triton import chaos_pair_kernel
+    from ._chaos_triton import band_stats_kernel, contact_kernel, row_max_kernel
 
     n_pairs = len(pairs)
     if n_pairs == 0:
         return np.zeros((0, N_STATS))
     height, width = depth.shape
-    n_blocks = (height * width + block - 1) // block
+    hw = height * width
+    n_blocks = (hw + block - 1) // block
     as_t = lambda x, dt: torch.as_tensor(np.ascontiguousarray(x), device=device).to(dt)  # noqa: E731
+    masks_t, pairs_t = as_t(masks, torch.int8), as_t(pairs, torch.int32)
+    contact = torch.empty((n_pairs, hw), dtype=torch.int8, device=device)
+    rows = torch.empty_like(contact)
     partial = torch.zeros((n_pairs, n_blocks, N_STATS), dtype=torch.float32, device=device)
-    chaos_pair_kernel[(n_pairs, n_blocks)](
-        as_t(masks, torch.int8), as_t(dilate(masks, touch_px), torch.int8), as_t(depth, torch.float32),
-        as_t(pairs, torch.int32), partial, height, width, n_blocks, int(band_px), BLOCK=block)
+    grid = (n_pairs, n_blocks)
+    contact_kernel[grid](masks_t, as_t(dilate(masks, touch_px), torch.int8), pairs_t, contact, hw, BLOCK=block)
+    row_max_kernel[grid](contact, rows, height, width, int(band_px), BLOCK=block)
+    band_stats_kernel[grid](masks_t, rows, contact, as_t(depth, torch.float32), pairs_t, partial, height, width,
+                            n_blocks, int(band_px), BLOCK=block)
     return partial.cpu().numpy().astype(np.float64).sum(axis=1)
 
 
