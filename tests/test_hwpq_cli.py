@@ -121,3 +121,27 @@ def test_batched_mode_is_cheaper_and_agrees(setup):
     assert pq["http_requests"] == 3 * 12 and b["http_requests"] == 3 * 3
     assert b["cost_usd"] < pq["cost_usd"] / 2
     assert "per image" in out_b and "per 1000 prompts" in out_b
+
+
+def test_validate_command_and_invalid_files_are_error_rows(setup):
+    tmp = setup
+    folder = tmp / "home" / "hwpq"
+    folder.mkdir(parents=True)
+    from vistar.prompts_dsl import read_prompts
+
+    prompts = {p.id: p for p in read_prompts(tmp / "prompts.vistar").prompts}
+    messy = {"schema_version": 1, "levels": [{"level": "L1", "weight": 2, "pairs": [
+        {"id": "a", "weight": 1, "positive": "Is there a poster?", "negative": "Is the poster missing?"}]}]}
+    path = folder / f"{prompts['s1'].fingerprint}.json"
+    path.write_text(json.dumps(messy))
+    runner = CliRunner()
+    res = runner.invoke(app, ["hwpq", "validate", str(folder)])
+    assert res.exit_code == 1 and "needs repair" in res.output and "renormalised" in " ".join(res.output.split())
+    with JudgeServer() as server:
+        _, rows = _score(tmp, server, "bad")
+        assert len(server.requests) == 0
+    assert rows["s1"].status == "error" and path.name in rows["s1"].error
+    assert rows["s2"].status == "skipped" and "vistar hwpq generate" in rows["s2"].error
+    res = runner.invoke(app, ["hwpq", "validate", str(folder), "--fix"])
+    assert res.exit_code == 0 and json.loads(path.read_text())["levels"][0]["weight"] == 1.0
+    assert runner.invoke(app, ["hwpq", "validate", str(path)]).exit_code == 0

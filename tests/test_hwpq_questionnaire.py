@@ -87,3 +87,23 @@ def test_hash_changes_with_an_edit_only():
     edited = json.loads(json.dumps(GOOD))
     edited["levels"][2]["pairs"][0]["positive"] = "Does it look harmonious?"
     assert validate(edited).hash != q1.hash
+
+
+def test_generated_reply_is_repaired_and_attributed():
+    from vistar.prompts_dsl import parse_prompt
+    from vistar.vlm.errors import ReplyFormatError
+    from vistar.vlm.hwpq import generate
+
+    reply = ('Here is the questionnaire:\n{"levels": [{"level": "L1", "weight": 1, "pairs": ['
+             '{"id": "L1.1", "weight": 0.5, "positive": "Is there a kimono?", "negative": "Is the kimono absent?"},'
+             '{"id": "L1.2", "weight": 0.5, "positive": "Is it?", "negative": "Isn\'t it?"}]}]}')
+    parsed = generate.parse(reply)
+    q = generate.from_reply(parsed)
+    assert [p.id for lv in q.levels for p in lv.pairs] == ["L1.1"] and q.levels[0].pairs[0].weight == 1.0
+    assert any("dropped" in r for r in q.repairs)
+    prompt = parse_prompt('[IL|CUL] a Heian-period court lady {culture="Heian Japan"}', id="c1")
+    final = generate.finish(q, prompt, "gen-model")
+    assert final.prompt_fingerprint == prompt.fingerprint and final.angle == "CUL" and final.source["generator"] == "gen-model"
+    assert "culture=Heian Japan" in generate.request(prompt).user and "cultural-historical" in generate.request(prompt).user
+    with pytest.raises(ReplyFormatError):
+        generate.parse('{"levels": []}')
