@@ -20,7 +20,7 @@ def _table(run: Path) -> pd.DataFrame:
 
 
 def _scene(folder: Path, n: int) -> Path:
-    """n small distinct images split over two models; prompt p3 makes TR.odd return NaN (an error row)."""
+    """n small distinct images split over two models; p3's TR.odd returns NaN and p5 is truncated (error rows)."""
     lines = []
     for i in range(n):
         im = Image.new("RGB", (24 + i, 16), (i * 9 % 256, 255 - i * 7 % 256, i * 31 % 256))
@@ -29,6 +29,7 @@ def _scene(folder: Path, n: int) -> Path:
         model_dir.mkdir(parents=True, exist_ok=True)
         im.save(model_dir / f"p{i}.png")
         lines.append(f'p{i}: [GD|TR] sign "{i}"' + (' {odd="nan"}' if i == 3 else ""))
+    (folder / "imgs" / "a" / "p5.png").write_bytes((folder / "imgs" / "a" / "p5.png").read_bytes()[:60])  # truncated
     (folder / "p.vistar").write_text("\n".join(lines) + "\n")
     return folder / "p.vistar"
 
@@ -41,10 +42,11 @@ def test_identical_across_batch_sizes_workers_and_reruns(tmp_path, monkeypatch):
         run = tmp_path / f"run{i}"
         run_score(ScoreConfig(tmp_path / "imgs", prompts, run, batch_size=batch, workers=workers))
         tables.append(_table(run))
-    assert len(tables[0]) == 22 and (tables[0].status == "ok").sum() == 21
+    assert len(tables[0]) == 22 and (tables[0].status == "ok").sum() == 19  # p3's NaN and truncated p5 are errors
+    assert tables[0][tables[0].prompt_id == "p5"].error.str.contains("corrupt or truncated").all()
     for other in tables[1:]:
         pd.testing.assert_frame_equal(tables[0], other)
-    assert engine_plugins.CALLS[:11] == [1] * 11  # batch size 1 really ran one image per stage call
+    assert engine_plugins.CALLS[:10] == [1] * 10  # batch size 1 really ran one (decodable) image per stage call
     raw = pd.read_parquet(tmp_path / "run0" / "scores.parquet")  # plain pandas sees the same rows
     assert len(raw) == 22 and set(raw.key) == set(tables[0].key)
 

@@ -215,3 +215,17 @@ def test_cli_score_prints_summary_and_writes_run_json(tmp_path, fake):
     assert meta["status"] == "complete" and meta["metric_versions"] == {"TR": "1", "TR.odd": "1"}
     assert meta["stage_versions"] == {"fake_stats": "1"} and meta["batch_size"] == 3
     assert {"command", "versions", "hardware", "ontology_hash", "models", "prompts_sha256", "counts"} <= set(meta)
+
+
+def test_ontology_parameters_are_part_of_the_key(tmp_path, fake):
+    png(tmp_path / "imgs" / "m" / "a.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
+    run = tmp_path / "run"
+    run_score(ScoreConfig(tmp_path / "imgs", p, run))
+    (tmp_path / "metric.yaml").write_text("metrics:\n  TR:\n    params:\n      w_char: 0.9\n")
+    changed = run_score(ScoreConfig(tmp_path / "imgs", p, run, ontology=tmp_path / "metric.yaml"))
+    assert (changed.reused, changed.scored) == (1, 1)  # TR re-scored, TR.odd untouched
+    (tmp_path / "stage.yaml").write_text("features:\n  fake_stats:\n    anything: 1\n")
+    staged = run_score(ScoreConfig(tmp_path / "imgs", p, run, ontology=tmp_path / "stage.yaml"))
+    assert (staged.reused, staged.scored) == (0, 2)  # both metrics depend on the stage whose parameters changed
+    assert len(read_scores(run)) == 2
