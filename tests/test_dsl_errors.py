@@ -43,7 +43,8 @@ def test_vistar_file_errors_name_file_line_column(tmp_path):
     assert (e3.location, e3.column) == (f"{f}:5", len("p3: [GD|TR] 日本 }"))
     caret = str(e3).split("\n")[2]
     assert caret == "  " + " " * len("p3: [GD|TR] ") + "    " + " " + "^"  # CJK characters are two cells wide
-    assert (e4.location, e4.column, e4.prompt_id) == (f"{f}:6", 1, None)
+    assert (e4.location, e4.column, e4.prompt_id) == (f"{f}:6", 3, None)  # after "no", where ':' was expected
+    assert "expected ':' after the id" in e4.message
 
 
 def test_jsonl_errors_point_into_the_raw_line(tmp_path):

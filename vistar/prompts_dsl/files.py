@@ -76,8 +76,10 @@ def _read_vistar(path: Path, lines: list[str]):
             continue
         location = f"{path}:{lineno}"
         match = _LINE_RE.match(line)
-        if not match:
-            yield PromptSyntaxError("expected 'ID: [ROLE|ANGLE] core {...}'", line, len(line) - len(line.lstrip()) + 1, location)
+        if not match:  # point just after the first word, where the ':' belongs
+            word = re.match(r"\s*[^\s:]*", line)
+            yield PromptSyntaxError("expected ':' after the id (lines are 'ID: [ROLE|ANGLE] core {...}')", line,
+                                    word.end() + 1, location)
             continue
         if (err := _check_id(match["id"], location)) is not None:
             yield err
