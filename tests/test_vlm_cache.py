@@ -63,7 +63,8 @@ def test_every_key_part_changes_the_key():
     base = cache_key(cfg, req)
     variants = [cache_key(replace(cfg, model="m2"), req), cache_key(replace(cfg, model_version="2024"), req),
                 cache_key(replace(cfg, temperature=0.5), req), cache_key(replace(cfg, seed=1), req),
-                cache_key(replace(cfg, max_tokens=7), req), cache_key(cfg, replace(req, protocol="hwpq@2")),
+                cache_key(replace(cfg, max_tokens=7), req), cache_key(replace(cfg, image_max_side=512), req),
+                cache_key(cfg, replace(req, protocol="hwpq@2")),
                 cache_key(cfg, replace(req, template_hash="other")), cache_key(cfg, replace(req, image_sha256="x")),
                 cache_key(cfg, replace(req, item_id="q2")), cache_key(cfg, replace(req, vote=2))]
     assert len({base, *variants}) == len(variants) + 1
@@ -104,3 +105,15 @@ def test_bad_price_table_and_bad_settings_are_clear_errors(tmp_path):
     assert config_from_options({}) is None
     conf.write_text("url: http://127.0.0.1:1/v1\nmodel: m\nvotes: 5\n")
     assert config_from_options({"judge_config": str(conf), "judge_model": "other"}) == JudgeConfig(url="http://127.0.0.1:1/v1", model="other", votes=5)
+
+
+def test_large_images_are_downscaled_before_sending():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    wide = np.zeros((1000, 3000, 3), np.uint8)
+    assert Image.open(io.BytesIO(png_bytes(wide, 1536))).size == (1536, 512)
+    assert Image.open(io.BytesIO(png_bytes(wide, 0))).size == (3000, 1000)
+    assert Image.open(io.BytesIO(png_bytes(solid(RED), 1536))).size == (24, 24)

@@ -33,6 +33,7 @@ class JudgeConfig:
     backoff_s: float = 1.0         # first retry delay; doubles each retry
     max_backoff_s: float = 30.0
     max_reasks: int = 2            # re-asks of a malformed reply before recording a failure
+    image_max_side: int = 1536     # larger images are downscaled (aspect kept) before sending; 0 = never
     cache_path: str | None = None  # SQLite file; default $VISTAR_HOME/judge_cache.sqlite
     cache_only: bool = False       # rebuild from the cache, never call the judge
     prices: str | None = None      # YAML price table merged over the default one
@@ -42,6 +43,8 @@ class JudgeConfig:
             raise ValueError(f"judge mode must be one of {', '.join(MODES)}, not '{self.mode}'")
         if self.votes < 1 or self.votes % 2 == 0:
             raise ValueError(f"judge votes must be a positive odd number (majority vote), not {self.votes}")
+        if self.image_max_side < 0:
+            raise ValueError("judge image_max_side must be 0 (no downscaling) or a positive pixel count")
         if self.concurrency < 1 or self.max_retries < 0 or self.max_reasks < 0 or self.timeout_s <= 0:
             raise ValueError("judge concurrency and timeout must be positive, retries and re-asks non-negative")
 
@@ -54,7 +57,9 @@ class JudgeConfig:
         return Path(self.cache_path).expanduser() if self.cache_path else vistar_home() / "judge_cache.sqlite"
 
     def decoding(self) -> dict:
-        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+        """Everything besides the request text that changes the answer (the sent image size included)."""
+        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens,
+                "image_max_side": self.image_max_side}
 
     def public(self) -> dict:
         """What may be written to a run directory (the key's variable name, never its value)."""

@@ -25,7 +25,7 @@ def _calls(q, png: bytes, sha: str, mode: str, votes: int) -> list[tuple[JudgeRe
         else:
             for qid, text in q.questions():
                 req = JudgeRequest(online.PROTOCOL, f"{q.hash}/{qid}/v{vote}", online.PER_QUESTION_HASH,
-                                   online.per_question_prompt(text), online.SYSTEM, (png,), sha, vote, max_tokens=32)
+                                   online.per_question_prompt(text), online.SYSTEM, (png,), sha, vote, max_tokens=64)
                 out.append((req, online.parse_single, qid))
     return out
 
@@ -46,7 +46,7 @@ def compute(inputs, ctx) -> list:
             outputs[i] = JudgeUnavailable(f"no HWPQ questionnaire for prompt '{inp.prompt.id}' in {store.dir}", GENERATE_HINT)
             continue
         sha = image_sha256(inp.image)
-        for req, parse, qid in _calls(q, png_bytes(inp.image), sha, mode, k):
+        for req, parse, qid in _calls(q, png_bytes(inp.image, judge.cfg.image_max_side), sha, mode, k):
             calls.append((req, parse))
             owners.append((i, q, qid, req.vote))
             bill.append((sha, inp.prompt.fingerprint))

@@ -52,7 +52,7 @@ def make_stage(name: str) -> FeatureStage:
             if isinstance(criteria.get(item.id), Exception):
                 outputs[i] = criteria[item.id]
                 continue
-            png, sha = png_bytes(inputs[i].image), shas[i]
+            png, sha = png_bytes(inputs[i].image, judge.cfg.image_max_side), shas[i]
             for query in proto.queries(item, criteria=criteria.get(item.id), data_dir=data_dir):
                 calls.append((_request(proto, item.id, query, png, sha), query.parse))
                 owners.append((i, query))
