@@ -43,3 +43,11 @@ def test_learned_segmenter_is_loaded_through_the_model_layer(tmp_path):
     expected = np.zeros((40, 60), bool)
     expected[20:30, 10:40] = True
     assert out.source == "shadow-net" and (out.mask == expected).all()
+
+
+def test_stage_output_does_not_depend_on_the_batch():
+    a, b = sample_scene([0.0, 0.342, -0.94], seed=5), sample_scene([0.94, 0.342, 0.0], seed=6)
+    ctx = StageContext()
+    pair = STAGE.compute([StageInput(s.image, None, {}, {"instances": s.instances}) for s in (a, b)], ctx)
+    alone = STAGE.compute([StageInput(b.image, None, {}, {"instances": b.instances})], StageContext())
+    assert (pair[1].mask == alone[0].mask).all() and pair[1].mask.any()

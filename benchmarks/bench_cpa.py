@@ -1,0 +1,60 @@
+"""CPA feature throughput on the bundled real photos: face detection, pose, and expression (worker process).
+
+    python benchmarks/bench_cpa.py [--repeat N]
+
+Expression timing needs the weights (`vistar models fetch fer-mini-xception`); without them it is left out.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from matplotlib import cbook
+from PIL import Image
+from skimage import data
+
+from vistar.features.expression_worker import ExpressionWorker
+from vistar.features.faces import DEFAULT_CLASSIFIER, MediaPipeFaceDetector, face_crop
+from vistar.features.pose import MediaPipePose
+from vistar.models import MissingWeightError, resolve_weight
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    photos = [np.asarray(Image.open(cbook.get_sample_data("grace_hopper.jpg")).convert("RGB")), data.astronaut(),
+              np.stack([data.camera()] * 3, -1)]
+    detector, pose = MediaPipeFaceDetector(), MediaPipePose()
+    timings = {"faces": [], "pose": [], "expression": []}
+    try:
+        worker = ExpressionWorker(DEFAULT_CLASSIFIER, str(resolve_weight("fer-mini-xception")))
+    except MissingWeightError as exc:
+        worker = None
+        print(f"expression left out: {exc}")
+    for _ in range(args.repeat):
+        for image in photos:
+            t0 = time.perf_counter()
+            faces = detector(image)
+            t1 = time.perf_counter()
+            pose(image)
+            t2 = time.perf_counter()
+            timings["faces"].append(t1 - t0)
+            timings["pose"].append(t2 - t1)
+            if worker is not None and faces:
+                crops = np.stack([face_crop(image, f.box) for f in faces])
+                worker.classify(crops)                      # the first call includes the worker's start-up
+                t3 = time.perf_counter()
+                worker.classify(crops)
+                timings["expression"].append(time.perf_counter() - t3)
+    for name, values in timings.items():
+        if values:
+            ms = np.asarray(values) * 1000
+            print(f"{name:11s} median {np.median(ms):7.1f} ms/image  p90 {np.percentile(ms, 90):7.1f} ms  (n={len(ms)})")
+    if worker is not None:
+        worker.close()
+
+
+if __name__ == "__main__":
+    main()
