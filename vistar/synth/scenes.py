@@ -74,7 +74,7 @@ def _hit_sphere(o, d, s: Sphere):
     disc = b * b - (oc @ oc - s.radius ** 2)
     t = -b - np.sqrt(np.maximum(disc, 0.0))
     t = np.where((disc > 0) & (t > 1e-9), t, _MISS)
-    n = o + t[..., None] * d - np.asarray(s.centre)
+    n = o + np.where(np.isfinite(t), t, 0.0)[..., None] * d - np.asarray(s.centre)
     return t, n / s.radius
 
 
