@@ -22,6 +22,15 @@ _SAMPLE_RE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
 ImageFile.LOAD_TRUNCATED_IMAGES = False
 
 
+def _pil_open(path):
+    """Pillow's own `Image.open`: some libraries (ultralytics) replace it globally on import with a wrapper that
+    tries to pip-install a HEIF plugin when a file is not an image; decoding here must stay offline and uniform."""
+    opener = Image.open
+    while getattr(opener, "__module__", "PIL.Image") != "PIL.Image" and "_image_open" in getattr(opener, "__globals__", {}):
+        opener = opener.__globals__["_image_open"]
+    return opener(path)
+
+
 class ImageError(ValueError):
     """An image that cannot be scored; the message says why and what to do."""
 
@@ -122,7 +131,7 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
         raise ImageError("empty file (0 bytes)")
     Image.MAX_IMAGE_PIXELS = None  # we enforce our own limit below, before decoding
     try:
-        with Image.open(path) as im:
+        with _pil_open(path) as im:
             w, h = im.size
             if w * h > max_pixels:
                 if im.format != "JPEG":

@@ -25,11 +25,18 @@ class UltralyticsSegDetector:
 
     def __init__(self, weights: Path, device: str = "cpu", imgsz: int = 640, conf: float = 0.25, iou: float = 0.7,
                  max_det: int = 100):
+        import os
+
+        # never let ultralytics pip-install or phone home at run time
+        os.environ.setdefault("YOLO_AUTOINSTALL", "false")
+        os.environ.setdefault("YOLO_OFFLINE", "true")
         from ultralytics import YOLO
 
         self.model = YOLO(str(weights), task="segment")
+        # rect=False: always letterbox to a square imgsz; with rect, same-shaped batches get tighter padding
+        # than mixed ones, so detections would depend on which images share a batch
         self.kwargs = dict(imgsz=imgsz, conf=conf, iou=iou, max_det=max_det, device=device, verbose=False,
-                           retina_masks=True)
+                           retina_masks=True, rect=False)
 
     def __call__(self, images: list[np.ndarray]) -> list[Instances]:
         # ultralytics takes numpy images as BGR
