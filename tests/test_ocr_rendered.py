@@ -70,3 +70,12 @@ def test_settings_validation():
 def test_rapidocr_confidence_cut_disabled():
     # lines of any confidence reach the feature; the TR metric decides (and reports) what it drops
     assert RapidOcrBackend(OcrSettings()).engine.text_score == 0.0
+
+
+def test_stage_is_deterministic_across_batches(ctx):
+    a = np.asarray(render_text("GRAND OPENING", size=384, font_size=36))
+    b = np.asarray(render_text("HANDLE WITH CARE", size=384, font_size=30, background=(40, 60, 50)))
+    together = STAGE.compute([StageInput(a, None, {}), StageInput(b, None, {})], ctx)
+    alone = STAGE.compute([StageInput(b, None, {})], ctx) + STAGE.compute([StageInput(a, None, {})], ctx)
+    assert together == [alone[1], alone[0]]
+    assert together[0].lines and together[1].lines

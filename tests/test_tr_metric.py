@@ -99,3 +99,11 @@ def test_explicit_text_wins_over_quoted_span():
     controls = resolved_controls(prompt, Ontology.load(None))
     assert controls["text"] == "OPEN"
     assert score(ocr(line("OPEN", 100, 100)), controls).score == 1.0
+
+
+def test_text_list_from_the_prompt_language():
+    prompt = parse_prompt('[MS|TR] A sale banner {text=["SUMMER SALE", "50% OFF"]}')
+    controls = resolved_controls(prompt, Ontology.load(None))
+    lines = ocr(line("50% OFF", 100, 300), line("SUMMER SALE", 100, 100))
+    result = score(lines, controls)
+    assert result.score == 1.0 and result.details["expected"] == "summer sale 50 off"
