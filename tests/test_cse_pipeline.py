@@ -20,6 +20,7 @@ from vistar.synth.tiny_models import save_tiny_cse_models  # noqa: E402
 PROMPTS = """\
 fox: [SA|CSE] Storyboard of a red fox: the fox wakes up in the den; the fox hunts in the snow; the fox sleeps under a tree; the fox jumps {subject="red fox", grid="2x2"}
 ball: [ED|CSE] Two panels of a red ball {shots=["a red ball on a tree", "a red ball in the snow"], subject="red ball", panels=2}
+bad: [SA|CSE] Storyboard of a fox: wakes; sleeps {subject="fox", grid="two by two"}
 """
 # Random-init models: detection thresholds at 0 (their scores are meaningless, so every query counts),
 # and coverage mapped over the whole cosine range (tiny CLIP's cosines sit near 0).
@@ -33,7 +34,8 @@ def setup(tmp_path_factory):
     weights = save_tiny_cse_models(root / "weights")
     boards = {"gen-a/fox.png": make_storyboard(2, 2, 240, 320, seed=1, subject=True),
               "gen-a/ball.png": make_storyboard(1, 2, 160, 320, seed=2, subject=True),
-              "gen-b/fox.png": make_storyboard(2, 2, 256, 256, seed=3, subject=True, gutter_colour=(0, 0, 0))}
+              "gen-b/fox.png": make_storyboard(2, 2, 256, 256, seed=3, subject=True, gutter_colour=(0, 0, 0)),
+              "gen-b/bad.png": make_storyboard(2, 2, 128, 128, seed=4)}
     for rel, board in boards.items():
         (root / "images" / rel).parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(board.image).save(root / "images" / rel)
@@ -54,7 +56,11 @@ def _run(root, weights, out, batch_size, monkeypatch):
 def test_pipeline_scores_every_storyboard(setup, monkeypatch):
     root, weights, boards = setup
     df = _run(root, weights, "run-b3", 3, monkeypatch)
-    assert list(df.image) == sorted(boards) and set(df.status) == {"ok"}, df[["image", "status", "error"]]
+    assert list(df.image) == sorted(boards)
+    bad = df[df.image == "gen-b/bad.png"].iloc[0]                     # a bad control costs its own row only
+    assert bad.status == "error" and "control 'grid'" in bad.error and "two by two" in bad.error
+    df = df[df.image != "gen-b/bad.png"]
+    assert set(df.status) == {"ok"}, df[["image", "status", "error"]]
     for row in df.itertuples():
         d = json.loads(row.details)
         board = boards[row.image]
@@ -98,12 +104,14 @@ def test_scores_do_not_depend_on_batch_size(setup, monkeypatch):
     a = _run(root, weights, "run-b3", 3, monkeypatch)
     b = _run(root, weights, "run-b1", 1, monkeypatch)
     np.testing.assert_allclose(a.score.to_numpy(float), b.score.to_numpy(float), atol=1e-6)
-    assert [json.loads(x)["subject_panels"] for x in a.details] == [json.loads(x)["subject_panels"] for x in b.details]
+    assert list(a.status) == list(b.status) and list(a.error) == list(b.error)
+    assert [json.loads(x).get("subject_panels") for x in a.details] == [json.loads(x).get("subject_panels") for x in b.details]
 
 
 def test_missing_weight_skips_with_a_clear_reason(setup, monkeypatch):
     root, weights, _ = setup
     partial = {k: v for k, v in weights.items() if k != "sam-vit-huge"}
     df = _run(root, partial, "run-missing", 3, monkeypatch)
-    assert set(df.status) == {"skipped"}
-    assert all("sam-vit-huge" in e and "vistar models fetch sam-vit-huge" in e for e in df.error)
+    ok_controls = df[df.image != "gen-b/bad.png"]
+    assert set(ok_controls.status) == {"skipped"}
+    assert all("sam-vit-huge" in e and "vistar models fetch sam-vit-huge" in e for e in ok_controls.error)
