@@ -1,0 +1,129 @@
+"""Scoring one batch: decode (in-process or on a worker pool), run each needed stage once over the batch in
+dependency order, apply the pure metrics, and turn every failure into a row instead of an exception."""
+from __future__ import annotations
+
+import math
+import multiprocessing
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from ..models.errors import MissingWeightError
+from ..prompts_dsl import resolved_controls
+from . import registry
+from .images import ImageError, load_rgb
+from .plan import Job, row
+
+STATUSES = ("ok", "error", "skipped")
+
+
+def _decode(args):
+    path, max_pixels = args
+    try:
+        return load_rgb(path, max_pixels)
+    except ImageError as exc:
+        return exc
+    except Exception as exc:  # a decoder bug must not end the run
+        return ImageError(f"cannot decode image: {type(exc).__name__}: {exc}")
+
+
+class Decoder:
+    """`decode(paths, max_pixels) -> list[array | ImageError]`, in-process or on a worker pool that lives for one run.
+
+    Workers start with `forkserver` so they never inherit model threads (onnxruntime, torch) of this process."""
+
+    def __init__(self, workers: int):
+        self.workers, self.pool = workers, None
+
+    def __enter__(self):
+        if self.workers > 0:
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"))
+        return self
+
+    def __call__(self, paths: list[Path], max_pixels: int) -> list:
+        args = [(p, max_pixels) for p in paths]
+        return list(self.pool.map(_decode, args)) if self.pool else [_decode(a) for a in args]
+
+    def __exit__(self, *exc):
+        if self.pool:
+            self.pool.shutdown(cancel_futures=True)
+
+
+def score_batch(groups: list[list[Job]], ctx, ontology, cfg, decode) -> list[dict]:
+    """Rows for every job of the batch; each stage runs once over the images that still need it."""
+    images = decode([g[0].record.path for g in groups], cfg.max_pixels)
+    rows: list[dict] = []
+    live = []
+    for group, image in zip(groups, images):
+        if isinstance(image, Exception):
+            rows += [_job_row(j, None, "error", f"image: {image}", {}) for j in group]
+        else:
+            live.append((group, image))
+    needed = {f for group, _ in live for job in group for f in job.metric.features}
+    features = [dict() for _ in live]
+    for name in registry.stage_order(needed):
+        stage = registry.feature_stage(name)
+        idx = []
+        for i in range(len(live)):
+            failed = next((features[i][d] for d in stage.requires if isinstance(features[i].get(d), BaseException)), None)
+            if failed is None:
+                idx.append(i)
+            else:
+                features[i][name] = failed  # a failed dependency fails this stage the same way (skip stays skip)
+        inputs = [registry.StageInput(live[i][1], live[i][0][0].prompt, resolved_controls(live[i][0][0].prompt, ontology),
+                                      {d: features[i][d] for d in stage.requires}) for i in idx]
+        try:
+            outputs = list(stage.compute(inputs, ctx)) if inputs else []
+            if len(outputs) != len(inputs):
+                raise RuntimeError(f"stage '{name}' returned {len(outputs)} outputs for {len(inputs)} images")
+        except MissingWeightError as exc:
+            outputs = [exc] * len(inputs)
+        except Exception as exc:  # a stage crash costs this batch's rows for this stage, never the run
+            exc.add_note(traceback.format_exc(limit=3))
+            outputs = [exc] * len(inputs)
+        for i, out in zip(idx, outputs):
+            features[i][name] = out
+    for (group, _), feats in zip(live, features):
+        for job in group:
+            rows.append(_apply_metric(job, feats, ontology))
+    return rows
+
+
+def _apply_metric(job: Job, feats: dict, ontology) -> dict:
+    for name in job.metric.features:
+        value = feats.get(name)
+        if isinstance(value, MissingWeightError):
+            return _job_row(job, None, "skipped", str(value), {})
+        if isinstance(value, BaseException):
+            return _job_row(job, None, "error", f"feature '{name}' failed: {type(value).__name__}: {value}", {})
+    try:
+        result = job.metric.fn({n: feats[n] for n in job.metric.features}, resolved_controls(job.prompt, ontology), job.params, job.prompt)
+    except MissingWeightError as exc:
+        return _job_row(job, None, "skipped", str(exc), {})
+    except Exception as exc:
+        return _job_row(job, None, "error", f"metric {job.metric.name} failed: {type(exc).__name__}: {exc}", {})
+    problem = _check_result(result)
+    if problem:
+        details = getattr(result, "details", None)
+        return _job_row(job, None, "error", f"metric {job.metric.name} {problem}", details if isinstance(details, dict) else {})
+    score = None if result.status != "ok" else float(result.score)
+    return _job_row(job, score, result.status, result.error, result.details)
+
+
+def _check_result(result) -> str | None:
+    """Why a metric's return value cannot be stored as-is (None when it can)."""
+    if not isinstance(result, registry.MetricResult):
+        return f"returned {type(result).__name__}, not MetricResult"
+    if result.status not in STATUSES:
+        return f"returned status {result.status!r} (expected one of {', '.join(STATUSES)})"
+    if result.status == "ok":
+        score = result.score
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            return f"returned a non-finite or non-numeric score ({score!r})"
+        if not 0.0 <= score <= 1.0:
+            return f"returned a score outside [0, 1] ({score!r})"
+    return None
+
+
+def _job_row(job: Job, score, status, error, details) -> dict:
+    return row(job.record, job.sha256, job.prompt, job.metric.name, job.metric.version, score, status, error, details, job.key)

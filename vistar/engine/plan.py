@@ -1,0 +1,179 @@
+"""Planning a run: which (image, metric) rows are already in the store, which must be scored, and which are
+known without scoring (invalid prompt, unreadable file, unavailable metric). Keys are built here (docs/engine.md)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from ..ontology import Ontology
+from ..prompts_dsl import Prompt, read_prompts, validate_prompt
+from ..prompts_dsl.validate import as_issue
+from . import registry
+from .hashes import hash_files
+from .images import ImageRecord
+
+
+@dataclass
+class Job:
+    """One (image, metric) to score."""
+
+    record: ImageRecord
+    sha256: str
+    prompt: Prompt
+    metric: registry.Metric
+    params: dict
+    key: str
+
+
+@dataclass
+class RunSummary:
+    scored: int = 0
+    reused: int = 0
+    rows_by_status: dict[str, int] = field(default_factory=dict)
+    problems: list[dict] = field(default_factory=list)
+
+    def count(self, rows: list[dict]) -> None:
+        for r in rows:
+            self.rows_by_status[r["status"]] = self.rows_by_status.get(r["status"], 0) + 1
+        self.scored += len(rows)
+
+
+@dataclass
+class Scorer:
+    """A metric resolved for this run, or why it cannot run (its module or a stage failed to import)."""
+
+    name: str
+    metric: registry.Metric | None
+    signature: str = ""          # metric version + params + versions/params of every stage it depends on
+    unavailable: str | None = None
+
+
+def _hash(*parts) -> str:
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
+def _params_hash(params: dict) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def load_prompts(path, ontology: Ontology, summary: RunSummary):
+    """Valid prompts by id, and invalid ids -> (the prompt if it parsed, why it cannot be used)."""
+    parsed = read_prompts(path)
+    for exc in parsed.errors:
+        issue = as_issue(exc)
+        summary.problems.append({"kind": "prompt_error", "item": issue.location, "message": str(issue)})
+    invalid: dict[str, tuple[Prompt | None, str]] = {pid: (None, as_issue(exc).message) for pid, exc in parsed.failed_ids.items()}
+    prompts: dict[str, Prompt] = {}
+    for prompt in parsed.prompts:
+        issues = validate_prompt(prompt, ontology)
+        for issue in issues:
+            summary.problems.append({"kind": f"prompt_{issue.severity}", "item": prompt.id, "message": str(issue)})
+        errors = [f"field '{i.field}': {i.message}" for i in issues if i.severity == "error"]
+        if prompt.id in invalid:  # a duplicate id: which prompt the images answer is ambiguous
+            invalid[prompt.id] = (prompt, invalid[prompt.id][1])
+        elif errors:
+            invalid[prompt.id] = (prompt, "; ".join(errors))
+        else:
+            prompts[prompt.id] = prompt
+    return prompts, invalid
+
+
+def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
+    """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run."""
+    try:
+        metric = registry.metric(name)
+        stages = registry.stage_order(set(metric.features))
+        parts = [metric.name, metric.version, _params_hash(ontology.metric_params(name))]
+        for stage_name in stages:
+            stage = registry.feature_stage(stage_name)
+            features = ontology.data.get("features") or {}
+            parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage_name) or {})}")
+        return Scorer(name, metric, "|".join(parts))
+    except Exception as exc:  # a missing optional dependency must not end the run
+        return Scorer(name, None, unavailable=f"metric {name} unavailable: {type(exc).__name__}: {exc}")
+
+
+def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summary):
+    """Jobs still to score, rows known without scoring (errors, unavailable metrics), and stale keys to forget.
+
+    A row is reused when the visible row for its (image, model, prompt_id, sample, metric) has the same key
+    and status ok (or error, unless --retry-errors); any other visible row for it is stale."""
+    jobs, rows, stale = [], [], set()
+    todo = []  # (record, prompt, why it is invalid or None)
+    for rec in records:
+        prompt, why = (prompts[rec.prompt_id], None) if rec.prompt_id in prompts else invalid[rec.prompt_id]
+        if prompt is None:
+            summary.problems.append({"kind": "image_of_invalid_prompt", "item": rec.rel,
+                                     "message": f"prompt '{rec.prompt_id}' could not be read: {why}"})
+        elif not cfg.angles or prompt.angle in cfg.angles:
+            todo.append((rec, prompt, why))
+    shas = hash_files([rec.path for rec, _, _ in todo], cfg.out)
+
+    def settle(rec: ImageRecord, name: str, key: str) -> bool:
+        """True when the visible row can be reused; otherwise marks it stale."""
+        seen = existing.get((rec.rel, rec.model, rec.prompt_id, rec.sample, name))
+        if seen is None:
+            return False
+        if seen[0] == key and (seen[1] == "ok" or (seen[1] == "error" and not cfg.retry_errors)):
+            summary.reused += 1
+            return True
+        stale.add(seen[0])
+        return False
+
+    for rec, prompt, why in todo:
+        names = metric_names(prompt)
+        sha = shas[rec.path]
+        if isinstance(sha, OSError):
+            for name in names:
+                key = _hash(rec.rel, "unreadable", prompt.fingerprint, name)
+                if not settle(rec, name, key):
+                    rows.append(row(rec, "", prompt, name, None, None, "error", f"cannot read file: {sha}", {}, key))
+            continue
+        for name in names:
+            if why is not None:
+                key = _hash(rec.rel, sha, prompt.fingerprint, name, "invalid-prompt", why)
+                if not settle(rec, name, key):
+                    rows.append(row(rec, sha, prompt, name, None, None, "error", f"invalid prompt '{prompt.id}': {why}", {}, key))
+                continue
+            if name not in scorers:
+                scorers[name] = resolve_scorer(name, ontology)
+                if scorers[name].unavailable:
+                    summary.problems.append({"kind": "metric_unavailable", "item": name, "message": scorers[name].unavailable})
+            scorer = scorers[name]
+            if scorer.metric is None:
+                key = _hash(rec.rel, sha, prompt.fingerprint, name, "unavailable")
+                if not settle(rec, name, key):
+                    rows.append(row(rec, sha, prompt, name, None, None, "skipped", scorer.unavailable, {}, key))
+                continue
+            key = _hash(rec.rel, sha, prompt.fingerprint, scorer.signature)
+            if not settle(rec, name, key):
+                jobs.append(Job(rec, sha, prompt, scorer.metric, ontology.metric_params(name), key))
+    return jobs, rows, stale
+
+
+def metric_names(prompt: Prompt) -> list[str]:
+    """The metrics that score this prompt (a `protocol=` control can route it to a sibling protocol's metrics);
+    the angle code itself when none is registered, so the image still gets a (skipped) row saying so."""
+    try:
+        names = registry.metrics_for_prompt(prompt)
+    except Exception:  # the protocol table failed to import: fall back to the angle's metrics
+        names = registry.metrics_for_angle(prompt.angle)
+    return names or [prompt.angle]
+
+
+def stage_versions(scorers: dict[str, Scorer]) -> dict[str, str]:
+    """Versions of every stage the run's metrics use (for run.json)."""
+    out = {}
+    for scorer in scorers.values():
+        if scorer.metric is not None:
+            for name in registry.stage_order(set(scorer.metric.features)):
+                out[name] = registry.feature_stage(name).version
+    return dict(sorted(out.items()))
+
+
+def row(rec, sha, prompt, metric_name, metric_version, score, status, error, details, key) -> dict:
+    """One result row in the store's schema (`shard` is added by the store)."""
+    return {"image": rec.rel, "image_sha256": sha, "model": rec.model, "prompt_id": rec.prompt_id, "sample": rec.sample,
+            "role": prompt.role, "angle": prompt.angle, "metric": metric_name, "score": score, "status": status,
+            "error": error, "details": details, "set": prompt.set, "metric_version": metric_version, "key": key}
