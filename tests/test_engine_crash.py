@@ -154,3 +154,20 @@ def test_plain_folder_is_adopted_and_readers_never_write(tmp_path):
     store.write(_rows(1, 50))
     assert sorted(read_scores(tmp_path).key) == ["k0", "k1", "k50"]
     assert len(read_scores(tmp_path / "nothing-here")) == 0 and not (tmp_path / "nothing-here").exists()
+
+
+def test_compaction_merges_small_shards_and_keeps_big_ones(tmp_path):
+    store = ResultStore(tmp_path)
+    for i in range(5):
+        store.write(_rows(1, i))
+    store.compact(rows_per_shard=4)
+    sizes = sorted(pq.ParquetFile(p).metadata.num_rows for p in _shards(tmp_path))
+    assert sizes == [1, 4]
+    big = next(p for p in _shards(tmp_path) if pq.ParquetFile(p).metadata.num_rows == 4)
+    inode = big.stat().st_ino
+    store.write(_rows(1, 10))
+    store.compact(rows_per_shard=4)
+    shards = _shards(tmp_path)
+    assert sorted(pq.ParquetFile(p).metadata.num_rows for p in shards) == [2, 4]
+    assert any(p.name == big.name and p.stat().st_ino == inode for p in shards)  # not rewritten
+    assert sorted(_assert_clean_dataset(tmp_path).key) == sorted(f"k{i}" for i in (0, 1, 2, 3, 4, 10))

@@ -157,13 +157,20 @@ class ResultStore:
         return removed
 
     def compact(self, rows_per_shard: int = MERGED_ROWS) -> None:
-        """Merge the many per-batch shards into few (readers open fewer files); a no-op for 0 or 1 shard."""
-        if len(self._shards()) < 2:
+        """Merge the small per-batch shards into shards of up to `rows_per_shard` rows (readers open fewer files).
+        Shards already at least half that size are kept as they are (hard-linked), so resuming a large run does
+        not rewrite it; a no-op when fewer than two shards are small."""
+        shards = self._shards()
+        small = [p for p in shards if pq.ParquetFile(p).metadata.num_rows < rows_per_shard // 2]
+        if len(small) < 2:
             return
-        table = self.read_table()
+        table = pa.concat_tables([pq.read_table(p, schema=SCHEMA) for p in small])
         table = table.take(pa.array(_newest_rows(table), pa.int64()))
 
         def build(new: Path) -> None:
+            for shard in shards:
+                if shard not in small:
+                    _link_or_copy(shard, new / shard.name)
             for start in range(0, len(table), rows_per_shard):
                 self._write_table(table.slice(start, rows_per_shard), new)
 
