@@ -89,7 +89,7 @@ def test_depth_stage_loads_tiny_dpt_and_returns_maps_at_image_resolution(tiny):
 
 
 def test_instances_stage_loads_tiny_yolo_seg(tiny):
-    ctx = StageContext(model_paths=tiny, features={"instances": {"imgsz": 64, "conf": 0.0, "max_det": 5}})
+    ctx = StageContext(model_paths=tiny, features={"instances": {"imgsz": 128, "conf": 0.0, "max_det": 5}})
     images = [scene_pair(3, 48, 64)[0].image, scene_pair(4, 40, 40)[0].image]
     out = feature_stage("instances").compute(_inputs(images), ctx)
     assert len(out) == 2 and all(isinstance(o, Instances) for o in out)
@@ -98,6 +98,13 @@ def test_instances_stage_loads_tiny_yolo_seg(tiny):
         assert 0 < len(inst) <= 5                       # conf 0: a random model still proposes boxes
         assert np.all(np.diff(inst.confidences) <= 0)   # ordered by confidence
         assert inst.boxes.shape == (len(inst), 4) and set(inst.class_names) <= {"0", "1", "2"}
+    # batch composition does not change detections (same-shaped vs mixed batches are letterboxed alike)
+    pair = feature_stage("instances").compute(_inputs([images[0], images[0]]), ctx)
+    alone = feature_stage("instances").compute(_inputs([images[0]]), ctx)
+    for other in (pair[0], pair[1]):
+        np.testing.assert_allclose(other.confidences, out[0].confidences, rtol=1e-5)
+        np.testing.assert_allclose(alone[0].boxes, out[0].boxes, rtol=1e-4, atol=1e-3)
+        np.testing.assert_array_equal(other.masks, out[0].masks)
 
 
 def _run(tmp_path, model_paths, prompt_line="p1: [PH|PSC] a blue ball sitting on a red box"):
