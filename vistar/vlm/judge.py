@@ -13,6 +13,8 @@ from PIL import Image
 from .cache import JudgeCache, cache_key
 from .client import ChatClient
 from .config import JudgeConfig
+from .local_vlm import BASE_URL as LOCAL_BASE_URL
+from .local_vlm import LocalVLMTransport, local_path
 from .prices import Ledger, load_prices, price_for
 from .types import JudgeReply, JudgeRequest, Parser
 
@@ -37,11 +39,15 @@ def png_bytes(image: np.ndarray, max_side: int = 0) -> bytes:
 
 
 class Judge:
-    def __init__(self, cfg: JudgeConfig, ledger: Ledger | None = None, transport=None):
+    def __init__(self, cfg: JudgeConfig, ledger: Ledger | None = None, transport=None, device: str = "cpu"):
         self.cfg = cfg
         self.ledger = ledger if ledger is not None else Ledger()
         self.cache = JudgeCache(cfg.cache_file)
         price = price_for(cfg.model, load_prices(cfg.prices))
+        local = local_path(cfg.url)
+        if local is not None and transport is None and not cfg.cache_only:
+            transport = LocalVLMTransport(local, device)
+            cfg = replace(cfg, url=LOCAL_BASE_URL)
         self.client = None if cfg.cache_only else ChatClient(cfg, price, transport)
 
     @property

@@ -14,7 +14,7 @@ def judge_from_context(ctx) -> Judge:
     cfg = config_from_options(ctx.options)
     if cfg is None:
         raise JudgeUnavailable("no judge configured", HOW_TO_CONFIGURE)
-    return ctx.model("vlm.judge", lambda: Judge(cfg, ctx.options.get("judge_ledger")))
+    return ctx.model("vlm.judge", lambda: Judge(cfg, ctx.options.get("judge_ledger"), device=ctx.device))
 
 
 def failure(replies: list[JudgeReply], what: str) -> JudgeError | None:
