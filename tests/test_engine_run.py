@@ -229,3 +229,17 @@ def test_ontology_parameters_are_part_of_the_key(tmp_path, fake):
     staged = run_score(ScoreConfig(tmp_path / "imgs", p, run, ontology=tmp_path / "stage.yaml"))
     assert (staged.reused, staged.scored) == (0, 2)  # both metrics depend on the stage whose parameters changed
     assert len(read_scores(run)) == 2
+
+
+def test_manifest_explicit_samples_bad_rows_and_one_image_for_two_prompts(tmp_path, fake):
+    png(tmp_path / "flat" / "x.png", (200, 200, 200))
+    png(tmp_path / "flat" / "y.png", (0, 0, 0))
+    (tmp_path / "m.csv").write_text("image,prompt_id,model,sample\nx.png,p1,alpha,3\nx.png,p2,alpha,\ny.png,p1,alpha,two\n"
+                                    "x.png,p1,alpha,3\n")
+    p = prompts(tmp_path / "p.vistar", ['p1: [GD|TR] "A"', 'p2: [GD|TR] "B"'])
+    run_score(ScoreConfig(tmp_path / "flat", p, tmp_path / "run", manifest=tmp_path / "m.csv"))
+    tr = read_scores(tmp_path / "run").query("metric == 'TR'").set_index("prompt_id")
+    assert tr.loc["p1", "sample"] == 3 and tr.loc["p2", "sample"] == 0 and (tr.image == "x.png").all()
+    messages = {p["item"]: p["message"] for p in problems(tmp_path / "run") if p["kind"] == "unmatched_image"}
+    assert "sample must be a non-negative integer, not 'two'" in messages["y.png"]
+    assert "listed twice" in messages["x.png"]
