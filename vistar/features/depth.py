@@ -4,7 +4,8 @@ The values are affine-invariant (unknown scale and shift per image), so consumer
 ratios of differences (PSC's chaos ratio) or range-normalise first (GC's normal and curvature cues).
 Default model: DPT-hybrid MiDaS via transformers; any checkpoint loadable by `DPTForDepthEstimation` works
 with `--model-path dpt-hybrid-midas=DIR`. Input: RGB resized to the model's square `image_size` (bicubic,
-antialiased), normalised with mean = std = 0.5, as the published preprocessor does.
+antialiased), normalised with mean = std = 0.5 (MiDaS's DPT normalisation). MiDaS's own pipeline keeps the
+aspect ratio; a square input lets images of any shape share a batch and fits the hybrid's position grid.
 """
 from __future__ import annotations
 

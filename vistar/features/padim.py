@@ -155,11 +155,17 @@ class PadimResult:
     stats_hash: str
 
 
+def _load_recorded(path: Path) -> PadimStats:
+    stats = load_stats(path)
+    record_loaded("padim-stats", path, content_hash=stats.meta["hash"])
+    return stats
+
+
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     stats_path = ctx.params("padim").get("stats")
     if not stats_path:
         return [None] * len(batch)
-    stats = ctx.model(f"padim:{stats_path}", lambda: load_stats(Path(stats_path)))
+    stats = ctx.model(f"padim:{stats_path}", lambda: _load_recorded(Path(stats_path)))
     backbone = ctx.model(f"padim-backbone:{stats_path}", lambda: load_backbone(ctx.model_paths, stats.config, ctx.device))
     if backbone.weights_sha256 != stats.meta["backbone_sha256"]:
         raise ValueError(f"{stats_path} was fitted with backbone sha256 {stats.meta['backbone_sha256'][:12]}…, "
