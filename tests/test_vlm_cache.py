@@ -9,7 +9,8 @@ import pytest
 from vistar.vlm.cache import cache_key
 from vistar.vlm.config import JudgeConfig, config_from_options
 from vistar.vlm.hwpq import online
-from vistar.vlm.judge import Judge, image_sha256, png_bytes
+from vistar.vlm.images import image_sha256, png_bytes
+from vistar.vlm.judge import Judge
 from vistar.vlm.prices import Price, load_prices, price_for
 from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest

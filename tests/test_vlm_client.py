@@ -8,7 +8,7 @@ import pytest
 from vistar.vlm.client import ChatClient, build_messages
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.hwpq import online
-from vistar.vlm.judge import png_bytes
+from vistar.vlm.images import png_bytes
 from vistar.vlm.prices import Price
 from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest

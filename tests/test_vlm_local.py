@@ -6,7 +6,8 @@ import pytest
 
 from vistar.models.errors import MissingWeightError
 from vistar.vlm.hwpq import online
-from vistar.vlm.judge import Judge, png_bytes
+from vistar.vlm.images import png_bytes
+from vistar.vlm.judge import Judge
 from vistar.vlm.types import JudgeRequest
 
 from .vlm_helpers import RED, fast_config, solid

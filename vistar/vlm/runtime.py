@@ -1,11 +1,8 @@
 """How feature stages reach the judge: one Judge per run (client, cache, ledger) built from the run options."""
 from __future__ import annotations
 
-import hashlib
-
 from .config import config_from_options
 from .errors import HOW_TO_CONFIGURE, JudgeError, JudgeUnavailable
-from .judge import Judge
 from .types import JudgeReply
 
 
@@ -14,7 +11,14 @@ def judge_from_context(ctx) -> Judge:
     cfg = config_from_options(ctx.options)
     if cfg is None:
         raise JudgeUnavailable("no judge configured", HOW_TO_CONFIGURE)
-    return ctx.model("vlm.judge", lambda: Judge(cfg, ctx.options.get("judge_ledger"), device=ctx.device))
+    return ctx.model("vlm.judge", lambda: _build(cfg, ctx))
+
+
+def _build(cfg, ctx):
+    try:
+            except ImportError as exc:  # httpx is an optional extra
+        raise JudgeUnavailable(f"judge client unavailable ({exc})", "install it with `pip install 'vistar[vlm]'`") from None
+    return Judge(cfg, ctx.options.get("judge_ledger"), device=ctx.device)
 
 
 def failure(replies: list[JudgeReply], what: str) -> JudgeError | None:
@@ -24,7 +28,3 @@ def failure(replies: list[JudgeReply], what: str) -> JudgeError | None:
         return None
     return JudgeError(f"{len(failed)} of {len(replies)} judge question(s) for {what} failed; first: {failed[0].error}. "
                       "Answers that succeeded are cached; rerun with --retry-errors to re-ask only the failed ones")
-
-
-def combined_sha(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ...engine.registry import FeatureStage
 from ..errors import DataError, JudgeUnavailable
-from ..judge import image_sha256, png_bytes
+from ..images import image_sha256, png_bytes
 from ..runtime import failure, judge_from_context
 from ..types import JudgeRequest
 from . import PROTOCOLS
