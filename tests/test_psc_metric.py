@@ -96,3 +96,10 @@ def test_ground_truth_scenes_rank_non_penetrating_above_penetrating():
         wins += s_clean.score > s_pen.score
     assert with_contact >= 0.9 * n       # the clean scenes really have touching objects (not a trivial 1.0)
     assert wins >= 0.95 * n, f"{wins}/{n}"
+
+
+def test_flat_or_missing_depth_is_skipped_not_scored_as_penetration():
+    inst, _ = _two_halves(_ramp(2.0, 1.0), _ramp(2.0, 1.0))
+    for depth in (np.full((40, 60), np.nan, np.float32), np.ones((40, 60), np.float32)):
+        result = METRIC.fn({"instances": inst, "depth": depth}, {}, PARAMS, PROMPT)
+        assert result.status == "skipped" and "flat" in result.error

@@ -60,7 +60,8 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[d
             and instances.masks[k].sum() >= params["min_area_frac"] * height * width]
     if len(keep) < 2:
         return []
-    masks, boxes = instances.masks[keep], np.asarray(instances.boxes, float)[keep]
+    finite = np.isfinite(depth)
+    masks, boxes = instances.masks[keep] & finite, np.asarray(instances.boxes, float)[keep]  # no depth, no vote
     conf = np.asarray(instances.confidences, float)[keep]
     touch = int(params["touch_px"])
     band = max(1, int(round(params["band_frac"] * np.hypot(height, width))))
@@ -105,7 +106,10 @@ def _area(box: np.ndarray) -> float:
 
 
 def _psc(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
-    pairs = score_pairs(features["instances"], np.asarray(features["depth"]), params)
+    depth = np.asarray(features["depth"])
+    if depth_scale(depth) <= 0:
+        return MetricResult.skipped("depth map is flat or empty: contacts cannot be judged")
+    pairs = score_pairs(features["instances"], depth, params)
     scored = [p for p in pairs if p["status"] == "scored"]
     if not scored:
         return MetricResult.ok(1.0, n_pairs=0, pairs=pairs, reason="no interacting pair")
