@@ -119,8 +119,11 @@ def test_exif_bottom_row_is_blue_after_rotation(tmp_path, huge_jpeg):
 
 def test_huge_png_refused_from_header_and_huge_jpeg_memory_stays_bounded(tmp_path, huge_jpeg):
     _png_header_only(tmp_path / "huge.png", 20000, 20000)
+    bomb_limit = Image.MAX_IMAGE_PIXELS
     with pytest.raises(ImageError, match="exceeds max_pixels"):
         load_rgb(tmp_path / "huge.png")
+    assert load_rgb(huge_jpeg).shape == (5000, 5000, 3)
+    assert Image.MAX_IMAGE_PIXELS == bomb_limit  # Pillow's own guard stays in force for other code
     base = _peak_rss_mib("import vistar.engine.images")
     png_peak = _peak_rss_mib(f"from vistar.engine.images import load_rgb\ntry:\n    load_rgb({str(tmp_path / 'huge.png')!r})\n"
                              "except Exception:\n    pass")

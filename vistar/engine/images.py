@@ -31,6 +31,17 @@ def _pil_open(path):
     return opener(path)
 
 
+def _open_without_bomb_limit(path):
+    """Open (header only) with Pillow's decompression-bomb limit lifted for this call only: `load_rgb` enforces its
+    own `max_pixels` before decoding, and must see a 20000x20000 JPEG's size to draft-decode it. The process-wide
+    limit stays in force for everyone else."""
+    limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+    try:
+        return _pil_open(path)
+    finally:
+        Image.MAX_IMAGE_PIXELS = limit
+
+
 class ImageError(ValueError):
     """An image that cannot be scored; the message says why and what to do."""
 
@@ -129,9 +140,8 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
     path = Path(path)
     if path.stat().st_size == 0:
         raise ImageError("empty file (0 bytes)")
-    Image.MAX_IMAGE_PIXELS = None  # we enforce our own limit below, before decoding
     try:
-        with _pil_open(path) as im:
+        with _open_without_bomb_limit(path) as im:
             w, h = im.size
             if w * h > max_pixels:
                 if im.format != "JPEG":
