@@ -16,7 +16,8 @@ def judge_from_context(ctx) -> Judge:
 
 def _build(cfg, ctx):
     try:
-            except ImportError as exc:  # httpx is an optional extra
+        from .judge import Judge
+    except ImportError as exc:  # httpx is an optional extra
         raise JudgeUnavailable(f"judge client unavailable ({exc})", "install it with `pip install 'vistar[vlm]'`") from None
     return Judge(cfg, ctx.options.get("judge_ledger"), device=ctx.device)
 
