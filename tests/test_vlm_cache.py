@@ -118,3 +118,18 @@ def test_large_images_are_downscaled_before_sending():
     assert Image.open(io.BytesIO(png_bytes(wide, 1536))).size == (1536, 512)
     assert Image.open(io.BytesIO(png_bytes(wide, 0))).size == (3000, 1000)
     assert Image.open(io.BytesIO(png_bytes(solid(RED), 1536))).size == (24, 24)
+
+
+def test_missing_client_dependency_skips_with_the_install_command(monkeypatch):
+    import sys
+
+    from vistar.engine.registry import StageContext
+    from vistar.vlm.errors import JudgeUnavailable
+    from vistar.vlm.runtime import judge_from_context
+
+    monkeypatch.setitem(sys.modules, "vistar.vlm.judge", None)  # as if httpx (imported by the client) were absent
+    ctx = StageContext(options={"judge_url": "http://127.0.0.1:1/v1", "judge_model": "m"})
+    with pytest.raises(JudgeUnavailable, match=r"pip install 'vistar\[vlm\]'"):
+        judge_from_context(ctx)
+    with pytest.raises(JudgeUnavailable, match="--judge-url"):
+        judge_from_context(StageContext())
