@@ -26,3 +26,16 @@ def install(monkeypatch) -> None:
     monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.fake_plugins:STAGE"})
     monkeypatch.setattr(registry, "METRICS", {"TR": "tests.fake_plugins:METRIC_A", "TR.dark": "tests.fake_plugins:METRIC_B"})
     CALLS.clear()
+
+
+def _missing(batch, ctx):
+    from vistar.models.errors import MissingWeightError
+
+    raise MissingWeightError("fake-detector")
+
+
+MISSING_STAGE = FeatureStage(name="fake_missing", version="1", compute=_missing)
+METRIC_OPTIONAL = Metric(name="TR", angle="TR", version="1", features=("fake_brightness",),
+                         optional=("fake_missing", "fake_brightness2"),
+                         fn=lambda f, c, p, pr: MetricResult.ok(0.5, given=sorted(f)))
+STAGE2 = FeatureStage(name="fake_brightness2", version="1", compute=_brightness)

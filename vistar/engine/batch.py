@@ -59,7 +59,7 @@ def score_batch(groups: list[list[Job]], ctx, ontology, cfg, decode) -> list[dic
             rows += [_job_row(j, None, "error", f"image: {image}", {}) for j in group]
         else:
             live.append((group, image))
-    needed = {f for group, _ in live for job in group for f in job.metric.features}
+    needed = {f for group, _ in live for job in group for f in job.metric.all_features}
     features = [dict() for _ in live]
     for name in registry.stage_order(needed):
         stage = registry.feature_stage(name)
@@ -97,7 +97,7 @@ def _apply_metric(job: Job, feats: dict, ontology) -> dict:
         if isinstance(value, BaseException):
             return _job_row(job, None, "error", f"feature '{name}' failed: {type(value).__name__}: {value}", {})
     try:
-        result = job.metric.fn({n: feats[n] for n in job.metric.features}, resolved_controls(job.prompt, ontology), job.params, job.prompt)
+        result = job.metric.fn(job.metric.inputs(feats), resolved_controls(job.prompt, ontology), job.params, job.prompt)
     except MissingWeightError as exc:
         return _job_row(job, None, "skipped", str(exc), {})
     except Exception as exc:

@@ -138,7 +138,7 @@ def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], 
         return {"metric": metric.name, "status": "skipped",
                 "note": "no prompt for this angle" if not mine else f"features unavailable: {', '.join(missing)}"}
     params = ontology.metric_params(metric.name)
-    calls = [(lambda it=it, f=f: metric.fn({n: f[n] for n in metric.features}, resolved_controls(it.prompt, ontology), params, it.prompt))
+    calls = [(lambda it=it, f=f: metric.fn(metric.inputs(f), resolved_controls(it.prompt, ontology), params, it.prompt))
              for it, f in mine]
     lat = [_timed(c, "cpu") for _ in range(repeats) for c in calls]
     return {"metric": metric.name, "status": "ok", "p50_ms": 1000 * statistics.median(lat),
@@ -154,12 +154,12 @@ def naive_seconds(items: list[Item], ctx, ontology) -> float:
             feats: dict = {}
 
             def run_chain():
-                for sname in registry.stage_order(set(metric.features)):
+                for sname in registry.stage_order(set(metric.all_features)):
                     stage = registry.feature_stage(sname)
                     inp = registry.StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology),
                                               {d: feats[d] for d in stage.requires})
                     feats[sname] = stage.compute([inp], ctx)[0]
-                metric.fn({n: feats[n] for n in metric.features}, resolved_controls(it.prompt, ontology),
+                metric.fn(metric.inputs(feats), resolved_controls(it.prompt, ontology),
                           ontology.metric_params(mname), it.prompt)
             total += _timed(run_chain, ctx.device)
     return total
@@ -171,7 +171,7 @@ def engine_seconds(items: list[Item], ctx, ontology, batch: int) -> float:
         for i in range(0, len(items), batch):
             chunk = items[i:i + batch]
             feats = [dict() for _ in chunk]
-            names = {f for it in chunk for m in registry.metrics_for_angle(it.prompt.angle) for f in registry.metric(m).features}
+            names = {f for it in chunk for m in registry.metrics_for_angle(it.prompt.angle) for f in registry.metric(m).all_features}
             for sname in registry.stage_order(names):
                 stage = registry.feature_stage(sname)
                 for f, out in zip(feats, stage.compute(_inputs(chunk, feats, stage, ontology), ctx)):
@@ -179,7 +179,7 @@ def engine_seconds(items: list[Item], ctx, ontology, batch: int) -> float:
             for it, f in zip(chunk, feats):
                 for mname in registry.metrics_for_angle(it.prompt.angle):
                     metric = registry.metric(mname)
-                    metric.fn({n: f[n] for n in metric.features}, resolved_controls(it.prompt, ontology),
+                    metric.fn(metric.inputs(f), resolved_controls(it.prompt, ontology),
                               ontology.metric_params(mname), it.prompt)
     return _timed(run, ctx.device)
 
@@ -190,7 +190,7 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8
     ctx = registry.StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
                                 options={"random_init": random_init})
     metrics = sorted({m for it in items for m in registry.metrics_for_angle(it.prompt.angle)})
-    needed = {f for m in metrics for f in registry.metric(m).features}
+    needed = {f for m in metrics for f in registry.metric(m).all_features}
     feats = [dict() for _ in items]
     stages = []
     for name in registry.stage_order(needed):

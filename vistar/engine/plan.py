@@ -83,7 +83,7 @@ def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
     """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run."""
     try:
         metric = registry.metric(name)
-        stages = registry.stage_order(set(metric.features))
+        stages = registry.stage_order(set(metric.all_features))
         parts = [metric.name, metric.version, _params_hash(ontology.metric_params(name))]
         for stage_name in stages:
             stage = registry.feature_stage(stage_name)
@@ -167,7 +167,7 @@ def stage_versions(scorers: dict[str, Scorer]) -> dict[str, str]:
     out = {}
     for scorer in scorers.values():
         if scorer.metric is not None:
-            for name in registry.stage_order(set(scorer.metric.features)):
+            for name in registry.stage_order(set(scorer.metric.all_features)):
                 out[name] = registry.feature_stage(name).version
     return dict(sorted(out.items()))
 

@@ -81,6 +81,19 @@ class Metric:
     version: str
     features: tuple[str, ...]
     fn: Callable[[dict, dict, dict, Prompt], MetricResult]  # (features, controls, params, prompt) -> result
+    # Features used when they can be computed; a missing weight or failure there leaves them out of the
+    # dict the metric receives instead of skipping it (e.g. CPA counts people from `instances` when YOLO exists).
+    optional: tuple[str, ...] = ()
+
+    @property
+    def all_features(self) -> tuple[str, ...]:
+        return self.features + self.optional
+
+    def inputs(self, feats: dict) -> dict:
+        """What the metric function receives: its required features and the optional ones that succeeded."""
+        given = {n: feats[n] for n in self.features}
+        given.update({n: feats[n] for n in self.optional if n in feats and not isinstance(feats[n], BaseException)})
+        return given
 
 
 # name -> "module:attribute"; add a line here when you add a stage or a metric.

@@ -171,4 +171,5 @@ def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     return MetricResult.ok(score, **result, person_source=source)
 
 
-METRIC = Metric(name="CPA", angle="CPA", version="1", features=("pose", "faces"), fn=_cpa)
+METRIC = Metric(name="CPA", angle="CPA", version="1", features=("pose", "faces"), fn=_cpa,
+                optional=("instances",))

@@ -1,0 +1,23 @@
+"""Optional features: used when computable, left out (not skipping the metric) when their weights are missing."""
+import json
+
+import numpy as np
+from PIL import Image
+
+from vistar.engine import registry
+from vistar.engine.runner import ScoreConfig, run_score
+from vistar.engine.store import read_scores
+
+
+def test_optional_feature_missing_weight_does_not_skip_the_metric(tmp_path, monkeypatch):
+    monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.fake_plugins:STAGE",
+                                               "fake_brightness2": "tests.fake_plugins:STAGE2",
+                                               "fake_missing": "tests.fake_plugins:MISSING_STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.fake_plugins:METRIC_OPTIONAL"})
+    (tmp_path / "img" / "m").mkdir(parents=True)
+    Image.fromarray(np.full((16, 16, 3), 128, np.uint8)).save(tmp_path / "img" / "m" / "p1.png")
+    (tmp_path / "p.vistar").write_text('p1: [GD|TR] a sign {text="HI"}\n')
+    run_score(ScoreConfig(images=tmp_path / "img", prompts=tmp_path / "p.vistar", out=tmp_path / "run"))
+    (row,) = read_scores(tmp_path / "run").to_dict("records")
+    assert row["status"] == "ok"
+    assert json.loads(row["details"])["given"] == ["fake_brightness", "fake_brightness2"]
