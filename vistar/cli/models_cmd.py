@@ -40,6 +40,8 @@ def fetch(name: str = typer.Argument(..., help="Catalogue name, see `vistar mode
         path = fetch_model(name, force=force)
     except KeyError as exc:
         fail(str(exc.args[0]))
+    except ImportError as exc:
+        fail(f"fetching {name} needs {exc.name}: install the `cv` extra (pip install 'vistar[cv]')", code=1)
     except (FetchError, OSError) as exc:
         fail(f"fetching {name} failed: {exc}", code=1)
     out.print(f"{name}: {path}", highlight=False)
