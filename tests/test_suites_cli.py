@@ -128,3 +128,27 @@ def test_protocol_suite_with_a_missing_data_folder_fails_clearly(tmp_path):
     name = next(iter(protocols()))
     result = run(app, ["suite", "export", name, "--data-dir", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "--data-dir" in result.output
+
+
+def test_exported_ids_lay_out_images_that_score_against_the_same_file(tmp_path):
+    """export -> IMAGES/<model>/<prompt_id>.png -> `vistar score --prompts` on the exported file itself."""
+    from PIL import Image, ImageDraw
+
+    from vistar.engine.store import read_scores
+
+    exported = tmp_path / "core.jsonl"
+    assert run(app, ["suite", "export", "core", "--out", str(exported)]).exit_code == 0
+    records = {r["id"]: r for r in map(json.loads, exported.read_text(encoding="utf-8").splitlines())}
+    model_dir = tmp_path / "IMAGES" / "toy-model"
+    model_dir.mkdir(parents=True)
+    rendered = {"core-GD-TR-001": "NIGHT TRAIN LIVE", "core-ED-TR-004": "nothing here"}  # right text / wrong text
+    for pid, text in rendered.items():
+        assert pid in records
+        image = Image.new("RGB", (640, 256), "white")
+        ImageDraw.Draw(image).text((20, 100), text, fill="black", font_size=48)
+        image.save(model_dir / f"{pid}.png")
+    result = run(app, ["score", str(tmp_path / "IMAGES"), "--prompts", str(exported), "--angles", "TR", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    scores = read_scores(tmp_path / "run").set_index("prompt_id")
+    assert set(scores.index) == set(rendered) and set(scores["set"]) == {"core"}
+    assert scores.loc["core-GD-TR-001", "score"] > 0.9 > scores.loc["core-ED-TR-004", "score"]
