@@ -28,7 +28,7 @@ def render(prompts: list[Prompt], fmt: str) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format '{fmt}' (choose from {', '.join(FORMATS)})")
     if fmt == "jsonl":
-        lines = [json.dumps(export_record(p), ensure_ascii=False) for p in prompts]
+        lines = [json.dumps(export_record(p), ensure_ascii=False, default=str) for p in prompts]
     elif fmt == "txt":
         lines = [f"{p.id}\t{' '.join(p.core.split())}" for p in prompts]
     else:
