@@ -39,3 +39,5 @@ METRIC_OPTIONAL = Metric(name="TR", angle="TR", version="1", features=("fake_bri
                          optional=("fake_missing", "fake_brightness2"),
                          fn=lambda f, c, p, pr: MetricResult.ok(0.5, given=sorted(f)))
 STAGE2 = FeatureStage(name="fake_brightness2", version="1", compute=_brightness)
+METRIC_LI_MISSING = Metric(name="LI", angle="LI", version="1", features=("fake_missing",),
+                           fn=lambda f, c, p, pr: MetricResult.ok(1.0))

@@ -59,12 +59,15 @@ def score_batch(groups: list[list[Job]], ctx, ontology, cfg, decode) -> list[dic
             rows += [_job_row(j, None, "error", f"image: {image}", {}) for j in group]
         else:
             live.append((group, image))
-    needed = {f for group, _ in live for job in group for f in job.metric.all_features}
+    # each image runs only the stages its own metrics need (a batch can mix angles)
+    wanted = [set(registry.stage_order({f for job in group for f in job.metric.all_features})) for group, _ in live]
     features = [dict() for _ in live]
-    for name in registry.stage_order(needed):
+    for name in registry.stage_order(set().union(*wanted)):
         stage = registry.feature_stage(name)
         idx = []
         for i in range(len(live)):
+            if name not in wanted[i]:
+                continue
             failed = next((features[i][d] for d in stage.requires if isinstance(features[i].get(d), BaseException)), None)
             if failed is None:
                 idx.append(i)
