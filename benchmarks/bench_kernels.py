@@ -1,0 +1,166 @@
+"""Kernels of vistar/kernels (masked means, depth geometry, LBP) and the numba candidates that lost
+(benchmarks/kernel_candidates.py): reference vs numba (CPU) vs Triton (CUDA). Prints numbers; asserts nothing
+about speed (every accelerated result is checked against its reference before it is timed).
+
+    python benchmarks/bench_kernels.py [--repeats 7] [--side 256] [--batch 8] [--pairs 20000]
+
+Each cell is the median wall time in ms of REPEATS calls after one warm-up call (numba compilation and
+Triton compilation excluded). Inputs are synthetic at GC's work resolution (SIDE², the thumbnail side), a
+batch of BATCH images; connected components run on Canny edges of scikit-image's astronaut photo.
+Triton cells need a CUDA GPU (CUDA-synchronised timings); without one they read "no GPU".
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import cv2
+import numpy as np
+
+import kernel_candidates as candidates
+from vistar.kernels import depth_geometry, lbp, masked_means
+
+
+def timed(fn, repeats: int, sync=None) -> float:
+    fn()
+    if sync:
+        sync()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        if sync:
+            sync()
+        times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times)
+
+
+def cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def row(name: str, shape: str, cells: dict) -> None:
+    fmt = lambda v: f"{v:10.3f}" if isinstance(v, float) else f"{v:>10s}"  # noqa: E731
+    print(f"{name:24s} {shape:24s} " + " ".join(fmt(cells.get(k, "-")) for k in ("ref", "numba", "triton", "other")))
+
+
+def bench_masked_means(args, torch) -> None:
+    rng = np.random.default_rng(0)
+    for n_k, n_c in ((8, 1), (32, 3)):
+        values = rng.normal(size=(args.batch, n_c, args.side, args.side))
+        masks = rng.random((args.batch, n_k, args.side, args.side)) < 0.3
+        means, counts = masked_means.masked_means_ref(values, masks)
+        np.testing.assert_allclose(candidates.masked_sums(values, masks), means * counts[..., None], rtol=1e-9)
+        cells = {"ref": timed(lambda: masked_means.masked_means_ref(values, masks), args.repeats),
+                 "numba": timed(lambda: candidates.masked_sums(values, masks), args.repeats), "triton": "no GPU"}
+        if torch:
+            v, m = torch.tensor(values, device="cuda"), torch.tensor(masks, device="cuda")
+            got = masked_means.masked_means_triton(v, m)[0].cpu().numpy()
+            np.testing.assert_allclose(got, means, rtol=1e-4, atol=1e-5)
+            cells["triton"] = timed(lambda: masked_means.masked_means_triton(v, m), args.repeats, torch.cuda.synchronize)
+        row("masked means", f"B{args.batch} K{n_k} C{n_c} {args.side}²", cells)
+
+
+def bench_depth(args, torch) -> None:
+    rng = np.random.default_rng(0)
+    y, x = np.mgrid[0:args.side, 0:args.side] / args.side
+    depths = np.stack([0.5 + 0.3 * x - 0.2 * y + 0.05 * np.sin(12 * x + b) * np.cos(9 * y)
+                       + 0.01 * rng.standard_normal(x.shape) for b in range(args.batch)])
+    cells = {"ref": timed(lambda: [depth_geometry.depth_cues_ref(d, 5) for d in depths], args.repeats),
+             "numba": "n/a", "triton": "no GPU"}
+    if torch:
+        d = torch.tensor(depths, device="cuda")
+        got = depth_geometry.depth_cues_triton(d, 5)
+        np.testing.assert_allclose(got[0].cpu().numpy(), [depth_geometry.normal_dispersion_ref(z, 5) for z in depths],
+                                   atol=1e-4)
+        cells["triton"] = timed(lambda: depth_geometry.depth_cues_triton(d, 5), args.repeats, torch.cuda.synchronize)
+    row("normals + curvature", f"B{args.batch} {args.side}² window 5", cells)
+
+
+def bench_lbp(args, torch) -> None:
+    from skimage.feature import local_binary_pattern
+
+    rng = np.random.default_rng(0)
+    grays = rng.integers(0, 256, (args.batch, args.side, args.side)).astype(np.uint8)
+    for g in grays[:2]:
+        assert (lbp.lbp_codes_numba(g) == lbp.lbp_codes_ref(g)).all()
+    per_image = lambda backend: lambda: [lbp.lbp_tile_histograms(g, 4, backend=backend) for g in grays]  # noqa: E731
+    cells = {"ref": timed(per_image("numpy"), args.repeats), "numba": timed(per_image("numba"), args.repeats),
+             "triton": "no GPU",
+             "other": timed(lambda: [local_binary_pattern(g, 8, 1, "uniform") for g in grays], args.repeats)}
+    if torch:
+        t = torch.tensor(grays, device="cuda")
+        assert (lbp.lbp_triton(t, 4)[0][0].cpu().numpy() == lbp.lbp_codes_ref(grays[0])).all()
+        cells["triton"] = timed(lambda: lbp.lbp_triton(t, 4), args.repeats, torch.cuda.synchronize)
+    row("LBP codes + 4×4 hists", f"B{args.batch} {args.side}²", cells)
+
+
+def bench_components(args) -> None:
+    from scipy import ndimage
+    from skimage import data
+
+    gray = cv2.cvtColor(data.astronaut(), cv2.COLOR_RGB2GRAY)
+    eight = ndimage.generate_binary_structure(2, 2)
+    for side in (256, 512, 1024):
+        edges = cv2.Canny(cv2.resize(gray, (side, side)), 50, 150, L2gradient=True)
+        mask = edges > 0
+        assert (candidates.label(mask)[0] == ndimage.label(mask, structure=eight)[0]).all()
+        cells = {"ref": timed(lambda: ndimage.label(mask, structure=eight), args.repeats),
+                 "numba": timed(lambda: candidates.label(mask), args.repeats), "triton": "n/a",
+                 "other": timed(lambda: cv2.connectedComponentsWithStats(edges, connectivity=8), args.repeats)}
+        row("components (8-conn)", f"Canny edges {side}²", cells)
+
+
+def bench_levenshtein(args) -> None:
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    rng = np.random.default_rng(0)
+    words = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), rng.integers(2, 9))) for _ in range(500)]
+    phrase = lambda: " ".join(rng.choice(words, rng.integers(1, 8)))  # noqa: E731
+    a = [phrase() for _ in range(args.pairs)]
+    b = [s if rng.random() < 0.3 else phrase() for s in a]
+    out = np.empty(len(a))
+    expected = np.array([Levenshtein.normalized_distance(x, y) for x, y in zip(a, b)])
+    packed = candidates.pack(a), candidates.pack(b)
+    np.testing.assert_allclose(candidates.levenshtein_normalized(*packed, out), expected, atol=1e-12)
+    cells = {
+        "rapidfuzz, Python loop": lambda: [Levenshtein.normalized_distance(x, y) for x, y in zip(a, b)],
+        "rapidfuzz process.cpdist": lambda: process.cpdist(a, b, scorer=Levenshtein.normalized_distance, workers=-1),
+        "numba incl. packing": lambda: candidates.levenshtein_normalized(candidates.pack(a), candidates.pack(b), out),
+        "numba kernel only": lambda: candidates.levenshtein_normalized(*packed, out),
+        "token Jaccard, sets": lambda: [len(set(x.split()) & set(y.split())) / max(1, len(set(x.split()) | set(y.split())))
+                                        for x, y in zip(a, b)],
+    }
+    print(f"\n{args.pairs} pairs of 1–7 word phrases (ms per batch):")
+    for name, fn in cells.items():
+        print(f"  {name:26s} {timed(fn, args.repeats):10.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--side", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--pairs", type=int, default=20000)
+    args = parser.parse_args()
+    torch = cuda()
+    import numba
+
+    print(f"numba threads: {numba.get_num_threads()}; CUDA: {'yes' if torch else 'no (Triton cells skipped)'}")
+    print(f"{'kernel':24s} {'input':24s} {'ref':>10s} {'numba':>10s} {'triton':>10s} {'other':>10s}   (ms per call)")
+    bench_masked_means(args, torch)
+    bench_depth(args, torch)
+    bench_lbp(args, torch)
+    bench_components(args)
+    print("ref: numpy/scipy reference; other: skimage local_binary_pattern (LBP), cv2.connectedComponentsWithStats")
+    bench_levenshtein(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+"""Shared backend tests for the kernel dispatchers (which accelerated paths are usable for an input)."""
+from __future__ import annotations
+
+import importlib.util
+from functools import lru_cache
+
+
+def is_cuda_tensor(x) -> bool:
+    """A torch tensor living on a CUDA device (checked without importing torch for numpy inputs)."""
+    return type(x).__module__.startswith("torch") and getattr(x, "is_cuda", False)
+
+
+@lru_cache(maxsize=1)
+def numba_available() -> bool:
+    return importlib.util.find_spec("numba") is not None
+
+
+def pick(backends: dict, name: str, kernel: str):
+    """The implementation called NAME, or a clear error listing the ones that exist."""
+    if name not in backends:
+        raise ValueError(f"unknown {kernel} kernel backend '{name}' (auto, {', '.join(backends)})")
+    return backends[name]
