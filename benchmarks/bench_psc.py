@@ -5,6 +5,8 @@
 Validity: for each seed, a penetrating and a non-penetrating scene of the same two solids
 (vistar.synth.scenes) are scored with ground-truth inverse depth and visible masks; reported per layout
 family: how often the non-penetrating scene scores strictly higher, and the median chaos of each kind.
+Then the same with model-like features (vistar.synth.scenes.imperfect_features): depth blurred by a
+Gaussian of 1.5 px and every mask grown or shrunk by 1 px, then by 2 px.
 Speed: `pair_stats` on a SIZE×SIZE image with INSTANCES random overlapping blobs (all pairs) with the
 default band, per backend; median CPU seconds of REPEATS runs after one warm-up (numba compile excluded).
 --triton also times the Triton kernels (needs a CUDA GPU; wall time after synchronise).
@@ -18,22 +20,25 @@ import time
 import numpy as np
 
 from vistar.kernels.chaos import pair_stats_numba, pair_stats_ref, pair_stats_triton
-from vistar.metrics.psc import METRIC
+from vistar.metrics.psc import METRIC, contact_radii
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
-from vistar.synth.scenes import scene_pair
+from vistar.synth.scenes import imperfect_features, scene_pair
 
 FAMILIES = ("sphere sunk in box / touching its front", "two spheres / occluding", "box through cylinder / touching",
             "two boxes fused / occluding")
 
 
-def validity(seeds: int) -> None:
+def validity(seeds: int, blur_px: float, mask_px: int) -> None:
     params = Ontology.load().metric_params("PSC")
     prompt = parse_prompt("[PH|PSC] two objects")
     rows = {f: {"wins": 0, "n": 0, "pen": [], "clean": []} for f in FAMILIES}
+    rng = np.random.default_rng(0)
+    print(f"\nfeatures: {'ground truth' if not (blur_px or mask_px) else f'depth blur {blur_px}px, mask error {mask_px}px'}")
     for seed in range(seeds):
         family = rows[FAMILIES[seed % len(FAMILIES)]]
-        results = [METRIC.fn({"instances": s.instances, "depth": s.inverse_depth}, {}, params, prompt) for s in scene_pair(seed)]
+        feats = [imperfect_features(s, rng, blur_px, mask_px) for s in scene_pair(seed)]
+        results = [METRIC.fn({"instances": inst, "depth": depth}, {}, params, prompt) for inst, depth in feats]
         family["n"] += 1
         family["wins"] += results[1].score > results[0].score
         for key, res in zip(("pen", "clean"), results):
@@ -69,9 +74,9 @@ def _median_cpu_s(fn, repeats: int) -> float:
 
 def speed(size: int, instances: int, repeats: int, triton: bool) -> None:
     params = Ontology.load().metric_params("PSC")
-    band = max(1, round(params["band_frac"] * np.hypot(size, size)))
+    touch, band = contact_radii(size, size, params)
     masks, depth, pairs = _blobs(size, instances)
-    args = (masks, depth, pairs, int(params["touch_px"]), band)
+    args = (masks, depth, pairs, touch, band)
     print(f"\n{len(pairs)} pairs on {size}x{size}, band {band}px")
     for name, fn in (("numpy reference", pair_stats_ref), ("numba (all cores)", pair_stats_numba)):
         print(f"{name:20s} {_median_cpu_s(lambda: fn(*args), repeats) * 1000:9.1f} ms CPU")
@@ -95,5 +100,7 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--triton", action="store_true")
     cli = parser.parse_args()
-    validity(cli.seeds)
+    validity(cli.seeds, 0.0, 0)
+    validity(cli.seeds, 1.5, 1)
+    validity(cli.seeds, 1.5, 2)
     speed(cli.size, cli.instances, cli.repeats, cli.triton)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from vistar.features.types import Instances
-from vistar.metrics.psc import METRIC, enclosure, score_pairs
+from vistar.metrics.psc import METRIC, contact_radii, enclosure, score_pairs
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
-from vistar.synth.scenes import scene_pair
+from vistar.synth.scenes import imperfect_features, scene_pair
 
 PARAMS = Ontology.load().metric_params("PSC")
 PROMPT = parse_prompt("[PH|PSC] a ball on a box")
@@ -44,10 +44,11 @@ def test_chaos_matches_hand_computation():
     inst, depth = _two_halves(_ramp(2.0, 1.0), _ramp(2.0, 1.0))
     params = {**PARAMS, "kernel": "numpy"}
     pair = score_pairs(inst, depth, params)[0]
-    band = max(1, round(params["band_frac"] * np.hypot(40, 60)))
+    touch, band = contact_radii(40, 60, params)
+    reach = touch + band        # A columns 30 - touch .. 29 and B columns 30 .. 29 + touch touch; the band adds `band`
     cols = np.linspace(2.0, 1.0, 60)
-    inter_a, inter_b = cols[30 - 1 - band:30].mean(), cols[30:30 + 1 + band].mean()   # contact = columns 29, 30
-    body_a, body_b = cols[5:30 - 1 - band].mean(), cols[30 + 1 + band:55].mean()
+    inter_a, inter_b = cols[30 - reach:30].mean(), cols[30:30 + reach].mean()
+    body_a, body_b = cols[5:30 - reach].mean(), cols[30 + reach:55].mean()
     finite = depth.ravel()
     eps = params["eps_frac"] * float(np.percentile(finite, 98) - np.percentile(finite, 2))
     expected = abs(inter_a - inter_b) / (abs(body_a - body_b) + eps)
@@ -103,3 +104,16 @@ def test_flat_or_missing_depth_is_skipped_not_scored_as_penetration():
     for depth in (np.full((40, 60), np.nan, np.float32), np.ones((40, 60), np.float32)):
         result = METRIC.fn({"instances": inst, "depth": depth}, {}, PARAMS, PROMPT)
         assert result.status == "skipped" and "flat" in result.error
+
+
+def test_ranking_survives_blurred_depth_and_one_pixel_mask_errors():
+    """Model-like features: depth blurred (sigma 1.5 px), every mask grown or shrunk by 1 px."""
+    rng = np.random.default_rng(0)
+    wins, n = 0, 80
+    for seed in range(n):
+        scores = []
+        for scene in scene_pair(seed):
+            inst, depth = imperfect_features(scene, rng)
+            scores.append(METRIC.fn({"instances": inst, "depth": depth}, {}, PARAMS, PROMPT).score)
+        wins += scores[1] > scores[0]
+    assert wins >= 0.9 * n, f"{wins}/{n}"

@@ -11,6 +11,8 @@ product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pai
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..engine.registry import Metric, MetricResult
@@ -50,6 +52,12 @@ def chaos_from_stats(stats: np.ndarray, eps: float) -> np.ndarray:
     return np.abs(inter_a - inter_b) / (np.abs(non_a - non_b) + eps)
 
 
+def contact_radii(height: int, width: int, params: dict) -> tuple[int, int]:
+    """(touch, band) in pixels from their fractions of the image diagonal (segmentation errors scale with it)."""
+    diagonal = float(np.hypot(height, width))
+    return max(1, math.ceil(params["touch_frac"] * diagonal)), max(1, round(params["band_frac"] * diagonal))
+
+
 def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[dict]:
     """Every interacting pair with its chaos value, attachment flag, weight and pair score (fixed order)."""
     height, width = depth.shape
@@ -63,8 +71,7 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[d
     finite = np.isfinite(depth)
     masks, boxes = instances.masks[keep] & finite, np.asarray(instances.boxes, float)[keep]  # no depth, no vote
     conf = np.asarray(instances.confidences, float)[keep]
-    touch = int(params["touch_px"])
-    band = max(1, int(round(params["band_frac"] * np.hypot(height, width))))
+    touch, band = contact_radii(height, width, params)
     pairs = candidate_pairs(boxes, touch + 1)
     if len(pairs) == 0:
         return []

@@ -212,3 +212,18 @@ def scene_pair(seed: int, height: int = 96, width: int = 128) -> tuple[Scene, Sc
     elevation = rng.uniform(18, 32)
     return (render(penetrating, "penetrating", height, width, elevation),
             render(clean, kind, height, width, elevation))
+
+
+def imperfect_features(scene: Scene, rng: np.random.Generator, blur_px: float = 1.5,
+                       mask_px: int = 1) -> tuple[Instances, np.ndarray]:
+    """The scene's ground truth made to look like model output: inverse depth blurred (Gaussian sigma BLUR_PX,
+    as a depth network smooths steps) and each mask grown or shrunk by MASK_PX at random (boundary error)."""
+    from scipy import ndimage
+
+    depth = ndimage.gaussian_filter(scene.inverse_depth, blur_px) if blur_px > 0 else scene.inverse_depth
+    grow = rng.random(len(scene.instances)) < 0.5
+    masks = np.stack([(ndimage.binary_dilation if g else ndimage.binary_erosion)(m, iterations=mask_px) if mask_px else m
+                      for m, g in zip(scene.instances.masks, grow)]).reshape(scene.instances.masks.shape)
+    inst = scene.instances
+    return Instances(masks, inst.class_ids, inst.class_names, inst.confidences,
+                     np.array([_box_of(m) for m in masks]).reshape(-1, 4)), depth.astype(np.float32)
