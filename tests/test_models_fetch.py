@@ -112,3 +112,16 @@ def test_cli_list_fetch_verify(home, toy):
     bad = runner.invoke(app, ["models", "verify", "toy"])
     assert bad.exit_code == 1 and "mismatch" in bad.output
     assert runner.invoke(app, ["models", "fetch", "no-such-model"]).exit_code == 2
+
+
+def test_core_imports_stay_light():
+    """torch, transformers and ultralytics load only inside model loaders, never on import."""
+    import subprocess
+    import sys as _sys
+
+    code = ("import sys, vistar.cli, vistar.metrics.psc, vistar.metrics.gc, vistar.features.depth, "
+            "vistar.features.instances, vistar.features.padim, vistar.kernels.chaos\n"
+            "print(sorted({'torch', 'transformers', 'ultralytics', 'triton', 'numba'} & set(sys.modules)))")
+    done = subprocess.run([_sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
