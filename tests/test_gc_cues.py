@@ -114,3 +114,15 @@ def test_gc_is_the_minimum_cue_and_names_it():
 def test_depth_is_resampled_to_the_thumbnail_grid():
     scores = cue_scores(_stripes(48, 64), _plane(96, 128), None, PARAMS)
     assert scores["curvature"]["value"] < 1e-6
+
+
+def test_rendered_scene_depth_is_coherent_and_noise_is_not():
+    from vistar.synth.scenes import scene_pair
+
+    scene = scene_pair(0, 96, 128)[1]
+    clean = cue_scores(scene.image, scene.inverse_depth, None, PARAMS)
+    rng = np.random.default_rng(0)
+    noisy_depth = scene.inverse_depth * (1 + 0.02 * rng.standard_normal(scene.inverse_depth.shape)).astype(np.float32)
+    noisy = cue_scores(scene.image, noisy_depth, None, PARAMS)
+    for cue in ("normals", "curvature"):
+        assert clean[cue]["score"] > 0.8 and noisy[cue]["score"] < 0.3, (cue, clean[cue], noisy[cue])
