@@ -65,6 +65,9 @@ def test_settings_validation():
         OcrSettings.from_params({"det_side": 640})
     with pytest.raises(ValueError, match="det_limit_type"):
         OcrSettings.from_params({"det_limit_type": "mean"})
+    with pytest.raises(ValueError, match="use_cls must be true or false"):
+        OcrSettings.from_params({"use_cls": "false"})
+    assert OcrSettings.from_params(ONTOLOGY.data["features"]["ocr"]) == OcrSettings()  # the class mirrors the shipped defaults
 
 
 def test_rapidocr_confidence_cut_disabled():
@@ -79,3 +82,14 @@ def test_stage_is_deterministic_across_batches(ctx):
     alone = STAGE.compute([StageInput(b, None, {})], ctx) + STAGE.compute([StageInput(a, None, {})], ctx)
     assert together == [alone[1], alone[0]]
     assert together[0].lines and together[1].lines
+
+
+def test_a_failing_image_fails_alone(ctx):
+    # RapidOCR cannot resize an extreme strip for its detector: that image errors, its batch-mates are read
+    strip = np.full((3000, 20, 3), 255, np.uint8)
+    good = np.asarray(render_text("OPEN", size=256, font_size=48))
+    tiny = np.full((1, 1, 3), 255, np.uint8)
+    failed, read, empty = STAGE.compute([StageInput(strip, None, {}), StageInput(good, None, {}), StageInput(tiny, None, {})], ctx)
+    assert isinstance(failed, Exception) and "20×3000" in str(failed)
+    assert [ln.text for ln in read.lines] == ["OPEN"]
+    assert empty.lines == () and (empty.width, empty.height) == (1, 1)

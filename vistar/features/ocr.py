@@ -48,7 +48,7 @@ class OcrSettings:
     """What trades OCR speed for accuracy. Defaults: see `features.ocr` in the ontology."""
 
     threads: int = 1                 # onnxruntime intra-op threads per session
-    det_limit_side: int = 736        # detector input size: the image is resized so that ...
+    det_limit_side: int = 512        # detector input size: the image is resized so that ...
     det_limit_type: str = "max"      # ... its "max" side is at most / its "min" side at least det_limit_side
     use_cls: bool = False            # 180° text-orientation classifier (upside-down text only)
     rec_batch_size: int = 6          # text lines per recogniser call (lines are padded to the widest)
@@ -59,12 +59,18 @@ class OcrSettings:
         unknown = sorted(set(params) - set(known))
         if unknown:
             raise ValueError(f"features.ocr: unknown parameter(s) {unknown} (known: {sorted(known)})")
-        settings = cls(**{k: type(getattr(cls, k))(v) for k, v in params.items()})
+        settings = cls(**{k: _coerce(k, type(getattr(cls, k)), v) for k, v in params.items()})
         if settings.det_limit_type not in ("max", "min"):
             raise ValueError(f"features.ocr.det_limit_type must be 'max' or 'min', got {settings.det_limit_type!r}")
         if settings.threads < 1 or settings.det_limit_side < 32 or settings.rec_batch_size < 1:
             raise ValueError(f"features.ocr: threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({settings})")
         return settings
+
+
+def _coerce(name: str, kind: type, value):
+    if kind is bool and not isinstance(value, bool):  # bool("false") is True: insist on a YAML boolean
+        raise ValueError(f"features.ocr.{name} must be true or false, got {value!r}")
+    return kind(value)
 
 
 class RapidOcrBackend:
@@ -102,10 +108,19 @@ class RapidOcrBackend:
                 for t, s, b in zip(out.txts, out.scores, out.boxes)]
 
 
-def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult]:
+def _ocr_one(backend: OcrBackend, image: np.ndarray) -> OcrResult | Exception:
+    """One image; a backend failure (e.g. RapidOCR cannot resize a 3000×20 strip) fails this image only."""
+    height, width = image.shape[:2]
+    try:
+        return OcrResult(tuple(backend(image)), width, height)
+    except Exception as exc:
+        return RuntimeError(f"OCR ({backend.name}) failed on this {width}×{height} image: {type(exc).__name__}: {exc}".rstrip(": "))
+
+
+def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exception]:
     settings = OcrSettings.from_params(ctx.params("ocr"))
     backend = ctx.model(f"ocr:{settings}", lambda: RapidOcrBackend(settings))
-    return [OcrResult(tuple(backend(item.image)), item.image.shape[1], item.image.shape[0]) for item in batch]
+    return [_ocr_one(backend, item.image) for item in batch]
 
 
 STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/2", compute=_compute, models=("rapidocr",))
