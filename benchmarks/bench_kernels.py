@@ -4,10 +4,10 @@ about speed (every accelerated result is checked against its reference before it
 
     python benchmarks/bench_kernels.py [--repeats 7] [--side 256] [--batch 8] [--pairs 20000]
 
-Each cell is the median wall time in ms of REPEATS calls after one warm-up call (numba compilation and
-Triton compilation excluded). Inputs are synthetic at GC's work resolution (SIDE², the thumbnail side), a
+Each cell is the median time in ms of REPEATS calls after one warm-up call (numba and Triton compilation
+excluded): single-thread process CPU time for CPU code, CUDA-synchronised wall time for Triton. Inputs are synthetic at GC's work resolution (SIDE², the thumbnail side), a
 batch of BATCH images; connected components run on Canny edges of scikit-image's astronaut photo.
-Triton cells need a CUDA GPU (CUDA-synchronised timings); without one they read "no GPU".
+Triton cells need a CUDA GPU; without one they read "no GPU".
 """
 from __future__ import annotations
 
@@ -23,16 +23,19 @@ from vistar.kernels import depth_geometry, lbp, masked_means
 
 
 def timed(fn, repeats: int, sync=None) -> float:
+    """Median ms of REPEATS calls after a warm-up: process CPU time for CPU code (steady on a shared
+    machine; every CPU path here is single-threaded), wall time after synchronising for CUDA (SYNC given)."""
+    clock = time.perf_counter if sync else time.process_time
     fn()
     if sync:
         sync()
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         fn()
         if sync:
             sync()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return 1e3 * statistics.median(times)
 
 
@@ -131,7 +134,7 @@ def bench_levenshtein(args) -> None:
     np.testing.assert_allclose(candidates.levenshtein_normalized(*packed, out), expected, atol=1e-12)
     cells = {
         "rapidfuzz, Python loop": lambda: [Levenshtein.normalized_distance(x, y) for x, y in zip(a, b)],
-        "rapidfuzz process.cpdist": lambda: process.cpdist(a, b, scorer=Levenshtein.normalized_distance, workers=-1),
+        "rapidfuzz process.cpdist": lambda: process.cpdist(a, b, scorer=Levenshtein.normalized_distance, workers=1),
         "numba incl. packing": lambda: candidates.levenshtein_normalized(candidates.pack(a), candidates.pack(b), out),
         "numba kernel only": lambda: candidates.levenshtein_normalized(*packed, out),
         "token Jaccard, sets": lambda: [len(set(x.split()) & set(y.split())) / max(1, len(set(x.split()) | set(y.split())))
@@ -152,7 +155,7 @@ def main() -> None:
     torch = cuda()
     import numba
 
-    print(f"numba threads: {numba.get_num_threads()}; CUDA: {'yes' if torch else 'no (Triton cells skipped)'}")
+    print(f"numba {numba.__version__}; CUDA: {torch.cuda.get_device_name() if torch else 'no (Triton cells skipped)'}")
     print(f"{'kernel':24s} {'input':24s} {'ref':>10s} {'numba':>10s} {'triton':>10s} {'other':>10s}   (ms per call)")
     bench_masked_means(args, torch)
     bench_depth(args, torch)

@@ -1,7 +1,9 @@
 """numba candidates that lost to what vistar already uses; kept only as the benchmark evidence
 (benchmarks/bench_kernels.py times them against the winners, docs/performance.md records the numbers).
+All run on one thread, like what they are compared with: images and pairs parallelise better across
+worker processes than inside one small call.
 
-- masked sums: a parallel loop over (image, mask) vs numpy's einsum (vistar.kernels.masked_means);
+- masked sums: a loop over (image, mask, channel) vs numpy's einsum (vistar.kernels.masked_means);
 - connected components: two-pass union-find vs scipy.ndimage.label and cv2.connectedComponentsWithStats
   (GC's contour and highlight cues use cv2);
 - normalised Levenshtein over a batch of pairs vs rapidfuzz (TR).
@@ -12,10 +14,10 @@ import numba
 import numpy as np
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(cache=True)
 def _masked_sums_kernel(values, masks, sums):
     n_b, n_k, n_c, n_px = masks.shape[0], masks.shape[1], values.shape[1], values.shape[2]
-    for job in numba.prange(n_b * n_k):
+    for job in range(n_b * n_k):
         b, k = job // n_k, job % n_k
         for c in range(n_c):
             acc = 0.0
@@ -92,9 +94,9 @@ def label(mask: np.ndarray, connectivity: int = 8) -> tuple[np.ndarray, int]:
     return labels, int(n)
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(cache=True)
 def _levenshtein_kernel(codes_a, off_a, codes_b, off_b, out):
-    for p in numba.prange(out.shape[0]):
+    for p in range(out.shape[0]):
         a, b = codes_a[off_a[p]:off_a[p + 1]], codes_b[off_b[p]:off_b[p + 1]]
         n, m = a.shape[0], b.shape[0]
         if max(n, m) == 0:
