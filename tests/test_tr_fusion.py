@@ -80,3 +80,17 @@ def test_fusion_weight_endpoints_and_linearity():
 def test_fusion_normalises_both_sides():
     assert tr_score("don't—stop!", "DON’T STOP", w_char=0.5)["score"] == 1.0
     assert tr_score("Hello", "HELLO", w_char=0.5, case_sensitive=True)["score"] < 0.5
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40), st.floats(0, 1))
+def test_properties(rec, exp, w):
+    once = normalize_text(rec)
+    assert normalize_text(once) == once                      # idempotent
+    r = tr_score(rec, exp, w_char=w)
+    assert 0.0 <= r["char"] <= 1.0 and 0.0 <= r["token"] <= 1.0 and -1e-12 <= r["score"] <= 1.0 + 1e-12
+    assert tr_score(exp, rec, w_char=w)["score"] == pytest.approx(r["score"])  # symmetric
+    assert tr_score(exp, exp, w_char=w)["score"] == pytest.approx(1.0)

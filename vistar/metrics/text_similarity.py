@@ -23,7 +23,7 @@ def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation
     """NFKC (folds full-width and ligature forms), optional casefold, punctuation policy, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", text)
     if not case_sensitive:
-        text = text.casefold()
+        text = unicodedata.normalize("NFKC", text.casefold())  # casefolding can undo NFKC composition (ǰ)
     if strip_punctuation:
         text = _punct_to_space(text)
     return _WS.sub(" ", text).strip()
