@@ -1,57 +1,21 @@
-"""Scoring one batch: decode (in-process or on a worker pool), run each needed stage once over the batch in
+"""Scoring one batch of decoded images (decoding is `prefetch.py`'s job): run each needed stage once over the batch in
 dependency order, apply the pure metrics, and turn every failure into a row instead of an exception."""
 from __future__ import annotations
 
 import math
-import multiprocessing
 import traceback
-from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 from ..models.errors import MissingWeightError
 from ..prompts_dsl import resolved_controls
 from . import registry
-from .images import ImageError, load_rgb
 from .plan import Job, row
 
 STATUSES = ("ok", "error", "skipped")
 
 
-def _decode(args):
-    path, max_pixels = args
-    try:
-        return load_rgb(path, max_pixels)
-    except ImageError as exc:
-        return exc
-    except Exception as exc:  # a decoder bug must not end the run
-        return ImageError(f"cannot decode image: {type(exc).__name__}: {exc}")
-
-
-class Decoder:
-    """`decode(paths, max_pixels) -> list[array | ImageError]`, in-process or on a worker pool that lives for one run.
-
-    Workers start with `forkserver` so they never inherit model threads (onnxruntime, torch) of this process."""
-
-    def __init__(self, workers: int):
-        self.workers, self.pool = workers, None
-
-    def __enter__(self):
-        if self.workers > 0:
-            self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"))
-        return self
-
-    def __call__(self, paths: list[Path], max_pixels: int) -> list:
-        args = [(p, max_pixels) for p in paths]
-        return list(self.pool.map(_decode, args)) if self.pool else [_decode(a) for a in args]
-
-    def __exit__(self, *exc):
-        if self.pool:
-            self.pool.shutdown(cancel_futures=True)
-
-
-def score_batch(groups: list[list[Job]], ctx, ontology, cfg, decode) -> list[dict]:
-    """Rows for every job of the batch; each stage runs once over the images that still need it."""
-    images = decode([g[0].record.path for g in groups], cfg.max_pixels)
+def score_batch(groups: list[list[Job]], images: list, ctx, ontology) -> list[dict]:
+    """Rows for every job of the batch (`images[i]`: group i's decoded image or the ImageError of its file);
+    each stage runs once over the images that still need it."""
     rows: list[dict] = []
     live = []
     for group, image in zip(groups, images):

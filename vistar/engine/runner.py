@@ -1,5 +1,6 @@
-"""`vistar score`: map images to prompts, plan what is missing (`plan.py`), compute each needed feature once
-per image in batches and apply the pure metrics (`batch.py`), and append the rows to the crash-safe store.
+"""`vistar score`: map images to prompts, plan what is missing (`plan.py`), decode batches ahead of scoring
+(`prefetch.py`), compute each needed feature once per image in batches and apply the pure metrics (`batch.py`),
+and append the rows to the crash-safe store.
 
 Order is fixed (model, prompt id, sample), so scores do not depend on batch size or worker count.
 Every matched image ends with one row per metric of its angle: scored (`ok`), `error` (bad image, invalid
@@ -20,9 +21,10 @@ from typing import Callable, Iterable
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from . import registry
-from .batch import Decoder, score_batch
+from .batch import score_batch
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, load_prompts, plan_run, stage_versions
+from .prefetch import Prefetcher
 from .runmeta import hardware, versions, write_json_atomic
 from .store import ResultStore
 
@@ -36,6 +38,7 @@ class ScoreConfig:
     device: str = "cpu"
     batch_size: int = 8
     workers: int = 0
+    prefetch: int = 2             # batches decoded ahead of the one being scored (0: decode on demand)
     ontology: Path | None = None
     weights: Path | None = None
     manifest: Path | None = None
@@ -101,9 +104,9 @@ def _run_locked(cfg: ScoreConfig, progress) -> RunSummary:
     done = 0
     if progress:
         progress(0, len(groups))
-    with Decoder(cfg.workers) as decode:
-        for batch in _batches(groups, cfg.batch_size):
-            batch_rows = score_batch(batch, ctx, ontology, cfg, decode)
+    with Prefetcher(cfg.workers, cfg.max_pixels, cfg.prefetch) as prefetcher:
+        for batch, images in prefetcher.batches(_batches(groups, cfg.batch_size), _paths):
+            batch_rows = score_batch(batch, images, ctx, ontology)
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
@@ -122,6 +125,10 @@ def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
     for job in jobs:
         groups.setdefault(job.record, []).append(job)
     return list(groups.values())
+
+
+def _paths(batch: list[list[Job]]) -> list[Path]:
+    return [group[0].record.path for group in batch]
 
 
 def _batches(items: list, size: int) -> Iterable[list]:
@@ -143,6 +150,7 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology) -> dict:
             "manifest": str(Path(cfg.manifest).resolve()) if cfg.manifest else None,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "versions": versions(), "hardware": hardware(),
             "ontology_hash": ontology.hash, "device": cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
+            "prefetch": cfg.prefetch,
             "angles": cfg.angles, "max_pixels": cfg.max_pixels, "retry_errors": cfg.retry_errors, "history": previous}
 
 

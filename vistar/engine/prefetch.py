@@ -1,0 +1,97 @@
+"""Decoding ahead of scoring: while batch n runs through the feature stages, batches n+1..n+depth decode.
+
+With `--workers N` the images decode in N worker processes (`forkserver`, so workers never inherit the
+model threads of this process: onnxruntime, torch); with no workers one background thread decodes (Pillow
+and NumPy release the GIL while decoding, so it still overlaps the stages' compute). `depth` bounds how
+many decoded batches wait in memory. Results come back in submission order, so what is scored, and in
+which order, is exactly what a plain loop would do: prefetching changes when images decode, nothing else.
+"""
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from .images import ImageError, load_rgb
+
+
+def decode_image(path: Path, max_pixels: int):
+    """The decoded HxWx3 uint8 RGB array, or the ImageError saying why it cannot be (never raises)."""
+    try:
+        return load_rgb(path, max_pixels)
+    except ImageError as exc:
+        return exc
+    except Exception as exc:  # a decoder bug must not end the run
+        return ImageError(f"cannot decode image: {type(exc).__name__}: {exc}")
+
+
+class Prefetcher:
+    """`prefetcher.batches(batches, paths_of)` yields `(batch, images)` in order, decoding up to `depth` batches ahead.
+
+    `decode(path, max_pixels)` must be a module-level function (worker processes import it by name)."""
+
+    def __init__(self, workers: int, max_pixels: int, depth: int = 2, decode: Callable | None = None):
+        self.workers, self.max_pixels, self.depth = max(0, workers), max_pixels, max(0, depth)
+        self.decode = decode or decode_image
+        self.pool: Executor | None = None
+
+    def __enter__(self) -> "Prefetcher":
+        self.pool = self._new_pool()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+
+    def _new_pool(self) -> Executor | None:
+        if self.workers > 0:
+            return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"))
+        if self.depth > 0:
+            return ThreadPoolExecutor(1, thread_name_prefix="vistar-decode")
+        return None
+
+    def _submit(self, path: Path):
+        if self.pool is None:  # no prefetch, no workers: decode when the batch is needed
+            return path
+        return self.pool.submit(self.decode, path, self.max_pixels)
+
+    def _result(self, path: Path, pending) -> object:
+        if not isinstance(pending, Future):
+            return self.decode(path, self.max_pixels)
+        try:
+            return pending.result()
+        except BrokenProcessPool:
+            return self._retry_alone(path)
+
+    def _retry_alone(self, path: Path):
+        """A worker died (killed for memory, say) and every image queued in its pool failed with it. Each is
+        decoded again alone in a healthy pool, so only an image that kills a worker by itself becomes an error."""
+        for _ in range(2):
+            try:
+                return self.pool.submit(self.decode, path, self.max_pixels).result()
+            except BrokenProcessPool:  # the broken pool itself (submit refuses), or this image killed a fresh one
+                self.pool.shutdown(cancel_futures=True)
+                self.pool = self._new_pool()
+        return ImageError("the decoding worker process died on this image (out of memory?)")
+
+    def batches(self, batches: Iterable[list], paths_of: Callable[[list], list[Path]]) -> Iterator[tuple[list, list]]:
+        source = iter(batches)
+        queued: deque = deque()  # (batch, paths, futures), oldest first
+
+        def queue_next() -> bool:
+            batch = next(source, None)
+            if batch is None:
+                return False
+            paths = paths_of(batch)
+            queued.append((batch, paths, [self._submit(p) for p in paths]))
+            return True
+
+        while queued or queue_next():
+            batch, paths, pending = queued.popleft()
+            while len(queued) < self.depth and queue_next():  # keep `depth` batches decoding behind this one
+                pass
+            yield batch, [self._result(p, f) for p, f in zip(paths, pending)]
