@@ -9,6 +9,9 @@ import math
 import cv2
 import numpy as np
 
+from ..kernels.depth_geometry import mean_abs_laplacian_ref, normal_dispersion_ref
+from ..kernels.lbp import lbp_tile_histograms
+
 
 def to_score(value: float, scale: float) -> float:
     return float(math.exp(-max(0.0, value) / max(scale, 1e-12)))
@@ -31,33 +34,16 @@ def normalise_depth(depth: np.ndarray) -> np.ndarray:
     return np.nan_to_num(out, nan=0.0)
 
 
-def _normals(depth_n: np.ndarray) -> np.ndarray:
-    """Unit normals of the height field z = depth_n(x, y), with x, y in units of the longest side."""
-    side = max(depth_n.shape)
-    gy, gx = np.gradient(depth_n * side)  # per-pixel slope expressed per longest-side unit
-    n = np.stack([-gx, -gy, np.ones_like(gx)], -1)
-    return n / np.linalg.norm(n, axis=-1, keepdims=True)
-
-
 def normal_dispersion(depth_n: np.ndarray, window: int) -> tuple[float, dict]:
-    """Mean angle (radians) between each normal and the mean normal of its window: 0 on any plane."""
-    n = _normals(depth_n)
-    mean = cv2.blur(n.astype(np.float32), (window, window), borderType=cv2.BORDER_REFLECT).astype(np.float64)
-    mean /= np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
-    angle = np.arccos(np.clip((n * mean).sum(-1), -1.0, 1.0))
-    r = window // 2 + 1
-    inner = angle[r:-r, r:-r] if min(angle.shape) > 2 * r else angle
-    value = float(inner.mean())
+    """Mean angle (radians) between each surface normal and the mean normal of its window: 0 on any plane
+    (definition and accelerated versions: `vistar.kernels.depth_geometry`)."""
+    value = normal_dispersion_ref(depth_n, window)
     return value, {"mean_angle_rad": round(value, 6)}
 
 
 def depth_curvature(depth_n: np.ndarray) -> tuple[float, dict]:
     """Mean |5-point Laplacian| of range-normalised depth over interior pixels: 0 on any plane."""
-    d = depth_n
-    if min(d.shape) < 3:
-        return 0.0, {"mean_abs_laplacian": 0.0}
-    lap = d[:-2, 1:-1] + d[2:, 1:-1] + d[1:-1, :-2] + d[1:-1, 2:] - 4 * d[1:-1, 1:-1]
-    value = float(np.abs(lap).mean())
+    value = mean_abs_laplacian_ref(depth_n)
     return value, {"mean_abs_laplacian": round(value, 6)}
 
 
@@ -97,23 +83,17 @@ def contour_fragmentation(image: np.ndarray, low: float, high: float, min_frac: 
 
 
 def lbp_irregularity(image: np.ndarray, tiles: int) -> tuple[float, dict]:
-    """Mean Jensen–Shannon divergence (bits) between each tile's uniform-LBP histogram (P=8, R=1) and the
-    whole image's: a regular texture looks the same everywhere (≈ 0)."""
-    from skimage.feature import local_binary_pattern
-
+    """Mean Jensen–Shannon divergence (bits) between each tile's uniform-LBP (P=8, R=1) histogram and the
+    whole image's (LBP codes and tile histograms: `vistar.kernels.lbp`): a regular texture looks the same
+    everywhere (≈ 0)."""
     gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
-    codes = local_binary_pattern(gray, 8, 1, method="uniform").astype(int)[1:-1, 1:-1]
-    bins = 10
-    whole = np.bincount(codes.ravel(), minlength=bins).astype(float)
+    _, hist = lbp_tile_histograms(gray, tiles)
+    hist = np.asarray(hist, float)
+    whole = hist.sum(0)
+    if whole.sum() == 0:
+        return 0.0, {"mean_js_bits": 0.0}
     whole /= whole.sum()
-    h, w = codes.shape
-    divergences = []
-    for ty in range(tiles):
-        for tx in range(tiles):
-            tile = codes[ty * h // tiles:(ty + 1) * h // tiles, tx * w // tiles:(tx + 1) * w // tiles]
-            if tile.size:
-                hist = np.bincount(tile.ravel(), minlength=bins).astype(float)
-                divergences.append(_js(hist / hist.sum(), whole))
+    divergences = [_js(h / h.sum(), whole) for h in hist if h.sum() > 0]
     value = float(np.mean(divergences)) if divergences else 0.0
     return value, {"mean_js_bits": round(value, 6)}
 
