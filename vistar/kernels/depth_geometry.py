@@ -79,7 +79,7 @@ def depth_cues_triton(depth, window: int, block: int = 256):
     normals = torch.empty((n_b, 3, height, width), dtype=torch.float32, device=d.device)
     lap = torch.empty((n_b, height, width), dtype=torch.float32, device=d.device)
     cos_sin = torch.empty((n_b, 2, height, width), dtype=torch.float32, device=d.device)
-    grid = (n_b, triton_cdiv(height * width, block))
+    grid = (n_b, _cdiv(height * width, block))
     normals_kernel[grid](d, normals, lap, height, width, float(max(height, width)), BLOCK=block)
     dispersion_kernel[grid](normals, cos_sin, height, width, WINDOW=window, BLOCK=block)
     angle = torch.atan2(cos_sin[:, 1], cos_sin[:, 0])
@@ -89,7 +89,7 @@ def depth_cues_triton(depth, window: int, block: int = 256):
     return (dispersion[0], curvature[0]) if single else (dispersion, curvature)
 
 
-def triton_cdiv(a: int, b: int) -> int:
+def _cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
