@@ -26,7 +26,8 @@ def print_summary(run_dir: str | Path) -> None:
     if frame.empty:
         out.print("no scores yet")
         return
-    table = Table(title=f"scores in {run_dir} (mean of ok rows, 0–100)")
+    out.print(f"scores in {run_dir} (mean over ok rows, 0–100):", highlight=False)
+    table = Table()
     statuses = [c for c in ("ok", "error", "skipped") if c in frame.columns]
     for col in ["model", "metric", "mean", *statuses]:
         table.add_column(col, justify="left" if col in ("model", "metric") else "right")
