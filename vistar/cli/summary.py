@@ -18,7 +18,8 @@ def summary_frame(run_dir: str | Path):
         return pd.DataFrame()
     ok = df[df.status == "ok"].groupby(["model", "metric"])["score"].mean().mul(100).rename("mean")
     counts = df.pivot_table(index=["model", "metric"], columns="status", values="key", aggfunc="count", fill_value=0)
-    return pd.concat([ok, counts], axis=1).reset_index()
+    frame = pd.concat([ok, counts], axis=1).reset_index()
+    return frame.sort_values(["metric", "mean", "model"], ascending=[True, False, True], kind="stable")
 
 
 def print_summary(run_dir: str | Path) -> None:
