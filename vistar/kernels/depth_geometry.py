@@ -23,8 +23,8 @@ def surface_normals(depth: np.ndarray) -> np.ndarray:
     depth = np.asarray(depth, np.float64)
     side = max(depth.shape)
     gy, gx = np.gradient(depth * side)
-    n = np.stack([-gx, -gy, np.ones_like(gx)], -1)
-    return n / np.linalg.norm(n, axis=-1, keepdims=True)
+    inv = 1.0 / np.sqrt(gx * gx + gy * gy + 1.0)
+    return np.stack([-gx * inv, -gy * inv, inv], -1)
 
 
 def _interior(shape: tuple[int, int], margin: int) -> tuple[slice, slice]:
@@ -39,8 +39,9 @@ def normal_dispersion_ref(depth: np.ndarray, window: int) -> float:
         raise ValueError(f"normal window must be ≥ 1 pixel, got {window}")
     n = surface_normals(depth)
     mean = ndimage.uniform_filter(n, size=(window, window, 1), mode="reflect")
-    mean /= np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
-    angle = np.arccos(np.clip((n * mean).sum(-1), -1.0, 1.0))
+    length = np.sqrt(np.einsum("hwc,hwc->hw", mean, mean))
+    cos = np.einsum("hwc,hwc->hw", n, mean) / np.maximum(length, 1e-12)
+    angle = np.arccos(np.clip(cos, -1.0, 1.0))
     return float(angle[_interior(angle.shape, window // 2 + 1)].mean())
 
 
