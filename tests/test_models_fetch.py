@@ -96,8 +96,11 @@ def test_fetch_hf_source_uses_hf_downloader_and_reuses_local_copy(home, toy):
     assert calls == [("someone/toy", ["config.json"])] and (path / "config.json").exists()
     fetch("toy-hf", hf_downloader=fake_hf)       # already there: no second download
     assert len(calls) == 1
+    _, checks = verify("toy-hf")  # not pinned in the catalogue: checked against the hash recorded at fetch
+    assert checks[0].status == "recorded" and checks[0].actual == hashlib.sha256(b'{"x": 1}').hexdigest()
+    (path / "config.json").write_text('{"x": 2}')  # changed after fetch
     _, checks = verify("toy-hf")
-    assert checks[0].status == "unpinned" and checks[0].actual == hashlib.sha256(b'{"x": 1}').hexdigest()
+    assert checks[0].status == "mismatch" and checks[0].expected == hashlib.sha256(b'{"x": 1}').hexdigest()
 
 
 def test_cli_list_fetch_verify(home, toy):

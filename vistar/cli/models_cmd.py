@@ -80,7 +80,7 @@ def _report(name: str, paths: dict[str, str], skip_absent: bool = False, quiet_o
         wrong |= check.status in ("mismatch", "missing")
         if check.status == "ok" and quiet_ok:
             continue
-        detail = f"sha256 {check.actual}" if check.status in ("ok", "unpinned") else f"expected {check.expected}, got {check.actual}"
+        detail = f"sha256 {check.actual}" if check.status in ("ok", "recorded", "unpinned") else f"expected {check.expected}, got {check.actual}"
         out.print(f"{name}/{check.file}: {check.status} ({detail})", highlight=False)
     if not quiet_ok:
         out.print(f"{name}: {path}", highlight=False)

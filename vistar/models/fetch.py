@@ -5,13 +5,14 @@ there with `huggingface_hub` (or found in the HF cache). Every pinned sha256 is 
 """
 from __future__ import annotations
 
+import json
 import shutil
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .catalog import ModelSpec, model_dir, resolve_weight, spec
+from .catalog import ModelSpec, model_dir, resolve_weight, spec, vistar_home
 from .errors import MissingWeightError
 from .provenance import sha256_of
 
@@ -25,7 +26,7 @@ class FileCheck:
     file: str
     expected: str | None
     actual: str | None
-    status: str   # ok | mismatch | missing | unpinned
+    status: str   # ok | recorded | mismatch | missing | unpinned
 
 
 def download_url(url: str, dest: Path) -> None:
@@ -73,24 +74,53 @@ def fetch(name: str, force: bool = False, url_downloader: Callable[[str, Path], 
     else:
         for rel, url in file_urls(model).items():
             url_downloader(url, dest / rel)
-    bad = [c for c in verify_path(model, dest) if c.status in ("mismatch", "missing")]
+    checks = verify_path(model, dest)
+    bad = [c for c in checks if c.status in ("mismatch", "missing")]
     if bad:
         for check in bad:
             (dest / check.file).unlink(missing_ok=True)
         raise FetchError(f"{name}: " + "; ".join(f"{c.file}: {c.status} (expected {c.expected}, got {c.actual})" for c in bad))
+    _write_record(name, {c.file: c.actual for c in checks})
     return dest
 
 
-def verify_path(model: ModelSpec, path: Path) -> list[FileCheck]:
-    """Check each catalogued file under PATH (a folder, or the file itself for single-file models)."""
+def _record_path(name: str) -> Path:
+    """Hashes seen at fetch time, kept outside the model folder so they never change the folder's own hash."""
+    return vistar_home() / "models" / ".fetched" / f"{name}.json"
+
+
+def _write_record(name: str, hashes: dict[str, str | None]) -> None:
+    path = _record_path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(hashes, indent=1, sort_keys=True))
+    tmp.replace(path)
+
+
+def _read_record(name: str) -> dict[str, str]:
+    try:
+        return json.loads(_record_path(name).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def verify_path(model: ModelSpec, path: Path, recorded: dict[str, str] | None = None) -> list[FileCheck]:
+    """Check each catalogued file under PATH (a folder, or the file itself for single-file models) against the
+    catalogue's sha256, or, for a file the catalogue does not pin, against the hash recorded when it was fetched."""
     checks = []
-    for rel, expected in sorted(model.files.items()):
+    for rel, pinned in sorted(model.files.items()):
+        expected = pinned or (recorded or {}).get(rel)
         file = path if path.is_file() else path / rel
         if not file.is_file():
             checks.append(FileCheck(rel, expected, None, "missing"))
             continue
         actual = sha256_of(file)
-        status = "unpinned" if not expected else ("ok" if actual == expected.lower() else "mismatch")
+        if not expected:
+            status = "unpinned"
+        elif actual != expected.lower():
+            status = "mismatch"
+        else:
+            status = "ok" if pinned else "recorded"
         checks.append(FileCheck(rel, expected, actual, status))
     return checks
 
@@ -98,4 +128,5 @@ def verify_path(model: ModelSpec, path: Path) -> list[FileCheck]:
 def verify(name: str, model_paths: dict[str, str] | None = None) -> tuple[Path, list[FileCheck]]:
     """Where NAME resolves and how its files compare with the catalogue; MissingWeightError if absent."""
     path = resolve_weight(name, model_paths)
-    return path, verify_path(spec(name), path)
+    recorded = _read_record(name) if path == model_dir(name) else {}
+    return path, verify_path(spec(name), path, recorded)
