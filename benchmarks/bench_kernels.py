@@ -1,11 +1,12 @@
-"""Kernels of vistar/kernels (masked means, depth geometry, LBP) and the numba candidates that lost
+"""Kernels of vistar/kernels (masked means, depth geometry, LBP) and the numba candidates not kept
 (benchmarks/kernel_candidates.py): reference vs numba (CPU) vs Triton (CUDA). Prints numbers; asserts nothing
 about speed (every accelerated result is checked against its reference before it is timed).
 
     python benchmarks/bench_kernels.py [--repeats 7] [--side 256] [--batch 8] [--pairs 20000]
 
 Each cell is the median time in ms of REPEATS calls after one warm-up call (numba and Triton compilation
-excluded): single-thread process CPU time for CPU code, CUDA-synchronised wall time for Triton. Inputs are synthetic at GC's work resolution (SIDE², the thumbnail side), a
+excluded): single-thread process CPU time for CPU code, CUDA-synchronised wall time for Triton.
+Inputs are synthetic at GC's work resolution (SIDE², the thumbnail side), a
 batch of BATCH images; connected components run on Canny edges of scikit-image's astronaut photo.
 Triton cells need a CUDA GPU; without one they read "no GPU".
 """
@@ -65,7 +66,8 @@ def bench_masked_means(args, torch) -> None:
             v, m = torch.tensor(values, device="cuda"), torch.tensor(masks, device="cuda")
             got = masked_means.masked_means_triton(v, m)[0].cpu().numpy()
             np.testing.assert_allclose(got, means, rtol=1e-4, atol=1e-5)
-            cells["triton"] = timed(lambda: masked_means.masked_means_triton(v, m), args.repeats, torch.cuda.synchronize)
+            run = lambda: masked_means.masked_means_triton(v, m)  # noqa: E731
+            cells["triton"] = timed(run, args.repeats, torch.cuda.synchronize)
         row("masked means", f"B{args.batch} K{n_k} C{n_c} {args.side}²", cells)
 
 
@@ -119,6 +121,12 @@ def bench_components(args) -> None:
         row("components (8-conn)", f"Canny edges {side}²", cells)
 
 
+def _jaccard(x: str, y: str) -> float:
+    """vistar.metrics.text_similarity.token_jaccard's computation."""
+    s, t = set(x.split()), set(y.split())
+    return len(s & t) / max(1, len(s | t))
+
+
 def bench_levenshtein(args) -> None:
     from rapidfuzz import process
     from rapidfuzz.distance import Levenshtein
@@ -137,8 +145,7 @@ def bench_levenshtein(args) -> None:
         "rapidfuzz process.cpdist": lambda: process.cpdist(a, b, scorer=Levenshtein.normalized_distance, workers=1),
         "numba incl. packing": lambda: candidates.levenshtein_normalized(candidates.pack(a), candidates.pack(b), out),
         "numba kernel only": lambda: candidates.levenshtein_normalized(*packed, out),
-        "token Jaccard, sets": lambda: [len(set(x.split()) & set(y.split())) / max(1, len(set(x.split()) | set(y.split())))
-                                        for x, y in zip(a, b)],
+        "token Jaccard, sets": lambda: [_jaccard(x, y) for x, y in zip(a, b)],
     }
     print(f"\n{args.pairs} pairs of 1–7 word phrases (ms per batch):")
     for name, fn in cells.items():

@@ -1,4 +1,4 @@
-"""numba candidates that lost to what vistar already uses; kept only as the benchmark evidence
+"""numba candidates not kept in the package (no gain worth a second code path); kept only as benchmark evidence
 (benchmarks/bench_kernels.py times them against the winners, docs/performance.md records the numbers).
 All run on one thread, like what they are compared with: images and pairs parallelise better across
 worker processes than inside one small call.

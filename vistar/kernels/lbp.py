@@ -162,7 +162,8 @@ def lbp_triton(images, tiles: int, method: str = "uniform", border: int = 1, blo
 
 def lbp_tile_histograms(image, tiles: int, method: str = "uniform", border: int = 1, backend: str = "auto"):
     """(codes, tile histograms) of one grey image. Dispatch: Triton for CUDA tensors, numba for numpy when
-    installed (≈ 4× the vectorised reference and ≈ 3× skimage on one core, docs/performance.md), else the reference."""
+    installed (≈ 4× the vectorised reference and ≈ 3× skimage on one core, docs/performance.md), else the
+    reference."""
     if backend == "auto":
         backend = "triton" if is_cuda_tensor(image) else "numba" if numba_available() else "numpy"
     if backend == "triton":
