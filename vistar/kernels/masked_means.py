@@ -6,7 +6,7 @@ a feature map) over each mask — the reduction behind per-object statistics.
 An empty mask has no mean: NaN, with count 0, so a caller can tell "no pixels" from "mean 0".
 `masked_means_ref` is the numpy reference (float64, one einsum);
 `masked_means_triton` (CUDA; CPU under TRITON_INTERPRET=1, float32 loads and sums) must match it.
-There is no numba path in the package: a numba loop measured 2× faster on one channel and equal on three
+There is no numba path in the package: a numba loop measured 2× faster on one channel and 10 % slower on three
 (benchmarks/bench_kernels.py, docs/performance.md), and no CPU caller needs it yet; it waits in
 benchmarks/kernel_candidates.py.
 """
