@@ -22,6 +22,7 @@ from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from . import registry
 from .batch import score_batch
+from .device import prepare_process
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, load_prompts, plan_run, stage_versions
 from .prefetch import Prefetcher
@@ -98,6 +99,7 @@ def _run_locked(cfg: ScoreConfig, progress) -> RunSummary:
     store.write(rows)
     summary.count(rows)
 
+    prepare_process(cfg.device)  # before any stage initialises CUDA
     ctx = registry.StageContext(device=cfg.device, model_paths=cfg.model_paths,
                                 features=ontology.data.get("features") or {}, options=cfg.options)
     groups = _group_by_image(jobs)

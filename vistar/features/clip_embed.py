@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.device import autocast, batch_invariant, setup_torch, to_device
 from ..engine.registry import FeatureStage, StageContext, StageInput
 from .hf_models import load_pretrained, pooled, torch_dtype
 
@@ -43,6 +44,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     params = ctx.params("clip_embed")
     dtype, size = params.get("dtype", "float32"), int(params.get("batch_size", 64))
     from transformers import CLIPModel, CLIPProcessor
+    setup_torch(ctx)
     model, processor = ctx.model("clip_embed", lambda: load_pretrained(MODEL, ctx, CLIPModel, CLIPProcessor, dtype))
     outputs: list = [None] * len(batch)
     crops, texts, owners = [], [], []
@@ -58,14 +60,16 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
         owners.append((i, len(layout), len(shots)))
     image_vecs, text_vecs = [], []
     max_tokens = model.config.text_config.max_position_embeddings   # fixed padding: same result in any batch
-    with torch.inference_mode():
+    with torch.inference_mode(), autocast(ctx, "clip_embed"):   # features.clip_embed.precision: fp32 | bf16 | fp16
         for chunk in _chunks(crops, size):
-            pixels = processor(images=chunk, return_tensors="pt")["pixel_values"].to(ctx.device, torch_dtype(dtype))
-            image_vecs.append(pooled(model.get_image_features(pixel_values=pixels)).float().cpu().numpy())
+            pixels = to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device).to(torch_dtype(dtype))
+            vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=pixels)
+            image_vecs.append(vecs.float().cpu().numpy())
         for chunk in _chunks(texts, size):
             tokens = processor(text=chunk, padding="max_length", truncation=True, max_length=max_tokens,
                                return_tensors="pt").to(ctx.device)
-            text_vecs.append(pooled(model.get_text_features(**tokens)).float().cpu().numpy())
+            vecs = batch_invariant(lambda **x: pooled(model.get_text_features(**x)), ctx.device, **tokens)
+            text_vecs.append(vecs.float().cpu().numpy())
     image_all = np.concatenate(image_vecs) if image_vecs else np.zeros((0, 0), np.float32)
     text_all = np.concatenate(text_vecs) if text_vecs else np.zeros((0, 0), np.float32)
     pi = ti = 0

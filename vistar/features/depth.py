@@ -4,13 +4,16 @@ The values are affine-invariant (unknown scale and shift per image), so consumer
 ratios of differences (PSC's chaos ratio) or range-normalise first (GC's normal and curvature cues).
 Default model: DPT-hybrid MiDaS via transformers; any checkpoint loadable by `DPTForDepthEstimation` works
 with `--model-path dpt-hybrid-midas=DIR`. Input: RGB resized to the model's square `image_size` (bicubic,
-antialiased), normalised with mean = std = 0.5 (MiDaS's DPT normalisation). MiDaS's own pipeline keeps the
+antialiased, on the run's device), normalised with mean = std = 0.5 (MiDaS's DPT normalisation). MiDaS's own pipeline keeps the
 aspect ratio; a square input lets images of any shape share a batch and fits the hybrid's position grid.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
+from ..engine.device import autocast, batch_invariant, images_to_tensor, setup_torch
 from ..engine.registry import FeatureStage, StageContext, StageInput
 from ..models import record_loaded, resolve_weight
 
@@ -24,20 +27,18 @@ class DptDepth:
 
         self.torch = torch
         self.device = device
-        torch.backends.cudnn.benchmark = False      # autotuned kernels may differ between runs
-        torch.backends.cudnn.deterministic = True
         self.model = DPTForDepthEstimation.from_pretrained(str(path)).to(device).eval()
         size = self.model.config.image_size
         self.size = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
 
-    def __call__(self, images: list[np.ndarray]) -> list[np.ndarray]:
+    def __call__(self, images: list[np.ndarray], cast=None) -> list[np.ndarray]:
+        """`cast`: an autocast context for the forward pass only (post-processing stays fp32)."""
         torch = self.torch
         F = torch.nn.functional
-        batch = torch.cat([F.interpolate(torch.from_numpy(np.array(im)).permute(2, 0, 1)[None].float() / 255.0,
-                                         size=self.size, mode="bicubic", antialias=True, align_corners=False)
-                           for im in images]).clamp(0, 1)
-        with torch.inference_mode():
-            pred = self.model(pixel_values=((batch - 0.5) / 0.5).to(self.device)).predicted_depth
+        batch = images_to_tensor(images, self.size, mean=(0.5,) * 3, std=(0.5,) * 3, device=self.device)
+        with torch.inference_mode(), cast or contextlib.nullcontext():
+            pred = batch_invariant(lambda pixel_values: self.model(pixel_values=pixel_values).predicted_depth,
+                                   self.device, pixel_values=batch)
         out = []
         for im, p in zip(images, pred.float().cpu()):
             full = F.interpolate(p[None, None], size=im.shape[:2], mode="bilinear", align_corners=False)[0, 0]
@@ -47,6 +48,7 @@ class DptDepth:
 
 def load_depth_model(name: str, ctx: StageContext) -> DptDepth:
     path = resolve_weight(name, ctx.model_paths)
+    setup_torch(ctx)
     model = DptDepth(path, ctx.device)
     record_loaded(name, path)
     return model
@@ -58,8 +60,8 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
     model = ctx.model(f"depth:{name}", lambda: load_depth_model(name, ctx))
     size = max(1, int(params.get("batch_size", 4)))
     out: list[np.ndarray] = []
-    for i in range(0, len(batch), size):
-        out += model([item.image for item in batch[i:i + size]])
+    for i in range(0, len(batch), size):  # features.depth.precision: fp32 (default) | bf16 | fp16
+        out += model([item.image for item in batch[i:i + size]], autocast(ctx, "depth"))
     return out
 
 

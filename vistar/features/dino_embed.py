@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.device import autocast, batch_invariant, setup_torch, to_device
 from ..engine.registry import FeatureStage, StageContext, StageInput
 from .hf_models import load_pretrained, torch_dtype
 
@@ -46,6 +47,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
 
     params = ctx.params("dino_embed")
     dtype, size = params.get("dtype", "float32"), int(params.get("batch_size", 64))
+    setup_torch(ctx)
     model, processor = ctx.model("dino_embed", lambda: load_pretrained(MODEL, ctx, AutoModel, AutoImageProcessor, dtype))
     fill = np.round(np.asarray(processor.image_mean) * 255).astype(np.uint8)
     crops, owners = [], []
@@ -55,10 +57,11 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             crops.append(masked_crop(item.image, subject.masks[k], fill))
             owners.append((i, int(k)))
     vectors = []
-    with torch.inference_mode():
+    with torch.inference_mode(), autocast(ctx, "dino_embed"):   # features.dino_embed.precision: fp32 | bf16 | fp16
         for start in range(0, len(crops), size):
-            pixels = processor(images=crops[start:start + size], return_tensors="pt")["pixel_values"]
-            vectors.append(model(pixel_values=pixels.to(ctx.device, torch_dtype(dtype))).pooler_output.float().cpu().numpy())
+            pixels = to_device(processor(images=crops[start:start + size], return_tensors="pt")["pixel_values"], ctx.device)
+            vecs = batch_invariant(lambda **x: model(**x).pooler_output, ctx.device, pixel_values=pixels.to(torch_dtype(dtype)))
+            vectors.append(vecs.float().cpu().numpy())
     flat = np.concatenate(vectors) if vectors else np.zeros((0, model.config.hidden_size), np.float32)
     out = [SubjectEmbeddings(np.zeros((len(item.deps["subject_masks"].found), flat.shape[1]), np.float32),
                              np.asarray(item.deps["subject_masks"].found, bool).copy()) for item in batch]

@@ -1,0 +1,114 @@
+"""What every torch stage does the same way: deterministic settings, getting a batch onto the device, autocast.
+
+- `setup_torch(ctx)`: once per run, deterministic algorithms (warn-only: an op without a deterministic
+  kernel warns instead of failing the run), no cuDNN autotuning, one seed. cuBLAS needs
+  `CUBLAS_WORKSPACE_CONFIG=:4096:8` set before its first call for deterministic GEMMs; the runner sets it.
+- `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device. The raw uint8 pixels
+  travel (a quarter of the float32 bytes), from pinned memory with non-blocking copies on CUDA, and the
+  resize (antialiased) and normalisation run on the device.
+- `batch_invariant(fn, device, **inputs)`: a forward pass whose result for one image does not depend on the
+  other images of the batch: bit for bit on CPU (one image at a time), to float tolerance on CUDA (batched).
+- `autocast(ctx, stage)`: `features.<stage>.precision: fp32 | bf16 | fp16`; fp32 (the default) runs as is.
+  docs/performance.md#pipeline gives the tolerances measured against fp32.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Sequence
+
+import numpy as np
+
+from .registry import StageContext
+
+PRECISIONS = ("fp32", "bf16", "fp16")
+CUBLAS_WORKSPACE = ":4096:8"
+DEFAULT_SEED = 0
+
+
+def is_cuda(device: str) -> bool:
+    return str(device).startswith("cuda")
+
+
+def prepare_process(device: str) -> None:
+    """Environment that must exist before CUDA libraries initialise (called by the runner at start)."""
+    if is_cuda(device):
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
+
+
+def setup_torch(ctx: StageContext) -> None:
+    """Deterministic torch for this run; a no-op after the first call with the same context."""
+    if ctx.cache.get("torch_setup"):
+        return
+    import torch
+
+    prepare_process(ctx.device)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False       # autotuning may pick different kernels run to run
+    torch.backends.cudnn.deterministic = True
+    torch.manual_seed(int(ctx.options.get("seed", DEFAULT_SEED)))  # also seeds every CUDA device
+    ctx.cache["torch_setup"] = True
+
+
+def precision(ctx: StageContext, stage: str) -> str:
+    value = str(ctx.params(stage).get("precision", "fp32"))
+    if value not in PRECISIONS:
+        raise ValueError(f"features.{stage}.precision must be one of {', '.join(PRECISIONS)}, not {value!r}")
+    return value
+
+
+def autocast(ctx: StageContext, stage: str):
+    """The autocast context for `features.<stage>.precision` on ctx.device (a null context for fp32)."""
+    import torch
+
+    wanted = precision(ctx, stage)
+    if wanted == "fp32":
+        return contextlib.nullcontext()
+    dtype = torch.bfloat16 if wanted == "bf16" else torch.float16
+    return torch.autocast(device_type="cuda" if is_cuda(ctx.device) else "cpu", dtype=dtype)
+
+
+def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: Sequence[float], std: Sequence[float],
+                     device: str = "cpu", mode: str = "bicubic"):
+    """(N, 3, *size) float32 on `device`: each image scaled to [0, 1], resized (antialiased), clamped to [0, 1]
+    (bicubic overshoots), then normalised with `mean`/`std`. Images may differ in size; each is resized alone,
+    so an image's tensor does not depend on the others in the batch."""
+    import torch
+    import torch.nn.functional as F
+
+    cuda = is_cuda(device)
+    out = []
+    for image in images:
+        pixels = torch.from_numpy(np.require(image, np.uint8, ['C', 'W']))  # copies only read-only/strided arrays
+        if cuda:
+            pixels = pixels.pin_memory()
+        pixels = pixels.to(device, non_blocking=cuda).permute(2, 0, 1)[None].float() / 255.0
+        align = {} if mode in ("nearest", "area") else {"align_corners": False}
+        antialias = mode in ("bilinear", "bicubic")
+        out.append(F.interpolate(pixels, size=tuple(size), mode=mode, antialias=antialias, **align))
+    batch = torch.cat(out).clamp_(0, 1)
+    mean_t = torch.tensor(mean, dtype=batch.dtype, device=batch.device).view(1, -1, 1, 1)
+    std_t = torch.tensor(std, dtype=batch.dtype, device=batch.device).view(1, -1, 1, 1)
+    return (batch - mean_t) / std_t
+
+
+def to_device(tensor, device: str):
+    """A CPU tensor onto `device`: from pinned memory without blocking the host when it is CUDA."""
+    if not is_cuda(device):
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
+
+
+def batch_invariant(fn, device: str, **inputs):
+    """`fn(**inputs)` (tensors with the batch on dim 0), concatenated on dim 0.
+
+    On CPU it runs one sample at a time: oneDNN convolutions and GEMMs pick their blocking, hence their
+    summation order, from the batch size, so the same image gives different low bits in batches of 1 and 4,
+    and scores must be identical across batch sizes. CPU throughput barely depends on batching for these
+    models. On CUDA the batch runs together (the point of the GPU); the difference is within float tolerance."""
+    import torch
+
+    if is_cuda(device):
+        return fn(**inputs)
+    n = len(next(iter(inputs.values())))
+    return torch.cat([fn(**{k: v[i:i + 1] for k, v in inputs.items()}) for i in range(n)])
