@@ -112,3 +112,23 @@ def batch_invariant(fn, device: str, **inputs):
         return fn(**inputs)
     n = len(next(iter(inputs.values())))
     return torch.cat([fn(**{k: v[i:i + 1] for k, v in inputs.items()}) for i in range(n)])
+
+
+def onnxruntime_provider(requested: str, device: str) -> tuple[str, str | None]:
+    """(execution provider to use, why it is not the requested one) for `provider: cpu | cuda` on `device`.
+
+    CUDA needs both `--device cuda` (the run was given the GPU) and onnxruntime's CUDA provider (the
+    onnxruntime-gpu package matching the CUDA/cuDNN install); otherwise the CPU one runs and the note says why."""
+    if requested not in ("cpu", "cuda"):
+        raise ValueError(f"provider must be cpu or cuda, not {requested!r}")
+    if requested == "cpu":
+        return "CPUExecutionProvider", None
+    if not is_cuda(device):
+        return "CPUExecutionProvider", "provider cuda ignored: the run's device is cpu (score with --device cuda)"
+    import onnxruntime
+
+    available = onnxruntime.get_available_providers()
+    if "CUDAExecutionProvider" not in available or onnxruntime.get_device() != "GPU":
+        return "CPUExecutionProvider", (f"CUDAExecutionProvider is not available in this onnxruntime (providers: "
+                                        f"{', '.join(available)}); install onnxruntime-gpu matching your CUDA to use it")
+    return "CUDAExecutionProvider", None

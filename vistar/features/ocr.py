@@ -14,6 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..engine.device import onnxruntime_provider
 from ..engine.registry import FeatureStage, StageContext, StageInput
 from ..models.provenance import record_loaded
 
@@ -52,6 +53,7 @@ class OcrSettings:
     det_limit_type: str = "max"      # ... its "max" side is at most / its "min" side at least det_limit_side
     use_cls: bool = False            # 180° text-orientation classifier (upside-down text only)
     rec_batch_size: int = 6          # text lines per recogniser call (lines are padded to the widest)
+    provider: str = "cpu"            # "cuda": onnxruntime's CUDA provider when --device cuda (else CPU, noted in run.json)
 
     @classmethod
     def from_params(cls, params: dict) -> "OcrSettings":
@@ -64,6 +66,8 @@ class OcrSettings:
             raise ValueError(f"features.ocr.det_limit_type must be 'max' or 'min', got {settings.det_limit_type!r}")
         if settings.threads < 1 or settings.det_limit_side < 32 or settings.rec_batch_size < 1:
             raise ValueError(f"features.ocr: threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({settings})")
+        if settings.provider not in ("cpu", "cuda"):
+            raise ValueError(f"features.ocr.provider must be 'cpu' or 'cuda', got {settings.provider!r}")
         return settings
 
 
@@ -78,11 +82,12 @@ class RapidOcrBackend:
 
     name = "rapidocr"
 
-    def __init__(self, settings: OcrSettings = OcrSettings()):
+    def __init__(self, settings: OcrSettings = OcrSettings(), device: str = "cpu"):
         import rapidocr
         from rapidocr import RapidOCR
 
         self.settings = settings
+        self.provider, note = onnxruntime_provider(settings.provider, device)
         self.engine = RapidOCR(params={
             "Global.log_level": "error",
             "Global.text_score": 0.0,  # keep every line; the metric filters (and reports what it dropped)
@@ -93,12 +98,15 @@ class RapidOcrBackend:
             "Cls.cls_batch_num": settings.rec_batch_size,
             "EngineConfig.onnxruntime.intra_op_num_threads": settings.threads,
             "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            "EngineConfig.onnxruntime.use_cuda": self.provider == "CUDAExecutionProvider",
+            # cuDNN's exhaustive search (RapidOCR's default) may pick other kernels on another run: not reproducible
+            "EngineConfig.onnxruntime.cuda_ep_cfg.cudnn_conv_algo_search": "DEFAULT",
         })
         logging.getLogger("RapidOCR").setLevel(logging.ERROR)  # "no text found" is a result here, not a warning
         models = Path(rapidocr.__file__).parent / "models"
         for onnx in sorted(models.glob("*.onnx")):
             if settings.use_cls or "_cls_" not in onnx.name:
-                record_loaded(f"rapidocr/{onnx.stem}", onnx)
+                record_loaded(f"rapidocr/{onnx.stem}", onnx, provider=self.provider, **({"note": note} if note else {}))
 
     def __call__(self, image: np.ndarray) -> list[OcrLine]:
         out = self.engine(np.ascontiguousarray(image[..., ::-1]))  # RapidOCR takes arrays as OpenCV BGR
@@ -119,7 +127,7 @@ def _ocr_one(backend: OcrBackend, image: np.ndarray) -> OcrResult | Exception:
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exception]:
     settings = OcrSettings.from_params(ctx.params("ocr"))
-    backend = ctx.model(f"ocr:{settings}", lambda: RapidOcrBackend(settings))
+    backend = ctx.model(f"ocr:{settings}:{ctx.device}", lambda: RapidOcrBackend(settings, ctx.device))
     return [_ocr_one(backend, item.image) for item in batch]
 
 
