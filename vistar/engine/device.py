@@ -1,7 +1,7 @@
 """What every torch stage does the same way: deterministic settings, getting a batch onto the device, autocast.
 
 - `setup_torch(ctx)`: once per run, deterministic algorithms (warn-only: an op without a deterministic
-  kernel warns instead of failing the run), no cuDNN autotuning, one seed. cuBLAS needs
+  kernel warns instead of failing the run), no cuDNN autotuning, no TF32 in fp32, one seed. cuBLAS needs
   `CUBLAS_WORKSPACE_CONFIG=:4096:8` set before its first call for deterministic GEMMs; the runner sets it.
 - `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device. The raw uint8 pixels
   travel (a quarter of the float32 bytes), from pinned memory with non-blocking copies on CUDA, and the
@@ -46,8 +46,20 @@ def setup_torch(ctx: StageContext) -> None:
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.backends.cudnn.benchmark = False       # autotuning may pick different kernels run to run
     torch.backends.cudnn.deterministic = True
+    _full_fp32(torch)
     torch.manual_seed(int(ctx.options.get("seed", DEFAULT_SEED)))  # also seeds every CUDA device
     ctx.cache["torch_setup"] = True
+
+
+def _full_fp32(torch) -> None:
+    """fp32 means IEEE fp32 on the GPU too: cuDNN convolutions default to TF32 (10-bit mantissa), which moves
+    results by about 1e-3 relative; speed comes from `precision: bf16`, where the loss is chosen and measured."""
+    if hasattr(torch.backends.cudnn, "conv") and hasattr(torch.backends.cudnn.conv, "fp32_precision"):
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+    else:  # torch < 2.9
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def precision(ctx: StageContext, stage: str) -> str:
