@@ -57,7 +57,12 @@ class Prefetcher:
     def _submit(self, path: Path):
         if self.pool is None:  # no prefetch, no workers: decode when the batch is needed
             return path
-        return self.pool.submit(self.decode, path, self.max_pixels)
+        try:
+            return self.pool.submit(self.decode, path, self.max_pixels)
+        except BrokenProcessPool as exc:  # a worker died after earlier batches were queued: retried alone later
+            failed: Future = Future()
+            failed.set_exception(exc)
+            return failed
 
     def _result(self, path: Path, pending) -> object:
         if not isinstance(pending, Future):
