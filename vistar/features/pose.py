@@ -16,8 +16,6 @@ from ..engine.registry import FeatureStage, StageContext, StageInput
 from ..models import record_loaded
 from .faces import FaceResult
 
-N_LANDMARKS = 33
-
 
 @dataclass(frozen=True)
 class PosePerson:

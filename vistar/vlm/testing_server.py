@@ -27,7 +27,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 from PIL import Image
 
-FAULTS = ("timeout", "429", "500", "truncated", "nonjson", "malformed")
 COLOURS = ("red", "green", "blue")
 MAX_BODY = 64 << 20
 

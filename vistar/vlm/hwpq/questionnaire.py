@@ -15,7 +15,6 @@ from pathlib import Path
 from ..errors import DataError
 
 LEVELS = ("L1", "L2", "L3", "L4")
-LEVEL_NAMES = {"L1": "core bearers", "L2": "per-object attributes", "L3": "interplay / fusion", "L4": "overall impression"}
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "data" / "hwpq_schema.json"
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 MIN_QUESTION = 8

@@ -12,7 +12,3 @@ def protocol(name: str) -> Protocol:
     if name not in PROTOCOLS:
         raise KeyError(f"unknown protocol '{name}' (known: {', '.join(PROTOCOLS)})")
     return PROTOCOLS[name]
-
-
-def protocol_metrics(name: str) -> list[str]:
-    return list(protocol(name).metrics)
