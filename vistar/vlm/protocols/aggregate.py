@@ -21,12 +21,17 @@ def _rows(df: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict]:
     return ok, coverage
 
 
+def _means_by(g: pd.DataFrame, detail: str) -> dict:
+    """Mean score per value of one details field (category, subject) of one model's ok rows."""
+    return g.groupby(g["d"].map(lambda d: d.get(detail)))["score"].mean().to_dict()
+
+
 def wise(df: pd.DataFrame, metric: str) -> dict:
     weights = wise_legacy.OVERALL_WEIGHTS if metric == "wiscore.legacy" else wise_verified.OVERALL_WEIGHTS
     ok, coverage = _rows(df, metric)
     out = {}
     for model, g in ok.groupby("model"):
-        cats = g.groupby(g["d"].map(lambda d: d.get("category")))["score"].mean().to_dict()
+        cats = _means_by(g, "category")
         out[model] = {"categories": cats, "overall": wise_common.weighted_overall(cats, weights), "coverage": coverage.get(model)}
     return out
 
@@ -36,7 +41,7 @@ def genexam(df: pd.DataFrame) -> dict:
     for metric in ("genexam.strict", "genexam.relaxed"):
         ok, coverage = _rows(df, metric)
         for model, g in ok.groupby("model"):
-            subjects = g.groupby(g["d"].map(lambda d: d.get("subject")))["score"].mean().to_dict()
+            subjects = _means_by(g, "subject")
             out[model][metric] = {"subjects": subjects, "overall": float(g["score"].mean()), "coverage": coverage.get(model)}
     return dict(out)
 
@@ -82,7 +87,7 @@ def phybench(df: pd.DataFrame) -> dict:
     for metric in ("phybench.phy", "phybench.scene"):
         ok, coverage = _rows(df, metric)
         for model, g in ok.groupby("model"):
-            cats = g.groupby(g["d"].map(lambda d: d.get("category")))["score"].mean().to_dict()
+            cats = _means_by(g, "category")
             out[model][metric] = {"categories": cats, "overall": sum(cats.values()) / len(cats), "coverage": coverage.get(model)}
     return dict(out)
 
