@@ -1,4 +1,4 @@
-"""`vistar bench`: latency/throughput per stage and metric, naive loop vs engine (see docs/performance.md)."""
+"""`vistar bench`: latency/throughput per stage and metric, naive loop vs engine (see docs/bench.md)."""
 from __future__ import annotations
 
 import json

@@ -1,6 +1,6 @@
 """`vistar bench`: latency and throughput of every feature stage and metric, and the engine against a naive loop.
 
-What is measured (see docs/performance.md):
+What is measured (see docs/bench.md):
 - per stage: latency p50/p95 at batch 1 (after warm-up, CUDA synchronised), throughput at each batch size and
   the best one, FLOPs per image (torch stages, counted by torch's FlopCounterMode) and the achieved fraction of
   the device's peak where the peak is known, process peak RSS and peak GPU memory;
