@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 
 from vistar.vlm.errors import DataError
@@ -34,7 +35,6 @@ def test_majority_of_three():
 
 
 def test_valid_questionnaire_has_no_repairs_and_matches_the_json_schema():
-    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema not installed; schema file check needs it")
     q, repairs = repair(GOOD)
     assert repairs == []
     schema = json.loads(SCHEMA_PATH.read_text())
