@@ -3,18 +3,16 @@ provider; otherwise OCR runs on the CPU, reads the same text, and run.json's mod
 from __future__ import annotations
 
 import numpy as np
+import onnxruntime
 import pytest
 
-pytest.importorskip("rapidocr", reason="OCR needs the rapidocr wheel (core dependency)")
-onnxruntime = pytest.importorskip("onnxruntime")
-
-from vistar.engine.device import onnxruntime_provider  # noqa: E402
-from vistar.engine.registry import StageContext, StageInput  # noqa: E402
-from vistar.features.ocr import STAGE, OcrSettings  # noqa: E402
-from vistar.models import provenance  # noqa: E402
-from vistar.models.provenance import loaded_models  # noqa: E402
-from vistar.ontology import Ontology  # noqa: E402
-from vistar.synth.text import render_text  # noqa: E402
+from vistar.engine.device import onnxruntime_provider
+from vistar.engine.registry import StageContext, StageInput
+from vistar.features.ocr import STAGE, OcrSettings
+from vistar.models import provenance
+from vistar.models.provenance import loaded_models
+from vistar.ontology import Ontology
+from vistar.synth.text import render_text
 
 
 def _providers(monkeypatch, available, device):
