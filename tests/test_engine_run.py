@@ -90,7 +90,7 @@ def test_invalid_prompts_are_reported_for_their_images(tmp_path, fake):
     assert df.loc[("ok", "TR"), "status"] == "ok"
     for pid, says in (("badrole", "unknown role code 'XX'"), ("noquote", "field 'text'"), ("dup", "duplicate id 'dup'")):
         row = df.loc[(pid, "TR")]
-        assert row.status == "error" and row.score != row.score and f"invalid prompt '{pid}'" in row.error and says in row.error
+        assert row.status == "error" and pd.isna(row.score) and f"invalid prompt '{pid}'" in row.error and says in row.error
     assert "unparsable" not in df.index.get_level_values(0)
     kinds = {(p["kind"], p["item"]) for p in problems(tmp_path / "run")}
     assert ("image_of_invalid_prompt", "m/unparsable.png") in kinds
