@@ -39,6 +39,7 @@ def score(
     device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     workers: int = typer.Option(0, "--workers", min=0, help="Image-decoding worker processes (0: decode in-process)"),
+    prefetch: int = typer.Option(2, "--prefetch", min=0, help="Batches decoded ahead of the one being scored (0: decode on demand)"),
     ontology: Optional[Path] = OntologyOpt,
     weights: Optional[Path] = WeightsOpt,
     manifest: Optional[Path] = typer.Option(None, "--manifest", exists=True, dir_okay=False, help="CSV with image,prompt_id,model"),
@@ -72,7 +73,7 @@ def score(
     except (KeyError, ValueError, OSError) as exc:
         fail(str(exc))
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
-                      workers=workers, ontology=ontology, weights=weights, manifest=manifest,
+                      workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
                       angles=[a.strip() for a in angles.split(",")] if angles else None,
                       model_paths=parse_model_paths(model_path), max_pixels=max_pixels, retry_errors=retry_errors,
                       options=options, command=" ".join(["vistar", *sys.argv[1:]]))
