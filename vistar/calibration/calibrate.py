@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..atomic import write_text_atomic
 from ..engine.store import read_scores
 from ..ontology import Ontology
 from . import fit as fitting
@@ -213,17 +213,17 @@ def write_outputs(result: CalibrationResult, out_dir: str | Path) -> dict[str, P
     out.mkdir(parents=True, exist_ok=True)
     paths = {"metrics": out / "metrics.csv", "mcnemar": out / "mcnemar.csv", "bradley_terry": out / "bradley_terry.csv",
              "json": out / "calibration.json"}
-    _atomic(paths["metrics"], result.metrics.to_csv(index=False, float_format="%.6g"))
-    _atomic(paths["mcnemar"], result.mcnemar.to_csv(index=False, float_format="%.6g"))
-    _atomic(paths["bradley_terry"], result.bradley_terry.to_csv(index=False, float_format="%.6g"))
+    write_text_atomic(paths["metrics"], result.metrics.to_csv(index=False, float_format="%.6g"))
+    write_text_atomic(paths["mcnemar"], result.mcnemar.to_csv(index=False, float_format="%.6g"))
+    write_text_atomic(paths["bradley_terry"], result.bradley_terry.to_csv(index=False, float_format="%.6g"))
     summary = {"judgments": result.n_judgments, "metrics": json.loads(result.metrics.to_json(orient="records")),
                "mcnemar": json.loads(result.mcnemar.to_json(orient="records")), "agreement": result.agreement,
                "bradley_terry": json.loads(result.bradley_terry.to_json(orient="records")),
                "fits": [_fit_json(f) for f in result.fits], "refusals": result.refusals, "problems": result.problems}
-    _atomic(paths["json"], json.dumps(_clean(summary), indent=2, allow_nan=False))
+    write_text_atomic(paths["json"], json.dumps(_clean(summary), indent=2, allow_nan=False))
     if result.weights_yaml:
         paths["weights"] = out / "weights.yaml"
-        _atomic(paths["weights"], result.weights_yaml)
+        write_text_atomic(paths["weights"], result.weights_yaml)
     return paths
 
 
@@ -243,8 +243,3 @@ def _clean(value):
         return None
     return value
 
-
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

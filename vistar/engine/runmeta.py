@@ -8,6 +8,8 @@ import platform
 import sys
 from pathlib import Path
 
+from ..atomic import write_text_atomic
+
 _PACKAGES = ("vistar", "numpy", "pillow", "pyarrow", "rapidocr", "onnxruntime", "rapidfuzz", "torch",
              "transformers", "ultralytics", "mediapipe", "opencv-python-headless", "numba", "triton")
 
@@ -38,7 +40,4 @@ def hardware() -> dict:
 
 
 def write_json_atomic(path: str | Path, payload: dict) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True, default=str))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..atomic import write_text_atomic
 from ..engine.store import read_scores
 from ..ontology import Ontology
 from .bootstrap import DEFAULT_RESAMPLES
@@ -35,21 +36,16 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontolog
                                      "note": data.notes + data.ranking_notes})}
     paths = {"html": out / "report.html", "markdown": out / "report.md", "duckdb": out / "report.duckdb",
              "json": out / "report.json"}
-    _write_text(paths["html"], render_html(data, title))
-    _write_text(paths["markdown"], render_markdown(data, title))
+    write_text_atomic(paths["html"], render_html(data, title))
+    write_text_atomic(paths["markdown"], render_markdown(data, title))
     for name, frame in frames.items():
         paths[f"csv:{name}"] = out / "tables" / f"{name}.csv"
-        _write_text(paths[f"csv:{name}"], frame.to_csv(index=False, float_format="%.6g"))
+        write_text_atomic(paths[f"csv:{name}"], frame.to_csv(index=False, float_format="%.6g"))
     _write_duckdb(paths["duckdb"], {**frames, "scores": scores})
-    _write_text(paths["json"], json.dumps({"run_dir": str(run_dir), **data.summary, "notes": data.notes,
+    write_text_atomic(paths["json"], json.dumps({"run_dir": str(run_dir), **data.summary, "notes": data.notes,
                                             "ranking_notes": data.ranking_notes}, indent=2))
     return data, paths
 
-
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _write_duckdb(path: Path, frames: dict[str, pd.DataFrame]) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from ..atomic import write_text_atomic
 from .prices import Ledger
 
 JudgeUrlOpt = typer.Option(None, "--judge-url", help="OpenAI-compatible base URL of the VLM judge, e.g. https://api.openai.com/v1")
@@ -85,6 +86,4 @@ def _headline(suite: str, numbers: dict) -> dict:
 
 
 def _write(path: Path, data) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")

@@ -3,9 +3,9 @@ identically; users may edit them or write them by hand (validated strictly when 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+from ...atomic import write_text_atomic
 from ...models.catalog import vistar_home
 from ...prompts_dsl.model import Prompt
 from ..errors import DataError
@@ -33,9 +33,7 @@ class QuestionnaireStore:
     def put(self, q: Questionnaire, prompt: Prompt) -> Path:
         self.dir.mkdir(parents=True, exist_ok=True)
         path = self.path(prompt)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(q.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps(q.to_json(), indent=2, ensure_ascii=False) + "\n")
         return path
 
 
