@@ -60,3 +60,19 @@ def test_near_duplicates_by_token_set_jaccard():
     # {a, red, cube, on, table} vs {a, blue, sphere, in, the, sky}: 1 shared of 10
     assert core_similarity(prompts[0].core, prompts[2].core) == pytest.approx(0.1)
     assert near_duplicates(prompts, threshold=0.5) == [("x", "y", 1.0)]
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.2, 0.34, 0.5, 0.75, 1.0, 1.1])
+def test_near_duplicates_equals_the_all_pairs_definition(threshold):
+    """The prefix-filtered join finds exactly the pairs a brute-force comparison finds."""
+    import random
+    from itertools import combinations
+
+    rng = random.Random(7)
+    vocabulary = [f"w{i}" for i in range(12)]
+    cores = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 6))) or "" for _ in range(60)]
+    prompts = [parse_prompt(f"[GD|GC] {c}", id=f"p{i}") for i, c in enumerate(cores)]
+    expected = sorted(((a.id, b.id, core_similarity(a.core, b.core)) for a, b in combinations(prompts, 2)
+                       if core_similarity(a.core, b.core) >= threshold), key=lambda t: (-t[2], t[0], t[1]))
+    assert near_duplicates(prompts, threshold) == expected
+    assert any(not p.core for p in prompts)  # empty cores are covered too

@@ -19,6 +19,7 @@ I is undefined (infinite) when every type occurs once; it is reported as None th
 """
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -101,17 +102,45 @@ def suite_stats(prompts: list[Prompt]) -> SuiteStats:
 
 def core_similarity(a: str, b: str) -> float:
     """Jaccard similarity of the two cores' token sets (1 = same words, order ignored)."""
-    sa, sb = set(tokenize(a)), set(tokenize(b))
-    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+    return _jaccard(frozenset(tokenize(a)), frozenset(tokenize(b)))
 
 
 def near_duplicates(prompts: list[Prompt], threshold: float = 0.5) -> list[tuple[str, str, float]]:
-    """Pairs of prompts whose cores reach `threshold` token-set Jaccard similarity, most similar first."""
-    sets = [(p.id or str(i), set(tokenize(p.core))) for i, p in enumerate(prompts)]
-    found = []
-    for (ida, sa), (idb, sb) in combinations(sets, 2):
-        union = sa | sb
-        sim = len(sa & sb) / len(union) if union else 1.0
-        if sim >= threshold:
-            found.append((ida, idb, sim))
-    return sorted(found, key=lambda t: (-t[2], t[0], t[1]))
+    """Pairs of prompts whose cores reach `threshold` token-set Jaccard similarity, most similar first.
+
+    Exact, without comparing all pairs (prefix filtering): with tokens ordered rarest first, two sets with
+    Jaccard >= t share a token among the first |x| - ceil(t|x|) + 1 of each, so only prompts whose prefixes
+    meet are compared. Suites of 10^5 prompts take seconds instead of hours.
+    """
+    items = [(p.id or str(i), frozenset(tokenize(p.core))) for i, p in enumerate(prompts)]
+    if threshold <= 0:
+        return _ranked([(a, b, _jaccard(sa, sb)) for (a, sa), (b, sb) in combinations(items, 2)])
+    freq = Counter(t for _, tokens in items for t in tokens)
+    index: dict[str, list[int]] = {}
+    found, empty = [], []
+    for k, (pid, tokens) in enumerate(items):
+        if not tokens:  # two empty cores are identical
+            found += [(items[j][0], pid, 1.0) for j in empty] if threshold <= 1 else []
+            empty.append(k)
+            continue
+        ordered = sorted(tokens, key=lambda t: (freq[t], t))
+        prefix = ordered[:len(ordered) - math.ceil(threshold * len(ordered) - 1e-9) + 1]
+        candidates = set()
+        for token in prefix:
+            bucket = index.setdefault(token, [])
+            candidates.update(bucket)
+            bucket.append(k)
+        for j in sorted(candidates):
+            sim = _jaccard(items[j][1], tokens)
+            if sim >= threshold:
+                found.append((items[j][0], pid, sim))
+    return _ranked(found)
+
+
+def _jaccard(a: frozenset, b: frozenset) -> float:
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+def _ranked(pairs: list[tuple[str, str, float]]) -> list[tuple[str, str, float]]:
+    return sorted(pairs, key=lambda t: (-t[2], t[0], t[1]))
