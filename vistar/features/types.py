@@ -22,3 +22,12 @@ class Instances:
     @classmethod
     def empty(cls, height: int, width: int) -> "Instances":
         return cls(np.zeros((0, height, width), bool), np.zeros(0, int), (), np.zeros(0), np.zeros((0, 4)))
+
+
+def mask_box(mask: np.ndarray) -> tuple[float, float, float, float]:
+    """The tight `Instances.boxes` row (x0, y0, x1, y1; x1/y1 one past the last pixel) of a mask, all zeros
+    when it is empty; synthetic scenes derive their boxes from their exact masks with it."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) == 0:
+        return (0.0, 0.0, 0.0, 0.0)
+    return (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))

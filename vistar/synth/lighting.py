@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..features.types import Instances
+from ..features.types import Instances, mask_box
 
 _EPS = 1e-6
 _AMBIENT, _SUN = 0.3, 0.9
@@ -163,17 +163,10 @@ def render(solids: tuple[Solid, ...], light, pitch_deg: float = 35.0, size: tupl
     image = (np.clip(linear, 0, 1) ** (1 / 2.2) * 255 + 0.5).astype(np.uint8)
 
     masks = np.stack([owner == i + 1 for i in range(len(solids))]) if solids else np.zeros((0, height, width), bool)
-    boxes = np.array([_bbox(m) for m in masks], float).reshape(-1, 4)
+    boxes = np.array([mask_box(m) for m in masks], float).reshape(-1, 4)
     instances = Instances(masks, np.zeros(len(solids), int), tuple(s.kind for s in solids),
                           np.ones(len(solids)), boxes)
     return LightScene(image, instances, (owner == 0) & blocked & ~sky, light, pitch_deg, solids)
-
-
-def _bbox(mask: np.ndarray) -> tuple[float, float, float, float]:
-    ys, xs = np.nonzero(mask)
-    if len(xs) == 0:
-        return (0.0, 0.0, 0.0, 0.0)
-    return (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
 
 
 def sample_scene(light, seed: int, size: tuple[int, int] = (240, 320)) -> LightScene:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..features.types import Instances
+from ..features.types import Instances, mask_box
 
 _MISS = np.inf
 
@@ -140,15 +140,8 @@ def render(solids: list, kind: str, height: int = 96, width: int = 128, elevatio
     rgb[labels == -2] = (0.7, 0.8, 0.95)
     masks = np.stack([labels == i for i in range(len(solids))]) if solids else np.zeros((0, height, width), bool)
     instances = Instances(masks, np.arange(len(solids)), tuple(type(s).__name__.lower() for s in solids),
-                          np.ones(len(solids)), np.array([_box_of(m) for m in masks]).reshape(-1, 4))
+                          np.ones(len(solids)), np.array([mask_box(m) for m in masks]).reshape(-1, 4))
     return Scene((rgb * 255).round().astype(np.uint8), depth, inverse, labels, instances, kind)
-
-
-def _box_of(mask: np.ndarray) -> tuple[float, float, float, float]:
-    ys, xs = np.nonzero(mask)
-    if len(xs) == 0:
-        return (0.0, 0.0, 0.0, 0.0)
-    return (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
 
 
 def _lateral(rng: np.random.Generator, distance: float) -> np.ndarray:
@@ -226,4 +219,4 @@ def imperfect_features(scene: Scene, rng: np.random.Generator, blur_px: float = 
                       for m, g in zip(scene.instances.masks, grow)]).reshape(scene.instances.masks.shape)
     inst = scene.instances
     return Instances(masks, inst.class_ids, inst.class_names, inst.confidences,
-                     np.array([_box_of(m) for m in masks]).reshape(-1, 4)), depth.astype(np.float32)
+                     np.array([mask_box(m) for m in masks]).reshape(-1, 4)), depth.astype(np.float32)
