@@ -25,6 +25,7 @@ class ModelSpec:
     licence: str
     files: dict[str, str | None] = field(default_factory=dict)
     notes: str = ""
+    random_init: dict | None = None   # full-size architecture for random-weight benchmarks (models/random_init.py)
 
     @property
     def is_hf(self) -> bool:
