@@ -53,13 +53,11 @@ def setup_torch(ctx: StageContext) -> None:
 
 def _full_fp32(torch) -> None:
     """fp32 means IEEE fp32 on the GPU too: cuDNN convolutions default to TF32 (10-bit mantissa), which moves
-    results by about 1e-3 relative; speed comes from `precision: bf16`, where the loss is chosen and measured."""
-    if hasattr(torch.backends.cudnn, "conv") and hasattr(torch.backends.cudnn.conv, "fp32_precision"):
-        torch.backends.cudnn.conv.fp32_precision = "ieee"
-        torch.backends.cuda.matmul.fp32_precision = "ieee"
-    else:  # torch < 2.9
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
+    results by about 1e-3 relative; speed comes from `precision: bf16`, where the loss is chosen and measured.
+    The legacy flags on purpose: setting the newer per-backend `fp32_precision` leaves torch's own legacy
+    getter (used by `torch.export` and `cudnn.flags()`) raising about mixed conv/RNN flags."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def precision(ctx: StageContext, stage: str) -> str:
