@@ -61,16 +61,11 @@ def unieval(df: pd.DataFrame) -> dict:
                 letters[a["got"] or "invalid"] += 1
             prompt_all_right[pid] = prompt_all_right.get(pid, True) and all(a["correct"] for a in answers)
         l2_acc = {t: sum(v) / len(v) for t, v in l2.items()}
-        l1: dict[tuple, list[float]] = defaultdict(list)
-        for (t0, t1, _), acc in l2_acc.items():
-            l1[(t0, t1)].append(acc)
-        l1_acc = {t: sum(v) / len(v) for t, v in l1.items()}
-        l0: dict[str, list[float]] = defaultdict(list)
-        for (t0, _), acc in l1_acc.items():
-            l0[t0].append(acc)
+        l1_acc = _roll_up(l2_acc)
+        l0_acc = _roll_up(l1_acc)
         total = sum(letters.values())
         out[model] = {"uniscore": sum(l1_acc.values()) / len(l1_acc) if l1_acc else None,
-                      "l0": {t: sum(v) / len(v) for t, v in l0.items()},
+                      "l0": {t0: acc for (t0,), acc in l0_acc.items()},
                       "l1": {" / ".join(t): a for t, a in l1_acc.items()},
                       "l2": {" / ".join(t): a for t, a in l2_acc.items()},
                       "case_score": float(g["score"].mean()),
@@ -79,6 +74,15 @@ def unieval(df: pd.DataFrame) -> dict:
                       "invalid_rate": letters.get("invalid", 0) / total if total else None,
                       "coverage": coverage.get(model)}
     return out
+
+
+def _roll_up(accuracy: dict[tuple, float]) -> dict[tuple, float]:
+    """One tag level up: each parent's accuracy is the plain mean of its children's, so a tag with many
+    questions weighs no more than a sibling with few."""
+    children: dict[tuple, list[float]] = defaultdict(list)
+    for tags, acc in accuracy.items():
+        children[tags[:-1]].append(acc)
+    return {tags: sum(v) / len(v) for tags, v in children.items()}
 
 
 def phybench(df: pd.DataFrame) -> dict:
