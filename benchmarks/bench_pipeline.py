@@ -4,7 +4,7 @@
     python benchmarks/bench_pipeline.py --images 256 --compute-ms 2 --side 1024
 
 The feature stage stands in for GPU compute: it sleeps `--compute-ms` per image, so the CPU is idle as it is
-while a GPU works (on an H100, DPT-hybrid at batch 64 is about 1.4 ms/image, CLIP ViT-L/14 about 0.5 ms).
+while a GPU works; set it to your stage's per-image time at its best batch (`vistar bench --device cuda`).
 Decoding is the real thing (Pillow, JPEG quality 90, photo-like content: scikit-image's astronaut tiled and
 resized). Prints a table (median of `--repeats` whole runs, each in a fresh run directory, so hashing, planning
 and Parquet writes are included); "nothing overlapped" is what decoding plus compute alone would allow.
