@@ -46,7 +46,6 @@ class ChatClient:
         """Ask, parse, re-ask on a malformed answer (at most `max_reasks` times); never raises for judge faults."""
         messages = build_messages(req)
         reply = JudgeReply(ok=False)
-        start = time.monotonic()
         for reask in range(self.cfg.max_reasks + 1):
             reply.reasks = reask
             text, error = self._post(req, messages, reply)
@@ -63,7 +62,6 @@ class ChatClient:
                 continue
             reply.ok, reply.error = True, None
             break
-        reply.latency_s = time.monotonic() - start
         reply.cost_usd = self.price.cost(reply.prompt_tokens, reply.completion_tokens) if self.price else None
         return reply
 

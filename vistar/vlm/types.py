@@ -38,7 +38,6 @@ class JudgeReply:
     error: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    latency_s: float = 0.0
     cost_usd: float | None = None
     attempts: int = 0              # HTTP requests made (retries and re-asks included)
     reasks: int = 0
