@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from vistar.metrics.posture import classify, label_credit, parse_posture, posture_similarity
+from vistar.metrics.posture import (ARM_LABELS, BODY_LABELS, COMPATIBLE, classify, label_credit, parse_posture,
+                                    posture_similarity)
 from vistar.ontology import Ontology
 
 SYNONYMS = Ontology.load().metric_params("CPA")["posture_synonyms"]
@@ -99,3 +100,10 @@ def test_parse_posture_text():
     assert parse_posture("one arm raised", SYNONYMS) == ("one_arm_raised",)
     with pytest.raises(ValueError, match="no known posture"):
         parse_posture("contemplative", SYNONYMS)
+
+
+def test_synonyms_and_compatible_pairs_name_only_rule_labels():
+    """A misspelt label in the ontology or in COMPATIBLE would never match a classified posture, silently."""
+    labels = set(BODY_LABELS) | set(ARM_LABELS)
+    assert set(SYNONYMS) == labels
+    assert all(pair <= labels for pair in COMPATIBLE)
