@@ -55,11 +55,15 @@ def _print(report: dict) -> None:
         table.add_column(col, justify="left" if col in ("stage", "status") else "right")
     for s in report["stages"]:
         best = s["throughput"].get(s["best_batch"]) if s["best_batch"] else None
-        table.add_row(s["name"], s["status"] if s["status"] == "ok" else f"{s['status']}: {s['note'][:60]}",
+        status = "ok (random weights)" if s["status"] == "ok" and s.get("random_init") else s["status"]
+        table.add_row(s["name"], status if s["status"] == "ok" else f"{s['status']}: {s['note'][:60]}",
                       _fmt(s["p50_ms"]), _fmt(s["p95_ms"]), _fmt(best), _fmt(s["best_batch"], "d"),
                       _fmt(s["flops_per_image"] and s["flops_per_image"] / 1e9, ".2f"), _fmt(s["peak_fraction"], ".1%"),
                       _fmt(s["peak_rss_mib"], ".0f"), _fmt(s["peak_gpu_mib"], ".0f"))
     out.print(table)
+    for stage, models in (fp.get("random_init_models") or {}).items():
+        out.print(f"random_init: {stage} ran on random-initialised {', '.join(models)} (full-size architecture, same FLOPs; "
+                  "outputs and metric values are meaningless)", highlight=False)
     metrics = Table(title="metrics (pure functions on precomputed features)")
     for col in ("metric", "status", "p50 ms", "p95 ms"):
         metrics.add_column(col)

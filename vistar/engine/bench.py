@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..models.errors import MissingWeightError
+from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt, resolved_controls
 from . import registry
@@ -48,6 +49,7 @@ class StageReport:
     peak_fraction: float | None = None
     peak_rss_mib: float | None = None
     peak_gpu_mib: float | None = None
+    random_init: list[str] = field(default_factory=list)   # this stage's models that ran on random weights
 
 
 def _sync(device: str) -> None:
@@ -198,6 +200,8 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8
             stages.append(StageReport(name, "skipped", "a stage it requires was skipped"))
             continue
         rep = bench_stage(name, items, feats, ctx, ontology, list(batch_sizes), repeats)
+        if random_init:
+            rep.random_init = [m for m in registry.feature_stage(name).models if loaded_models().get(m, {}).get("random_init")]
         if rep.status != "ok":
             for f in feats:
                 f[name] = MissingWeightError(name, rep.note)
@@ -210,5 +214,6 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8
         comparison = {"images": len(items), "naive_s": naive, "engine_s": engine, "engine_batch": best,
                       "speedup": naive / engine if engine > 0 else None}
     return {"fingerprint": {"versions": versions(), "hardware": hardware(), "python": platform.python_version(),
-                            "device": device, "random_init": random_init},
+                            "device": device, "random_init": random_init,
+                            "random_init_models": {s.name: s.random_init for s in stages if s.random_init}},
             "stages": [s.__dict__ for s in stages], "metrics": metric_reports, "naive_vs_engine": comparison}

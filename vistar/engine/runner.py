@@ -55,6 +55,8 @@ class RunLocked(RuntimeError):
 
 
 def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = None) -> RunSummary:
+    if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
+        raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
     cfg.out.mkdir(parents=True, exist_ok=True)
     lock = open(cfg.out / ".lock", "a+")
     try:

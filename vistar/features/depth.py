@@ -15,19 +15,20 @@ import numpy as np
 
 from ..engine.device import autocast, batch_invariant, images_to_tensor, setup_torch
 from ..engine.registry import FeatureStage, StageContext, StageInput
-from ..models import record_loaded, resolve_weight
+from ..models import MissingWeightError, random_init, record_loaded, resolve_weight
 
 
 class DptDepth:
     """A DPT depth model loaded from a local folder; deterministic eval-mode inference."""
 
-    def __init__(self, path, device: str = "cpu"):
+    def __init__(self, path, device: str = "cpu", model=None):
+        """`model`: an already built DPTForDepthEstimation (a random-initialised one for benchmarks) instead of PATH."""
         import torch
         from transformers import DPTForDepthEstimation
 
         self.torch = torch
         self.device = device
-        self.model = DPTForDepthEstimation.from_pretrained(str(path)).to(device).eval()
+        self.model = (model if model is not None else DPTForDepthEstimation.from_pretrained(str(path))).to(device).eval()
         size = self.model.config.image_size
         self.size = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
 
@@ -47,7 +48,13 @@ class DptDepth:
 
 
 def load_depth_model(name: str, ctx: StageContext) -> DptDepth:
-    path = resolve_weight(name, ctx.model_paths)
+    try:
+        path = resolve_weight(name, ctx.model_paths)
+    except MissingWeightError:
+        if not random_init.wanted(ctx.options):   # only `vistar bench --random-init` asks for this
+            raise
+        setup_torch(ctx)
+        return DptDepth(None, ctx.device, random_init.build_recorded(name, ctx.device, ctx.options)[0])
     setup_torch(ctx)
     model = DptDepth(path, ctx.device)
     record_loaded(name, path)

@@ -7,7 +7,7 @@ and nothing is ever fetched: `local_files_only` stays on even when the path is a
 from __future__ import annotations
 
 from ..engine.registry import StageContext
-from ..models import record_loaded, resolve_weight
+from ..models import MissingWeightError, random_init, record_loaded, resolve_weight
 
 
 def torch_dtype(name: str):
@@ -20,8 +20,15 @@ def torch_dtype(name: str):
 
 
 def load_pretrained(name: str, ctx: StageContext, model_cls, processor_cls, dtype: str = "float32"):
-    """(model in eval mode on ctx.device, processor) for catalogue entry NAME."""
-    path = resolve_weight(name, ctx.model_paths)
+    """(model in eval mode on ctx.device, processor) for catalogue entry NAME; a missing weight becomes a
+    random-initialised full-size model only when the run asks for it (`vistar bench --random-init`)."""
+    try:
+        path = resolve_weight(name, ctx.model_paths)
+    except MissingWeightError:
+        if not random_init.wanted(ctx.options):
+            raise
+        model, processor = random_init.build_recorded(name, ctx.device, ctx.options)
+        return model.to(ctx.device, torch_dtype(dtype)), processor
     model = model_cls.from_pretrained(path, local_files_only=True, dtype=torch_dtype(dtype)).eval().to(ctx.device)
     processor = processor_cls.from_pretrained(path, local_files_only=True)
     record_loaded(name, path)

@@ -12,7 +12,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from ..engine.registry import FeatureStage, StageContext, StageInput
-from ..models import record_loaded, resolve_weight, spec
+from ..models import MissingWeightError, random_init, record_loaded, resolve_weight, spec
 from .types import Instances
 
 
@@ -32,7 +32,8 @@ class UltralyticsSegDetector:
         os.environ.setdefault("YOLO_OFFLINE", "true")
         from ultralytics import YOLO
 
-        self.model = YOLO(str(weights), task="segment")
+        # `weights`: a checkpoint path, or an already built YOLO (a random-initialised one for benchmarks)
+        self.model = YOLO(str(weights), task="segment") if isinstance(weights, (str, Path)) else weights
         # rect=False: always letterbox to a square imgsz; with rect, same-shaped batches get tighter padding
         # than mixed ones, so detections would depend on which images share a batch
         self.kwargs = dict(imgsz=imgsz, conf=conf, iou=iou, max_det=max_det, device=device, verbose=False,
@@ -58,14 +59,15 @@ class UltralyticsSegDetector:
 
 
 def _ultralytics(path: Path, ctx: StageContext, params: dict) -> Detector:
-    weights = path if path.is_file() else next(iter(sorted(path.glob("*.pt"))), None)
+    weights = path if not isinstance(path, Path) or path.is_file() else next(iter(sorted(path.glob("*.pt"))), None)
     if weights is None:
         raise FileNotFoundError(f"{path}: no .pt checkpoint inside")
     return UltralyticsSegDetector(weights, ctx.device, int(params.get("imgsz", 640)), float(params.get("conf", 0.25)),
                                   float(params.get("iou", 0.7)), int(params.get("max_det", 100)))
 
 
-# catalogue library -> detector factory (path, ctx, stage params); add a permissive backend here
+# catalogue library -> detector factory (weights path, or the model `random_init` built; ctx; stage params);
+# add a permissive backend here
 DETECTORS: dict[str, Callable[[Path, StageContext, dict], Detector]] = {"ultralytics": _ultralytics}
 
 
@@ -73,7 +75,12 @@ def load_detector(name: str, ctx: StageContext, params: dict) -> Detector:
     library = spec(name).library
     if library not in DETECTORS:
         raise ValueError(f"model '{name}' ({library}) has no instance-detector backend (known: {sorted(DETECTORS)})")
-    path = resolve_weight(name, ctx.model_paths)
+    try:
+        path = resolve_weight(name, ctx.model_paths)
+    except MissingWeightError:
+        if not random_init.wanted(ctx.options):   # only `vistar bench --random-init` asks for this
+            raise
+        return DETECTORS[library](random_init.build_recorded(name, ctx.device, ctx.options)[0], ctx, params)
     detector = DETECTORS[library](path, ctx, params)
     record_loaded(name, path)
     return detector

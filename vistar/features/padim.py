@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.registry import FeatureStage, StageContext, StageInput
-from ..models import record_loaded, resolve_weight, sha256_of
+from ..models import MissingWeightError, random_init, record_loaded, resolve_weight, sha256_of
 
 BACKBONE = "resnet18-imagenet"
+RANDOM_ID = "random-init"   # the weights identity of a random-initialised backbone (`vistar bench --random-init`)
 _MEAN, _STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)  # ImageNet normalisation the backbone was trained with
 
 
@@ -34,17 +35,20 @@ class BackboneConfig:
 class Backbone:
     """ResNet-18 patch-feature extractor, weights from the model layer (a state_dict .pth file or a folder)."""
 
-    def __init__(self, path: Path, config: BackboneConfig, device: str = "cpu"):
+    def __init__(self, path: Path | None, config: BackboneConfig, device: str = "cpu", net=None):
+        """`net`: a built ResNet-18 instead of PATH (a random-initialised one for benchmarks: RANDOM_ID)."""
         import torch
         import torchvision
 
         self.torch, self.config, self.device = torch, config, device
-        weights = path if path.is_file() else next(iter(sorted(path.glob("*.pth"))), None)
-        if weights is None:
-            raise FileNotFoundError(f"{path}: no .pth state_dict inside")
-        self.weights_sha256 = sha256_of(weights)
-        net = torchvision.models.resnet18(weights=None)
-        net.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+        self.weights_sha256 = RANDOM_ID
+        if net is None:
+            weights = path if path.is_file() else next(iter(sorted(path.glob("*.pth"))), None)
+            if weights is None:
+                raise FileNotFoundError(f"{path}: no .pth state_dict inside")
+            self.weights_sha256 = sha256_of(weights)
+            net = torchvision.models.resnet18(weights=None)
+            net.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
         self.net = net.to(device).eval()
         total = 64 + 128 + 256
         self.channel_idx = np.sort(np.random.default_rng(config.seed).choice(total, min(config.channels, total), replace=False))
@@ -72,8 +76,13 @@ class Backbone:
         return feats.float().cpu().numpy()
 
 
-def load_backbone(ctx_model_paths: dict, config: BackboneConfig, device: str = "cpu") -> Backbone:
-    path = resolve_weight(BACKBONE, ctx_model_paths)
+def load_backbone(ctx_model_paths: dict, config: BackboneConfig, device: str = "cpu", options: dict | None = None) -> Backbone:
+    try:
+        path = resolve_weight(BACKBONE, ctx_model_paths)
+    except MissingWeightError:
+        if not random_init.wanted(options):   # only `vistar bench --random-init` asks for this
+            raise
+        return Backbone(None, config, device, random_init.build_recorded(BACKBONE, device, options)[0])
     backbone = Backbone(path, config, device)
     record_loaded(BACKBONE, path)
     return backbone
@@ -166,8 +175,9 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     if not stats_path:
         return [None] * len(batch)
     stats = ctx.model(f"padim:{stats_path}", lambda: _load_recorded(Path(stats_path)))
-    backbone = ctx.model(f"padim-backbone:{stats_path}", lambda: load_backbone(ctx.model_paths, stats.config, ctx.device))
-    if backbone.weights_sha256 != stats.meta["backbone_sha256"]:
+    backbone = ctx.model(f"padim-backbone:{stats_path}", lambda: load_backbone(ctx.model_paths, stats.config, ctx.device, ctx.options))
+    # a random backbone (benchmarks only) has no fitted statistics of its own: any file gives the same FLOPs
+    if backbone.weights_sha256 not in (stats.meta["backbone_sha256"], RANDOM_ID):
         raise ValueError(f"{stats_path} was fitted with backbone sha256 {stats.meta['backbone_sha256'][:12]}…, "
                          f"but {BACKBONE} resolves to {backbone.weights_sha256[:12]}…; refit with `vistar gc fit-padim`")
     feats = backbone([item.image for item in batch])
