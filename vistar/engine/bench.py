@@ -198,6 +198,8 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8
     for name in registry.stage_order(needed):
         if any(isinstance(f.get(d), BaseException) for f in feats for d in registry.feature_stage(name).requires):
             stages.append(StageReport(name, "skipped", "a stage it requires was skipped"))
+            for f in feats:   # so the stages that require this one are skipped too, rather than missing an input
+                f[name] = RuntimeError(f"{name}: a stage it requires was skipped")
             continue
         rep = bench_stage(name, items, feats, ctx, ontology, list(batch_sizes), repeats)
         if random_init:
