@@ -32,6 +32,8 @@ def test_bench_random_init_runs_full_size_yolo(tmp_path, monkeypatch):
     assert stages["instances"]["status"] == "ok" and stages["instances"]["random_init"] == ["yolov8l-seg"]
     assert stages["shadows"]["random_init"] == []            # classical stage, no weights involved
     assert data["fingerprint"]["random_init_models"] == {"instances": ["yolov8l-seg"]}
+    assert data["fingerprint"]["models"]["yolov8l-seg"] == {"path": None, "sha256": None, "random_init": True, "seed": 0,
+                                                            "builder": "ultralytics"}
     # full-size FLOPs: Ultralytics publishes 220.5 GFLOPs at 640 px; at 64 px that is 1/100 of it
     assert abs(stages["instances"]["flops_per_image"] / 2.205e9 - 1) < 0.1
     assert {m["metric"]: m["status"] for m in data["metrics"]} == {"LI": "ok"}

@@ -217,5 +217,6 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8
                       "speedup": naive / engine if engine > 0 else None}
     return {"fingerprint": {"versions": versions(), "hardware": hardware(), "python": platform.python_version(),
                             "device": device, "random_init": random_init,
-                            "random_init_models": {s.name: s.random_init for s in stages if s.random_init}},
+                            "random_init_models": {s.name: s.random_init for s in stages if s.random_init},
+                            "models": loaded_models()},   # path and sha256 of each weight, or random_init
             "stages": [s.__dict__ for s in stages], "metrics": metric_reports, "naive_vs_engine": comparison}
