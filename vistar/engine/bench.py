@@ -62,6 +62,11 @@ def _inputs(items: list[Item], feats: list[dict], stage: registry.FeatureStage, 
             for it, f in zip(items, feats)]
 
 
+def _wanted(item: Item) -> set[str]:
+    """Stages this image's own metrics need (a workload can mix angles, as a run can)."""
+    return set(registry.stage_order({f for m in registry.metrics_for_prompt(item.prompt) for f in registry.metric(m).all_features}))
+
+
 def _timed(fn, device: str) -> float:
     _sync(device)
     start = time.perf_counter()
@@ -134,7 +139,7 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
 
 
 def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], ontology, repeats: int) -> dict:
-    mine = [(it, f) for it, f in zip(items, feats) if it.prompt.angle == metric.angle]
+    mine = [(it, f) for it, f in zip(items, feats) if metric.name in registry.metrics_for_prompt(it.prompt)]
     missing = [n for n in metric.features if any(isinstance(f.get(n), BaseException) or n not in f for _, f in mine)]
     if not mine or missing:
         return {"metric": metric.name, "status": "skipped",
@@ -151,7 +156,7 @@ def naive_seconds(items: list[Item], ctx, ontology) -> float:
     """Each image alone, each metric recomputing its own feature chain (no sharing, no batching)."""
     total = 0.0
     for it in items:
-        for mname in registry.metrics_for_angle(it.prompt.angle):
+        for mname in registry.metrics_for_prompt(it.prompt):
             metric = registry.metric(mname)
             feats: dict = {}
 
@@ -173,13 +178,15 @@ def engine_seconds(items: list[Item], ctx, ontology, batch: int) -> float:
         for i in range(0, len(items), batch):
             chunk = items[i:i + batch]
             feats = [dict() for _ in chunk]
-            names = {f for it in chunk for m in registry.metrics_for_angle(it.prompt.angle) for f in registry.metric(m).all_features}
-            for sname in registry.stage_order(names):
+            wanted = [_wanted(it) for it in chunk]
+            for sname in registry.stage_order(set().union(*wanted)):
                 stage = registry.feature_stage(sname)
-                for f, out in zip(feats, stage.compute(_inputs(chunk, feats, stage, ontology), ctx)):
-                    f[sname] = out
+                idx = [j for j, w in enumerate(wanted) if sname in w]
+                outs = stage.compute(_inputs([chunk[j] for j in idx], [feats[j] for j in idx], stage, ontology), ctx)
+                for j, out in zip(idx, outs):
+                    feats[j][sname] = out
             for it, f in zip(chunk, feats):
-                for mname in registry.metrics_for_angle(it.prompt.angle):
+                for mname in registry.metrics_for_prompt(it.prompt):
                     metric = registry.metric(mname)
                     metric.fn(metric.inputs(f), resolved_controls(it.prompt, ontology),
                               ontology.metric_params(mname), it.prompt)
@@ -191,21 +198,24 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8
     ontology = ontology or Ontology.load()
     ctx = registry.StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
                                 options={"random_init": random_init})
-    metrics = sorted({m for it in items for m in registry.metrics_for_angle(it.prompt.angle)})
+    metrics = sorted({m for it in items for m in registry.metrics_for_prompt(it.prompt)})
     needed = {f for m in metrics for f in registry.metric(m).all_features}
     feats = [dict() for _ in items]
+    wanted = [_wanted(it) for it in items]
     stages = []
     for name in registry.stage_order(needed):
-        if any(isinstance(f.get(d), BaseException) for f in feats for d in registry.feature_stage(name).requires):
+        idx = [i for i, w in enumerate(wanted) if name in w]
+        mine = [feats[i] for i in idx]
+        if any(isinstance(f.get(d), BaseException) for f in mine for d in registry.feature_stage(name).requires):
             stages.append(StageReport(name, "skipped", "a stage it requires was skipped"))
-            for f in feats:   # so the stages that require this one are skipped too, rather than missing an input
+            for f in mine:   # so the stages that require this one are skipped too, rather than missing an input
                 f[name] = RuntimeError(f"{name}: a stage it requires was skipped")
             continue
-        rep = bench_stage(name, items, feats, ctx, ontology, list(batch_sizes), repeats)
+        rep = bench_stage(name, [items[i] for i in idx], mine, ctx, ontology, list(batch_sizes), repeats)
         if random_init:
             rep.random_init = [m for m in registry.feature_stage(name).models if loaded_models().get(m, {}).get("random_init")]
         if rep.status != "ok":
-            for f in feats:
+            for f in mine:
                 f[name] = MissingWeightError(name, rep.note)
         stages.append(rep)
     metric_reports = [bench_metric(registry.metric(m), items, feats, ontology, repeats) for m in metrics]

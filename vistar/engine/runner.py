@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..models.provenance import loaded_models
+from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
 from . import registry
 from .batch import score_batch
@@ -77,6 +77,7 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
 
 def _run_locked(cfg: ScoreConfig, progress) -> RunSummary:
     summary = RunSummary()
+    clear_loaded()
     ontology = Ontology.load(cfg.ontology, overrides=[cfg.weights] if cfg.weights else None)
     if cfg.angles:
         unknown = [a for a in cfg.angles if a not in ontology.angles]

@@ -30,5 +30,11 @@ def record_random(name: str, seed: int, builder: str) -> None:
     _LOADED[name] = {"path": None, "sha256": None, "random_init": True, "seed": seed, "builder": builder}
 
 
+def clear_loaded() -> None:
+    """Start a run's record afresh: each run loads its own models, and an earlier run or bench in the same
+    process (a notebook, a test) must not leak its entries into this run's `run.json`."""
+    _LOADED.clear()
+
+
 def loaded_models() -> dict[str, dict]:
     return dict(_LOADED)
