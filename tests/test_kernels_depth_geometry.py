@@ -54,7 +54,9 @@ def test_dispersion_matches_an_opencv_box_filter_formulation(window, shape):
     angle = np.arccos(np.clip((n * mean).sum(-1), -1, 1))
     r = window // 2 + 1
     inner = angle[r:-r, r:-r] if min(shape) > 2 * r else angle
-    assert normal_dispersion_ref(depth, window) == pytest.approx(inner.mean(), abs=1e-9)
+    # arccos near 1 turns float64 rounding (1e-16) into angles of up to sqrt(2e-16) ≈ 1.5e-8 rad, and which way a
+    # sum rounds depends on the BLAS/OpenCV build: 1e-7 rad is that noise floor, far below any formulation error
+    assert normal_dispersion_ref(depth, window) == pytest.approx(inner.mean(), abs=1e-7)
 
 
 def test_dispatch_and_errors():

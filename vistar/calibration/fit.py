@@ -124,7 +124,7 @@ def weight_groups(metric: str, current: dict, pairs: pd.DataFrame, roles: dict[s
     overrides = current.get("role_weights") or {}
     group_of = {img: (roles.get(img) if roles.get(img) in overrides else None) for img in set(pairs["image_a"]) | set(pairs["image_b"])}
     ga, gb = pairs["image_a"].map(group_of), pairs["image_b"].map(group_of)
-    names = sorted({g for g in ga if g is not None})
+    names = sorted(ga.dropna().unique())  # pandas may map None to NaN (it does from 3.0)
     out = {None: pairs[ga.isna() & gb.isna()]}
     out.update({g: pairs[(ga == g) & (gb == g)] for g in names})
     return {g: frame for g, frame in out.items() if len(frame)}
