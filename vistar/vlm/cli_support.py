@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from ..atomic import write_text_atomic
+from ..suites.catalog import builtin_suites
 from .prices import Ledger
 
 JudgeUrlOpt = typer.Option(None, "--judge-url", help="OpenAI-compatible base URL of the VLM judge, e.g. https://api.openai.com/v1")
@@ -18,7 +19,7 @@ JudgeModeOpt = typer.Option(None, "--judge-mode", help="HWPQ: per-question (pape
 JudgeConfigOpt = typer.Option(None, "--judge-config", exists=True, dir_okay=False, help="YAML judge settings (docs/judge.md)")
 JudgeCacheOnlyOpt = typer.Option(False, "--judge-cache-only", help="Rebuild judge scores from the judge cache without calling the judge")
 HwpqDirOpt = typer.Option(None, "--hwpq-dir", file_okay=False, help="Folder of HWPQ questionnaires (default $VISTAR_HOME/hwpq)")
-SuiteOpt = typer.Option(None, "--suite", help="Run a sibling protocol: wise-legacy, wise-verified, genexam, unieval, phybench")
+SuiteOpt = typer.Option(None, "--suite", help="A shipped suite (core, hard, full) or a sibling protocol: wise-legacy, wise-verified, genexam, unieval, phybench")
 DataDirOpt = typer.Option(None, "--data-dir", exists=True, file_okay=False, help="The protocol's public data folder (or a folder containing it)")
 
 
@@ -38,10 +39,18 @@ def judge_options(url, model, key_env, mode, config, cache_only, hwpq_dir, data_
 
 
 def suite_prompts(name: str, data_dir: Path | None, out_dir: Path) -> tuple[Path, list[str]]:
-    """Write the protocol's items as a prompt file in the run directory; returns it and the import problems."""
+    """Write the suite's prompts (a shipped suite, or a protocol's imported items) as a prompt file in the run
+    directory, so the run records exactly what it scored; returns it and the import problems."""
     from ..prompts_dsl.parser import serialize_prompt
+    from ..suites import load_builtin
+    from ..suites.export import render
     from .protocols import protocol
 
+    if name in builtin_suites():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / f"suite-{name}.vistar"
+        write_text_atomic(path, render(load_builtin(name), "vistar"))
+        return path, []
     proto = protocol(name)
     if data_dir is None:
         raise ValueError(f"--suite {name} needs --data-dir (the benchmark's public data folder)")
@@ -67,7 +76,7 @@ def after_run(out_dir: Path, options: dict, suite: str | None, echo) -> None:
 
         cfg = config_from_options(options)
         _write(out_dir / "judge_usage.json", {**ledger.summary(), "judge": cfg.public() if cfg else None})
-    if suite:
+    if suite and suite not in builtin_suites():  # protocols have benchmark-level numbers; shipped suites use `report`
         from ..engine.store import read_scores
         from .protocols.aggregate import summarize
 
