@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
 from . import registry
@@ -160,7 +161,4 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology) -> dict:
 
 
 def _write_problems(out: Path, problems: list[dict]) -> None:
-    path = out / "problems.jsonl"
-    tmp = path.with_name(".problems.jsonl.tmp")
-    tmp.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in problems))
-    tmp.replace(path)
+    write_text_atomic(out / "problems.jsonl", "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in problems))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..atomic import write_text_atomic
 from .catalog import ModelSpec, model_dir, resolve_weight, spec, vistar_home
 from .errors import MissingWeightError
 from .provenance import sha256_of
@@ -92,9 +93,7 @@ def _record_path(name: str) -> Path:
 def _write_record(name: str, hashes: dict[str, str | None]) -> None:
     path = _record_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(hashes, indent=1, sort_keys=True))
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(hashes, indent=1, sort_keys=True))
 
 
 def _read_record(name: str) -> dict[str, str]:

@@ -3,7 +3,6 @@ cost and protocol reports (kept here so the score command itself only forwards o
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import typer
@@ -57,12 +56,9 @@ def suite_prompts(name: str, data_dir: Path | None, out_dir: Path) -> tuple[Path
     items = proto.load_items(data_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"suite-{name}.jsonl"
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for item in items:
-            prompt = item.to_prompt()
-            fh.write(json.dumps({"id": prompt.id, "prompt": serialize_prompt(prompt), **prompt.metadata}, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    lines = [json.dumps({"id": p.id, "prompt": serialize_prompt(p), **p.metadata}, ensure_ascii=False)
+             for p in (item.to_prompt() for item in items)]
+    write_text_atomic(path, "".join(line + "\n" for line in lines))
     return path, list(items.problems)
 
 
