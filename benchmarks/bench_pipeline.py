@@ -17,7 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
 from vistar.engine import registry

@@ -1,9 +1,14 @@
 """How feature stages reach the judge: one Judge per run (client, cache, ledger) built from the run options."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .config import config_from_options
 from .errors import HOW_TO_CONFIGURE, JudgeError, JudgeUnavailable
 from .types import JudgeReply
+
+if TYPE_CHECKING:  # the real import needs the optional httpx extra, so it happens lazily in _build
+    from .judge import Judge
 
 
 def judge_from_context(ctx) -> Judge:
