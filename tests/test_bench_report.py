@@ -1,9 +1,15 @@
-"""`vistar bench` measures what it claims: the naive loop recomputes features per metric, the engine shares them."""
+"""`vistar bench` measures what it claims: the naive loop decodes and recomputes features per metric; the engine
+figure is a real `run_score` over the same files, reusing the bench's loaded models, and its rows are real."""
 import numpy as np
+import pytest
+from PIL import Image
 
 from tests import fake_plugins
-from vistar.engine.bench import Item, engine_seconds, naive_seconds, run_bench
+from vistar.engine import bench, prefetch
+from vistar.engine.bench import Item, engine_end_to_end, naive_seconds, run_bench
+from vistar.engine.bench_inputs import load_items, write_workload
 from vistar.engine.registry import StageContext
+from vistar.engine.store import read_scores
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 
@@ -13,17 +19,61 @@ def _items(n):
     return [Item(np.full((16, 16, 3), 10 * i, np.uint8), prompt) for i in range(n)]
 
 
-def test_naive_loop_recomputes_features_per_metric(monkeypatch):
+def _ctx():
+    """A context as `run_bench` builds it: stage parameters from the ontology the timed run loads."""
+    return StageContext(features=Ontology.load().data.get("features") or {})
+
+
+def _count_decodes(monkeypatch, module) -> list:
+    decoded = []
+    real = module.load_rgb
+
+    def counting(path, *args):
+        decoded.append(path)
+        return real(path, *args)
+    monkeypatch.setattr(module, "load_rgb", counting)
+    return decoded
+
+
+def test_naive_loop_decodes_and_recomputes_per_metric_the_engine_shares(tmp_path, monkeypatch):
     fake_plugins.install(monkeypatch)
-    onto, ctx = Ontology.load(), StageContext()
-    naive_seconds(_items(4), ctx, onto)
-    assert fake_plugins.CALLS == [1] * 8  # 4 images x 2 metrics, one image per call
+    naive_decodes, engine_decodes = _count_decodes(monkeypatch, bench), _count_decodes(monkeypatch, prefetch)
+    items, ctx = _items(4), _ctx()
+    work = write_workload(items, tmp_path)
+    assert [p.name for p in work.paths] == ["p_0.png", "p_1.png", "p_2.png", "p_3.png"] and work.manifest is None
+    naive_seconds(items, work.paths, ctx, Ontology.load())
+    assert fake_plugins.CALLS == [1] * 8 and len(naive_decodes) == 8   # 4 images x 2 metrics, each decoding alone
     fake_plugins.CALLS.clear()
-    engine_seconds(_items(4), ctx, onto, batch=2)
-    assert fake_plugins.CALLS == [2, 2]  # shared across both metrics, batched
+    seconds, rows = engine_end_to_end(work, tmp_path / "run", ctx, None, batch=2)
+    assert seconds > 0 and fake_plugins.CALLS == [2, 2]   # shared by both metrics, batched
+    assert sorted(engine_decodes) == sorted(work.paths)   # the engine decodes each file once
+    assert rows == {"ok": 8}
+    scores = read_scores(tmp_path / "run").set_index(["sample", "metric"])["score"]
+    for k, it in enumerate(items):   # real scores of the PNG pixels, which are the synthetic pixels exactly
+        assert scores[(k, "TR")] == pytest.approx(it.image.mean() / 255)
+        assert scores[(k, "TR.dark")] == pytest.approx(1 - it.image.mean() / 255)
 
 
-def test_report_has_every_stage_and_metric(monkeypatch):
+def test_the_timed_run_reuses_the_warm_context(tmp_path, monkeypatch):
+    from vistar.engine import runner
+
+    fake_plugins.install(monkeypatch)
+    work, ctx = write_workload(_items(2), tmp_path), _ctx()
+    used = []
+    real = runner.score_batch
+    monkeypatch.setattr(runner, "score_batch", lambda b, i, c, o: used.append(c) or real(b, i, c, o))
+    engine_end_to_end(work, tmp_path / "run", ctx, None, batch=2)
+    assert used == [ctx]   # the bench's context, models already in its cache: loading is not timed
+
+
+def test_a_warm_context_from_another_ontology_is_refused(tmp_path, monkeypatch):
+    fake_plugins.install(monkeypatch)
+    work = write_workload(_items(1), tmp_path)
+    with pytest.raises(ValueError, match="other stage parameters"):   # its models would not be the run's
+        engine_end_to_end(work, tmp_path / "run", StageContext(features={"ocr": {"rec_batch_size": 1}}), None, batch=1)
+
+
+def test_report_compares_naive_with_the_end_to_end_run(monkeypatch):
     fake_plugins.install(monkeypatch)
     report = run_bench(_items(3), batch_sizes=(1, 3), repeats=1)
     (stage,) = report["stages"]
@@ -32,7 +82,9 @@ def test_report_has_every_stage_and_metric(monkeypatch):
     assert stage["p50_ms"] <= stage["p95_ms"]
     assert stage["flops_per_image"] is None  # numpy stage: no torch FLOPs to count
     assert {m["metric"] for m in report["metrics"]} == {"TR", "TR.dark"}
-    assert report["naive_vs_engine"]["images"] == 3 and report["naive_vs_engine"]["speedup"] > 0
+    cmp_ = report["naive_vs_engine"]
+    assert cmp_["images"] == 3 and cmp_["rows"] == {"ok": 6} and cmp_["engine_batch"] == stage["best_batch"]
+    assert cmp_["speedup"] == pytest.approx(cmp_["naive_s"] / cmp_["engine_end_to_end_s"])
     assert report["fingerprint"]["versions"]["python"]
 
 
@@ -52,9 +104,23 @@ def test_mixed_workload_benches_each_stage_on_the_images_that_need_it(monkeypatc
     assert metrics == {"TR": "ok", "LI": "skipped"}
 
 
-def test_a_run_records_only_the_models_it_loaded(tmp_path, monkeypatch):
-    from PIL import Image
+def test_real_images_are_used_where_they_lie(tmp_path, monkeypatch):
+    fake_plugins.install(monkeypatch)
+    for model, pid in [("a", "p"), ("a", "p_1"), ("b", "p")]:
+        (tmp_path / "img" / model).mkdir(parents=True, exist_ok=True)
+        Image.fromarray(np.full((16, 16, 3), 40, np.uint8)).save(tmp_path / "img" / model / f"{pid}.jpg")
+    (tmp_path / "p.vistar").write_text('p: [GD|TR] a sign {text="HI"}\n')
+    items = load_items(tmp_path / "p.vistar", tmp_path / "img", n=2, size=32)
+    (tmp_path / "work").mkdir()
+    work = write_workload(items, tmp_path / "work")
+    assert work.images == (tmp_path / "img").resolve() and work.paths == [it.record.path for it in items]
+    _, rows = engine_end_to_end(work, tmp_path / "run", _ctx(), None, batch=2)
+    assert rows == {"ok": 4}   # only the first two files (a/p.jpg, a/p_1.jpg), not b/p.jpg
+    assert set(read_scores(tmp_path / "run")["image"]) == {"a/p.jpg", "a/p_1.jpg"}
+    assert not (tmp_path / "work" / "images").exists()   # nothing copied
 
+
+def test_a_run_records_only_the_models_it_loaded(tmp_path, monkeypatch):
     from vistar.engine.runner import ScoreConfig, run_score
     from vistar.models import provenance
 

@@ -1,5 +1,6 @@
 """`vistar bench --random-init` end to end on a machine without the YOLO checkpoint: the instances stage runs
-the full-size YOLOv8l-seg with random weights (at a reduced input size to stay cheap) and the output says so."""
+the full-size YOLOv8l-seg with random weights (at a reduced input size to stay cheap), the output says so, and the
+timed `vistar score` run scores with the same random-initialised models."""
 import json
 
 from typer.testing import CliRunner
@@ -22,7 +23,7 @@ def test_bench_random_init_runs_full_size_yolo(tmp_path, monkeypatch):
     assert without.exit_code == 0, without.output
     skipped = {s["name"]: s for s in json.loads(report.read_text())["stages"]}["instances"]
     assert skipped["status"] == "skipped" and "missing model weight 'yolov8l-seg'" in skipped["note"]
-    assert "random-initialised" not in without.output
+    assert "random-initialised" not in without.output and json.loads(report.read_text())["naive_vs_engine"] is None
 
     result = CliRunner().invoke(app, [*args, "--random-init"], terminal_width=200)
     assert result.exit_code == 0, result.output
@@ -37,3 +38,6 @@ def test_bench_random_init_runs_full_size_yolo(tmp_path, monkeypatch):
     # full-size FLOPs: Ultralytics publishes 220.5 GFLOPs at 640 px; at 64 px that is 1/100 of it
     assert abs(stages["instances"]["flops_per_image"] / 2.205e9 - 1) < 0.1
     assert {m["metric"]: m["status"] for m in data["metrics"]} == {"LI": "ok"}
+    # the timed `run_score` ran on the same random-initialised models (its own `random_init` option stays refused):
+    # one row, which LI itself skips because random weights find no salient object
+    assert data["naive_vs_engine"]["rows"] == {"skipped": 1} and data["naive_vs_engine"]["engine_end_to_end_s"] > 0

@@ -5,8 +5,10 @@ What is measured (see docs/bench.md):
   the best one, FLOPs per image (torch stages, counted by torch's FlopCounterMode) and the achieved fraction of
   the device's peak where the peak is known, process peak RSS and peak GPU memory;
 - per metric: latency of the pure metric function on precomputed features;
-- naive baseline: every image scored alone, each metric recomputing its own features (how per-metric scripts
-  score); the engine: batched, each feature computed once and shared. The ratio is the speed-up.
+- naive baseline: every image scored alone, each metric decoding it from disk and recomputing its own features
+  (how per-metric scripts score); the engine: a real `vistar score` run (`run_score`) over the same files, end to
+  end (decoding, hashing, planning, batched shared features, Parquet writes) on the warm models. The ratio is
+  the speed-up.
 """
 from __future__ import annotations
 
@@ -14,26 +16,27 @@ import platform
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from ..models.errors import MissingWeightError
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
-from ..prompts_dsl import Prompt, resolved_controls
+from ..prompts_dsl import resolved_controls
 from . import registry
+from .bench_inputs import Item, Workload, write_workload
+from .images import load_rgb
+from .plan import metric_names
 from .runmeta import hardware, versions
+from .runner import ScoreConfig, run_score
+from .store import read_scores
 
 # Dense bf16 tensor-core peak (FLOP/s) by device-name substring; a device not listed reports no fraction.
 PEAK_BF16 = {"H100": 989.4e12, "H200": 989.4e12, "A100": 312e12, "L40S": 362e12, "A10G": 70e12}
-
-
-@dataclass
-class Item:
-    image: np.ndarray
-    prompt: Prompt
 
 
 @dataclass
@@ -152,18 +155,20 @@ def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], 
             "p95_ms": 1000 * float(np.percentile(lat, 95))}
 
 
-def naive_seconds(items: list[Item], ctx, ontology) -> float:
-    """Each image alone, each metric recomputing its own feature chain (no sharing, no batching)."""
+def naive_seconds(items: list[Item], paths: list[Path], ctx, ontology) -> float:
+    """Each image alone, each metric decoding it from disk and recomputing its own feature chain (no sharing, no
+    batching): how independent per-metric scripts score."""
     total = 0.0
-    for it in items:
+    for it, path in zip(items, paths):
         for mname in registry.metrics_for_prompt(it.prompt):
             metric = registry.metric(mname)
             feats: dict = {}
 
             def run_chain():
+                image = load_rgb(path)
                 for sname in registry.stage_order(set(metric.all_features)):
                     stage = registry.feature_stage(sname)
-                    inp = registry.StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology),
+                    inp = registry.StageInput(image, it.prompt, resolved_controls(it.prompt, ontology),
                                               {d: feats[d] for d in stage.requires})
                     feats[sname] = stage.compute([inp], ctx)[0]
                 metric.fn(metric.inputs(feats), resolved_controls(it.prompt, ontology),
@@ -172,30 +177,32 @@ def naive_seconds(items: list[Item], ctx, ontology) -> float:
     return total
 
 
-def engine_seconds(items: list[Item], ctx, ontology, batch: int) -> float:
-    """Batches of `batch` images; every needed stage once per batch, shared by all metrics."""
-    def run():
-        for i in range(0, len(items), batch):
-            chunk = items[i:i + batch]
-            feats = [dict() for _ in chunk]
-            wanted = [_wanted(it) for it in chunk]
-            for sname in registry.stage_order(set().union(*wanted)):
-                stage = registry.feature_stage(sname)
-                idx = [j for j, w in enumerate(wanted) if sname in w]
-                outs = stage.compute(_inputs([chunk[j] for j in idx], [feats[j] for j in idx], stage, ontology), ctx)
-                for j, out in zip(idx, outs):
-                    feats[j][sname] = out
-            for it, f in zip(chunk, feats):
-                for mname in registry.metrics_for_prompt(it.prompt):
-                    metric = registry.metric(mname)
-                    metric.fn(metric.inputs(f), resolved_controls(it.prompt, ontology),
-                              ontology.metric_params(mname), it.prompt)
-    return _timed(run, ctx.device)
+def engine_end_to_end(work: Workload, out: Path, ctx, ontology_file: Path | None, batch: int) -> tuple[float, dict]:
+    """Seconds of a real `run_score` over the workload files into the fresh folder OUT, with `vistar score`'s
+    defaults but BATCH and the bench's warm context (models loaded, options such as random_init as asked), and
+    the status counts of the rows it wrote."""
+    cfg = ScoreConfig(images=work.images, prompts=work.prompts, out=out, manifest=work.manifest, device=ctx.device,
+                      batch_size=batch, ontology=ontology_file, model_paths=ctx.model_paths, command="vistar bench")
+    seconds = _timed(lambda: run_score(cfg, warm=ctx), ctx.device)
+    return seconds, {status: int(n) for status, n in read_scores(out)["status"].value_counts().items()}
+
+
+def compare(items: list[Item], ctx, ontology, ontology_file: Path | None, batch: int) -> dict:
+    """Naive loop vs the engine end to end, both reading the same files."""
+    with tempfile.TemporaryDirectory(prefix="vistar-bench-") as tmp:
+        work = write_workload(items, Path(tmp))
+        naive = naive_seconds(items, work.paths, ctx, ontology)
+        engine, rows = engine_end_to_end(work, Path(tmp) / "run", ctx, ontology_file, batch)
+    expected = sum(len(metric_names(it.prompt)) for it in items)
+    if sum(rows.values()) != expected:   # a speed-up over different work would mean nothing
+        raise RuntimeError(f"the timed run wrote {sum(rows.values())} rows, not one per (image, metric) = {expected}")
+    return {"images": len(items), "naive_s": naive, "engine_end_to_end_s": engine, "engine_batch": batch,
+            "rows": rows, "speedup": naive / engine if engine > 0 else None}
 
 
 def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8), repeats: int = 3,
-              ontology: Ontology | None = None, model_paths: dict | None = None, random_init: bool = False) -> dict:
-    ontology = ontology or Ontology.load()
+              ontology_file: Path | None = None, model_paths: dict | None = None, random_init: bool = False) -> dict:
+    ontology = Ontology.load(ontology_file)
     ctx = registry.StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
                                 options={"random_init": random_init})
     metrics = sorted({m for it in items for m in registry.metrics_for_prompt(it.prompt)})
@@ -219,14 +226,13 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8
                 f[name] = MissingWeightError(name, rep.note)
         stages.append(rep)
     metric_reports = [bench_metric(registry.metric(m), items, feats, ontology, repeats) for m in metrics]
+    models = loaded_models()   # before the timed run, which starts its own record and reuses these models
     comparison = None
     if all(s.status == "ok" for s in stages):
         best = max((s.best_batch or 1 for s in stages), default=1)
-        naive, engine = naive_seconds(items, ctx, ontology), engine_seconds(items, ctx, ontology, best)
-        comparison = {"images": len(items), "naive_s": naive, "engine_s": engine, "engine_batch": best,
-                      "speedup": naive / engine if engine > 0 else None}
+        comparison = compare(items, ctx, ontology, ontology_file, best)
     return {"fingerprint": {"versions": versions(), "hardware": hardware(), "python": platform.python_version(),
                             "device": device, "random_init": random_init,
                             "random_init_models": {s.name: s.random_init for s in stages if s.random_init},
-                            "models": loaded_models()},   # path and sha256 of each weight, or random_init
+                            "models": models},   # path and sha256 of each weight, or random_init
             "stages": [s.__dict__ for s in stages], "metrics": metric_reports, "naive_vs_engine": comparison}

@@ -1,14 +1,37 @@
-"""Workloads for `vistar bench`: real images laid out like `vistar score` expects, or deterministic synthetic ones."""
+"""Workloads for `vistar bench`: real images laid out like `vistar score` expects, or deterministic synthetic ones,
+and the same workload on disk (`write_workload`) so the engine figure is a real `vistar score` run."""
 from __future__ import annotations
 
+import csv
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from ..prompts_dsl import Prompt, read_prompts, resolved_controls
-from .bench import Item
-from .images import discover, load_rgb
+from ..prompts_dsl.files import write_vistar
+from .images import ImageRecord, discover, load_rgb
+
+SYNTHETIC_MODEL = "synthetic"   # the <model> folder synthetic images are written under
+
+
+@dataclass
+class Item:
+    image: np.ndarray
+    prompt: Prompt
+    record: ImageRecord | None = None   # the `--images` file it was read from; None: synthetic
+
+
+@dataclass
+class Workload:
+    """The workload as `vistar score` reads it: image folder (plus a manifest when only some of its files are
+    used) and prompts file; `paths[i]` is item i's file."""
+    images: Path
+    prompts: Path
+    manifest: Path | None
+    paths: list[Path]
 
 
 def synthetic_image(prompt: Prompt, size: int, seed: int) -> np.ndarray:
@@ -38,6 +61,34 @@ def load_items(prompts_file: str | Path, images: str | Path | None, n: int, size
     if images:
         by_id = {p.id: p for p in parsed.prompts}
         records = discover(images, set(by_id)).records[:n]
-        return [Item(load_rgb(r.path), by_id[r.prompt_id]) for r in records]
+        return [Item(load_rgb(r.path), by_id[r.prompt_id], r) for r in records]
     prompts = [parsed.prompts[i % len(parsed.prompts)] for i in range(n)]
     return [Item(synthetic_image(p, size, seed=i), p) for i, p in enumerate(prompts)]
+
+
+def write_workload(items: list[Item], folder: Path) -> Workload:
+    """Real items stay where they are (a manifest lists exactly them); synthetic ones are written as PNG, lossless,
+    so the run scores the very pixels the stage timings used, in `FOLDER/images/synthetic/<prompt_id>_<k>.png`."""
+    prompts: dict[str, Prompt] = {}
+    for it in items:
+        if prompts.setdefault(it.prompt.id, it.prompt) != it.prompt:
+            raise ValueError(f"two different prompts share the id {it.prompt.id!r}")
+    write_vistar(list(prompts.values()), folder / "prompts.vistar")
+    if all(it.record for it in items):
+        root = items[0].record.path.parents[len(Path(items[0].record.rel).parts) - 1]
+        manifest = folder / "manifest.csv"
+        with open(manifest, "w", newline="", encoding="utf-8") as fh:
+            rows = csv.writer(fh)
+            rows.writerow(["image", "prompt_id", "model", "sample"])
+            rows.writerows([it.record.rel, it.record.prompt_id, it.record.model, it.record.sample] for it in items)
+        return Workload(root, folder / "prompts.vistar", manifest, [it.record.path for it in items])
+    if any(it.record for it in items):
+        raise ValueError("a workload is either all real images or all synthetic")
+    (folder / "images" / SYNTHETIC_MODEL).mkdir(parents=True)
+    seen: Counter = Counter()
+    paths = []
+    for it in items:
+        paths.append(folder / "images" / SYNTHETIC_MODEL / f"{it.prompt.id}_{seen[it.prompt.id]}.png")
+        seen[it.prompt.id] += 1
+        Image.fromarray(it.image).save(paths[-1])
+    return Workload(folder / "images", folder / "prompts.vistar", None, paths)

@@ -55,9 +55,14 @@ class RunLocked(RuntimeError):
     pass
 
 
-def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = None) -> RunSummary:
+def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = None, *,
+              warm: registry.StageContext | None = None) -> RunSummary:
+    """`warm`: a stage context whose models are already loaded, so `vistar bench` can time a run without model
+    loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
     if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
+    if warm is not None and warm.device != cfg.device:
+        raise ValueError(f"warm context is on {warm.device}, the run on {cfg.device}")
     cfg.out.mkdir(parents=True, exist_ok=True)
     lock = open(cfg.out / ".lock", "a+")
     try:
@@ -71,15 +76,17 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
         lock.truncate(0)
         lock.write(str(os.getpid()))
         lock.flush()
-        return _run_locked(cfg, progress)
+        return _run_locked(cfg, progress, warm)
     finally:
         lock.close()  # closing releases the lock; a killed process releases it too
 
 
-def _run_locked(cfg: ScoreConfig, progress) -> RunSummary:
+def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) -> RunSummary:
     summary = RunSummary()
     clear_loaded()
     ontology = Ontology.load(cfg.ontology, overrides=[cfg.weights] if cfg.weights else None)
+    if warm is not None and warm.features != (ontology.data.get("features") or {}):
+        raise ValueError("warm context holds other stage parameters than this run's ontology")
     if cfg.angles:
         unknown = [a for a in cfg.angles if a not in ontology.angles]
         if unknown:
@@ -104,8 +111,8 @@ def _run_locked(cfg: ScoreConfig, progress) -> RunSummary:
     summary.count(rows)
 
     prepare_process(cfg.device)  # before any stage initialises CUDA
-    ctx = registry.StageContext(device=cfg.device, model_paths=cfg.model_paths,
-                                features=ontology.data.get("features") or {}, options=cfg.options)
+    ctx = warm if warm is not None else registry.StageContext(
+        device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options)
     groups = _group_by_image(jobs)
     done = 0
     if progress:
