@@ -37,6 +37,8 @@ SWEEP = [  # (label, features.ocr overrides)
     ("max side 512", {"det_limit_side": 512}),
     ("max side 384", {"det_limit_side": 384}),
     ("max side 640, rec batch 1", {"det_limit_side": 640, "rec_batch_size": 1}),
+    ("openvino fp32", {"runtime": "openvino"}),
+    ("openvino bf16", {"runtime": "openvino", "precision": "bf16"}),
 ]
 
 
@@ -115,6 +117,18 @@ def components(runs: int, extra: list[str], console) -> None:
             times.append(time.thread_time() - c0)
         return 1e3 * statistics.median(times)
 
+    def openvino_ms(path, shape, precision) -> float:
+        from vistar.features.ocr_openvino import OpenVinoSession
+
+        session, x = OpenVinoSession(path, 1, precision), rng.standard_normal(shape, dtype=np.float32)
+        session(x)
+        times = []
+        for _ in range(runs):
+            c0 = time.thread_time()
+            session(x)
+            times.append(time.thread_time() - c0)
+        return 1e3 * statistics.median(times)
+
     table = Table(title=f"ONNX sessions alone, 1 thread, median cpu ms of {runs} runs")
     for col in ("model", "input", "graph optimisation", "ms"):
         table.add_column(col, justify="right" if col == "ms" else "left")
@@ -126,6 +140,9 @@ def components(runs: int, extra: list[str], console) -> None:
                         ("extended", ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)):
         table.add_row(det.name, "1×3×512×512", name, f"{cpu_ms(det, (1, 3, 512, 512), level):.1f}")
         table.add_row(rec.name, "1×3×48×320", name, f"{cpu_ms(rec, (1, 3, 48, 320), level):.1f}")
+    for precision in ("fp32", "bf16"):  # the same files on OpenVINO (features.ocr.runtime: openvino)
+        for path, shape in ((det, (1, 3, 512, 512)), (rec, (1, 3, 48, 320))):
+            table.add_row(path.name, "×".join(map(str, shape)), f"openvino {precision}", f"{openvino_ms(path, shape, precision):.1f}")
     for path in extra:  # e.g. int8 variants made with onnxruntime.quantization (docs/performance.md)
         is_det = "det" in Path(path).name
         shape = (1, 3, 512, 512) if is_det else (1, 3, 48, 320)

@@ -1,0 +1,76 @@
+"""OCR on OpenVINO: fp32 reads what onnxruntime reads, bf16 still reads rendered text, the precision a run really
+used is recorded, and invalid combinations are refused before any image is read."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from vistar.features.ocr import OcrSettings, RapidOcrBackend
+from vistar.features.ocr_openvino import OpenVinoSession
+from vistar.metrics.tr import METRIC
+from vistar.models.provenance import clear_loaded, loaded_models
+from vistar.ontology import Ontology
+from vistar.synth.text import available_fonts, render_text
+
+PHRASES = ("FRESH COFFEE DAILY", "Open 24/7 - Call 555-0199", "The Silent River")
+PARAMS = Ontology.load(None).metric_params("TR")
+
+
+def images():
+    fonts = list(available_fonts().values())
+    return [(text, np.asarray(render_text(text, size=640, font_size=size, font=fonts[i % len(fonts)])))
+            for i, (text, size) in enumerate((t, s) for t in PHRASES for s in (28, 56))]
+
+
+def tr(backend, text, image):
+    from vistar.features.ocr import OcrResult
+
+    ocr = OcrResult(tuple(backend(image)), image.shape[1], image.shape[0])
+    return METRIC.fn({"ocr": ocr}, {"text": text}, PARAMS, None).score
+
+
+def cpu_has_bf16() -> bool:
+    import openvino as ov
+
+    return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"precision": "bf16"}, "needs runtime: openvino"),
+    ({"runtime": "openvino", "provider": "cuda"}, "runs on the CPU"),
+    ({"runtime": "tensorrt"}, "runtime must be"),
+    ({"runtime": "openvino", "precision": "int8"}, "precision one of"),
+])
+def test_invalid_combinations_are_refused(params, message):
+    with pytest.raises(ValueError, match=message):
+        OcrSettings.from_params(params)
+
+
+def test_fp32_reads_the_same_lines_as_onnxruntime():
+    reference = RapidOcrBackend(OcrSettings())
+    openvino = RapidOcrBackend(OcrSettings(runtime="openvino"))
+    for _, image in images():
+        a, b = reference(image), openvino(image)
+        assert [line.text for line in a] == [line.text for line in b]
+        for la, lb in zip(a, b):
+            assert np.abs(np.subtract(la.box, lb.box)).max() <= 1.0
+            assert abs(la.confidence - lb.confidence) < 1e-3
+
+
+def test_bf16_still_reads_rendered_text_and_records_the_precision_used():
+    clear_loaded()
+    backend = RapidOcrBackend(OcrSettings(runtime="openvino", precision="bf16"))
+    scores = [tr(backend, text, image) for text, image in images()]
+    assert min(scores) >= 0.95, scores
+    expected = "bf16" if cpu_has_bf16() else "f32"
+    providers = {name: entry["provider"] for name, entry in loaded_models().items() if name.startswith("rapidocr/")}
+    assert providers == {"rapidocr/PP-OCRv6_det_small": f"OpenVINO CPU {expected}",
+                         "rapidocr/PP-OCRv6_rec_small": f"OpenVINO CPU {expected}"}
+
+
+def test_missing_openvino_names_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "openvino", None)  # import openvino -> ImportError
+    with pytest.raises(RuntimeError, match=r"pip install 'vistar\[openvino\]'"):
+        OpenVinoSession(tmp_path / "det.onnx", 1, "bf16")
