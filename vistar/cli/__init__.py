@@ -9,6 +9,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Deterministi
 app.command("score")(score_cmd.score)
 app.command("report")(__import__("vistar.cli.report_cmd", fromlist=["report"]).report)
 app.command("calibrate")(__import__("vistar.cli.calibrate_cmd", fromlist=["calibrate"]).calibrate)
+app.command("merge")(__import__("vistar.cli.merge_cmd", fromlist=["merge"]).merge)
 app.command("bench")(bench_cmd.bench)
 app.add_typer(dsl_cmd.app, name="dsl")
 app.add_typer(__import__("vistar.cli.suite_cmd", fromlist=["app"]).app, name="suite")

@@ -28,6 +28,7 @@ from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, load_prompts, plan_run, stage_versions
 from .prefetch import Prefetcher
 from .runmeta import hardware, versions, write_json_atomic
+from .shards import Shard
 from .store import ResultStore
 
 
@@ -49,6 +50,7 @@ class ScoreConfig:
     retry_errors: bool = False
     options: dict = field(default_factory=dict)
     command: str = ""
+    shard: Shard | None = None    # score only this shard's images (docs/engine.md, "Sharding")
 
 
 class RunLocked(RuntimeError):
@@ -91,18 +93,21 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
         unknown = [a for a in cfg.angles if a not in ontology.angles]
         if unknown:
             raise ValueError(f"--angles: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
+    _check_same_shard(cfg)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
     mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
     summary.problems += [{"kind": "prompt_without_image", "item": p, "message": "no image for this prompt"}
                          for p in mapping.prompts_without_images
                          if p in prompts and (not cfg.angles or prompts[p].angle in cfg.angles)]
+    # every shard reports the problems of the whole folder and prompt file (`vistar merge` keeps each once)
+    records = [rec for rec in mapping.records if cfg.shard is None or cfg.shard.owns(rec.rel)]
 
     store = ResultStore(cfg.out)
     meta = _run_meta(cfg, ontology)
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
-    jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, mapping.records, store.existing(), scorers, summary)
+    jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
     meta["metric_versions"] = {n: s.metric.version for n, s in sorted(scorers.items()) if s.metric}
     meta["stage_versions"] = stage_versions(scorers)
     _write_problems(cfg.out, summary.problems)
@@ -130,6 +135,22 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "complete", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return summary
+
+
+def _check_same_shard(cfg: ScoreConfig) -> None:
+    """A run folder holds one shard's rows (or all): resuming it as another would mix them."""
+    try:
+        before = json.loads((cfg.out / "run.json").read_text()).get("shard")
+    except (OSError, ValueError, AttributeError):
+        return
+    now = {"index": cfg.shard.index, "count": cfg.shard.count} if cfg.shard else None
+    if before != now:
+        raise ValueError(f"{cfg.out} was scored with {_shard_text(before)}; this run has {_shard_text(now)}. "
+                         "Use another --out for another shard")
+
+
+def _shard_text(shard: dict | None) -> str:
+    return f"--shard {shard['index']}/{shard['count']}" if shard else "no --shard"
 
 
 def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
@@ -164,7 +185,8 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology) -> dict:
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "versions": versions(), "hardware": hardware(),
             "ontology_hash": ontology.hash, "device": cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
             "prefetch": cfg.prefetch,
-            "angles": cfg.angles, "max_pixels": cfg.max_pixels, "retry_errors": cfg.retry_errors, "history": previous}
+            "angles": cfg.angles, "max_pixels": cfg.max_pixels, "retry_errors": cfg.retry_errors, "history": previous,
+            "shard": {"index": cfg.shard.index, "count": cfg.shard.count} if cfg.shard else None}
 
 
 def _write_problems(out: Path, problems: list[dict]) -> None:

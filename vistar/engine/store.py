@@ -120,6 +120,10 @@ class ResultStore:
                 row["error"] = str(row["error"])
         return self._write_table(pa.Table.from_pylist(rows, schema=SCHEMA), self.dir)
 
+    def append(self, table: pa.Table) -> Path:
+        """Append rows already in the store's schema (another run's visible rows, for `vistar merge`) as one shard."""
+        return self._write_table(table.select(SCHEMA.names).cast(SCHEMA), self.dir)
+
     def _write_table(self, table: pa.Table, folder: Path) -> Path:
         seq = self._next
         self._next += 1
@@ -249,7 +253,12 @@ def details_json(details) -> str:
         return json.dumps({"details_unserializable": f"{type(exc).__name__}: {exc}"})
 
 
+def read_visible(run_dir: str | Path) -> pa.Table:
+    """The run's rows, one per (image, model, prompt_id, sample, metric): the newest of each. Read-only."""
+    table = ResultStore(run_dir, writable=False).read_table()
+    return table.take(pa.array(_newest_rows(table), pa.int64()))
+
+
 def read_scores(run_dir: str | Path):
     """The run's scores as a DataFrame, one row per (image, model, prompt_id, sample, metric). Read-only."""
-    table = ResultStore(run_dir, writable=False).read_table()
-    return table.take(pa.array(_newest_rows(table), pa.int64())).to_pandas()
+    return read_visible(run_dir).to_pandas()
