@@ -3,9 +3,10 @@
 - `setup_torch(ctx)`: once per run, deterministic algorithms (warn-only: an op without a deterministic
   kernel warns instead of failing the run), no cuDNN autotuning, no TF32 in fp32, one seed. cuBLAS needs
   `CUBLAS_WORKSPACE_CONFIG=:4096:8` set before its first call for deterministic GEMMs; the runner sets it.
-- `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device. The raw uint8 pixels
-  travel (a quarter of the float32 bytes), from pinned memory with non-blocking copies on CUDA, and the
-  resize (antialiased) and normalisation run on the device.
+- `pixels_to_device(image, device)`: one uint8 HxWx3 array -> uint8 3xHxW on the device. The raw pixels
+  travel (a quarter of the float32 bytes), from pinned memory with a non-blocking copy on CUDA; resizing and
+  normalising then run there (`images_to_tensor`, the `instances` letterbox, the `subject_masks` processors).
+- `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device, resized (antialiased) there.
 - `batch_invariant(fn, device, **inputs)`: a forward pass whose result for one image does not depend on the
   other images of the batch: bit for bit on CPU (one image at a time), to float tolerance on CUDA (batched).
 - `autocast(ctx, stage)`: `features.<stage>.precision: fp32 | bf16 | fp16`; fp32 (the default) runs as is.
@@ -78,6 +79,14 @@ def autocast(ctx: StageContext, stage: str):
     return torch.autocast(device_type="cuda" if is_cuda(ctx.device) else "cpu", dtype=dtype)
 
 
+def pixels_to_device(image: np.ndarray, device: str):
+    """uint8 (3, H, W) on `device`, a view of the (H, W, 3) copy; from pinned memory without blocking on CUDA."""
+    import torch
+
+    pixels = torch.from_numpy(np.require(image, np.uint8, ['C', 'W']))  # copies only read-only/strided arrays
+    return to_device(pixels, device).permute(2, 0, 1)
+
+
 def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: Sequence[float], std: Sequence[float],
                      device: str = "cpu", mode: str = "bicubic"):
     """(N, 3, *size) float32 on `device`: each image scaled to [0, 1], resized (antialiased), clamped to [0, 1]
@@ -86,13 +95,9 @@ def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: 
     import torch
     import torch.nn.functional as F
 
-    cuda = is_cuda(device)
     out = []
     for image in images:
-        pixels = torch.from_numpy(np.require(image, np.uint8, ['C', 'W']))  # copies only read-only/strided arrays
-        if cuda:
-            pixels = pixels.pin_memory()
-        pixels = pixels.to(device, non_blocking=cuda).permute(2, 0, 1)[None].float() / 255.0
+        pixels = pixels_to_device(image, device)[None].float() / 255.0
         align = {} if mode in ("nearest", "area") else {"align_corners": False}
         antialias = mode in ("bilinear", "bicubic")
         out.append(F.interpolate(pixels, size=tuple(size), mode=mode, antialias=antialias, **align))

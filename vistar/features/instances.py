@@ -11,6 +11,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+from ..engine.device import is_cuda
 from ..engine.registry import FeatureStage, StageContext, StageInput
 from ..models import MissingWeightError, random_init, record_loaded, resolve_weight, spec
 from .types import Instances
@@ -21,10 +22,14 @@ class Detector(Protocol):
 
 
 class UltralyticsSegDetector:
-    """YOLO segmentation checkpoint (.pt) through ultralytics; masks at full image resolution."""
+    """YOLO segmentation checkpoint (.pt) through ultralytics; masks at full image resolution.
+
+    `letterbox_on_device` (default: when `device` is CUDA) letterboxes on the device instead of ultralytics'
+    CPU letterbox (`yolo_letterbox`); the CPU default keeps ultralytics' own path, whose cv2 resize the
+    device one matches only to one grey level."""
 
     def __init__(self, weights: Path, device: str = "cpu", imgsz: int = 640, conf: float = 0.25, iou: float = 0.7,
-                 max_det: int = 100):
+                 max_det: int = 100, letterbox_on_device: bool | None = None):
         import os
 
         # never let ultralytics pip-install or phone home at run time
@@ -38,10 +43,18 @@ class UltralyticsSegDetector:
         # than mixed ones, so detections would depend on which images share a batch
         self.kwargs = dict(imgsz=imgsz, conf=conf, iou=iou, max_det=max_det, device=device, verbose=False,
                            retina_masks=True, rect=False)
+        on_device = is_cuda(device) if letterbox_on_device is None else letterbox_on_device
+        self.predictor = None   # a predictor class for `predict`; None: ultralytics' default
+        if on_device:
+            from .yolo_letterbox import DeviceLetterboxPredictor
+
+            self.predictor = DeviceLetterboxPredictor
 
     def __call__(self, images: list[np.ndarray]) -> list[Instances]:
-        # ultralytics takes numpy images as BGR
-        results = self.model.predict([np.ascontiguousarray(im[..., ::-1]) for im in images], **self.kwargs)
+        if self.predictor is not None:   # takes the RGB arrays as they are
+            results = self.model.predict(list(images), predictor=self.predictor, **self.kwargs)
+        else:                            # ultralytics takes numpy images as BGR
+            results = self.model.predict([np.ascontiguousarray(im[..., ::-1]) for im in images], **self.kwargs)
         return [self._convert(r, im.shape[:2]) for r, im in zip(results, images)]
 
     @staticmethod

@@ -6,6 +6,11 @@ subject phrase on the whole image; each panel keeps its best detection that lies
 SAM then encodes the whole image once (images of a batch encoded together) and its light prompt decoder
 turns all panels' boxes into masks from that one encoding. A mask is clipped to its panel; when SAM
 returns an empty mask for a detected box the box itself is the mask, and the panel says so.
+
+Both processors resize and normalise on the run's device when they are torch-backed (transformers 5's
+default): the raw uint8 pixels go there from pinned memory and the processors' own code runs there, bit for
+bit the CPU result on CPU. SAM's masks are upscaled and thresholded on the device too. A PIL-backed processor
+gets the arrays on the CPU.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.device import pixels_to_device
 from ..engine.registry import FeatureStage, StageContext, StageInput
 from .hf_models import load_pretrained, torch_dtype
 
@@ -59,6 +65,14 @@ def assign_to_panels(det_boxes: np.ndarray, det_scores: np.ndarray, panel_boxes:
     return best
 
 
+def processor_inputs(images: list[np.ndarray], processor, device: str) -> tuple[list, dict]:
+    """(images, keyword arguments) for `processor`: uint8 CHW tensors already on `device`, processed there, when
+    its image processor is torch-backed; otherwise the arrays as they are (a PIL backend works on the CPU)."""
+    if getattr(processor.image_processor, "backend", None) != "torchvision":
+        return images, {}
+    return [pixels_to_device(im, device) for im in images], {"device": device, "input_data_format": "channels_first"}
+
+
 def _detect(images: list[np.ndarray], queries: list[str], model, processor, p: dict, ctx: StageContext):
     """[(boxes (k, 4), scores (k,))] per image; images of one size go through together."""
     import torch
@@ -70,8 +84,9 @@ def _detect(images: list[np.ndarray], queries: list[str], model, processor, p: d
     for shape, members in sorted(groups.items()):
         for start in range(0, len(members), int(p["batch_size"])):
             idx = members[start:start + int(p["batch_size"])]
-            inputs = processor(images=[images[i] for i in idx], text=[queries[i] for i in idx],
-                               padding="longest", return_tensors="pt").to(ctx.device)
+            pixels, kwargs = processor_inputs([images[i] for i in idx], processor, ctx.device)
+            inputs = processor(images=pixels, text=[queries[i] for i in idx], padding="longest", return_tensors="pt",
+                               **kwargs).to(ctx.device)
             inputs["pixel_values"] = inputs["pixel_values"].to(torch_dtype(p["dtype"]))
             with torch.inference_mode():
                 out = model(**inputs)
@@ -89,7 +104,9 @@ def _segment(images: list[np.ndarray], boxes: list[np.ndarray], model, processor
     import torch
 
     dtype = torch_dtype(p["dtype"])
-    prepared = [processor(images=img, input_boxes=[b.tolist()], return_tensors="pt") for img, b in zip(images, boxes)]
+    pixels, kwargs = processor_inputs(images, processor, ctx.device)
+    prepared = [processor(images=img, input_boxes=[b.tolist()], return_tensors="pt", **kwargs)
+                for img, b in zip(pixels, boxes)]
     embeddings = []
     with torch.inference_mode():
         for start in range(0, len(prepared), int(p["batch_size"])):
@@ -100,9 +117,9 @@ def _segment(images: list[np.ndarray], boxes: list[np.ndarray], model, processor
         for i, x in enumerate(prepared):
             out = model(image_embeddings=embeddings[i:i + 1], input_boxes=x["input_boxes"].to(ctx.device, dtype),
                         multimask_output=False)
-            post = processor.image_processor.post_process_masks(out.pred_masks.float().cpu(), x["original_sizes"],
+            post = processor.image_processor.post_process_masks(out.pred_masks.float(), x["original_sizes"],
                                                                 x["reshaped_input_sizes"])
-            masks.append(post[0][:, 0].numpy().astype(bool))
+            masks.append(post[0][:, 0].cpu().numpy().astype(bool))
     return masks
 
 
