@@ -2,12 +2,18 @@
 cache-only runs never call, prices come from a user-editable table."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from vistar.vlm.cache import cache_key
 from vistar.vlm.config import JudgeConfig, config_from_options
+from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.hwpq import online
 from vistar.vlm.images import image_sha256, png_bytes
 from vistar.vlm.judge import Judge
@@ -16,6 +22,8 @@ from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest
 
 from .vlm_helpers import BLUE, RED, fast_config, solid
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _req(rgb, item="q1", vote=0) -> JudgeRequest:
@@ -58,6 +66,51 @@ def test_cache_only_rebuilds_without_calling(tmp_path):
         assert len(srv.requests) == n
 
 
+def test_cached_replies_are_parsed_again_by_the_current_parser(tmp_path):
+    with JudgeServer() as srv:
+        srv.replies.append('{"answer": "yes", "confidence": 3}')
+        assert Judge(fast_config(srv.url, tmp_path)).ask([(_req(RED), online.parse_single)])[0].parsed is True
+        again = Judge(fast_config(srv.url, tmp_path))
+        hit = again.ask([(_req(RED), lambda text: json.loads(text)["confidence"])])[0]
+        assert hit.ok and hit.cached and hit.parsed == 3 and len(srv.requests) == 1
+
+        def stricter(text):
+            raise ReplyFormatError("needs a reason")
+        offline = Judge(fast_config(srv.url, tmp_path, cache_only=True)).ask([(_req(RED), stricter)])[0]
+        assert not offline.ok and offline.error == "cached reply no longer parses: needs a reason"
+        asked = again.ask([(_req(RED), online.parse_single), (_req(RED, item="q2"), stricter)])
+        assert asked[0].cached and not asked[1].ok and len(srv.requests) == 1 + 2  # q2 asked and re-asked once
+
+
+CRASHING_RUN = """
+import sys
+from tests.test_vlm_cache import _req
+from tests.vlm_helpers import BLUE, RED, fast_config
+from vistar.vlm.hwpq import online
+from vistar.vlm.judge import Judge
+from pathlib import Path
+judge = Judge(fast_config(sys.argv[1], Path(sys.argv[2]), concurrency=1, timeout_s=60))
+judge.ask([(_req(rgb, item=f"q{i}"), online.parse_single) for i, rgb in enumerate([RED, BLUE, RED, BLUE])])
+"""
+
+
+def test_a_run_killed_mid_batch_keeps_every_answer_it_got(tmp_path):
+    with JudgeServer(timeout_sleep_s=20) as srv:
+        srv.fault_for = lambda body: "timeout" if len(srv.requests) >= 3 else None  # the third question hangs
+        child = subprocess.Popen([sys.executable, "-c", CRASHING_RUN, srv.url, str(tmp_path)], cwd=REPO)
+        deadline = time.monotonic() + 60
+        while len(srv.requests) < 3 and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child.kill()  # SIGKILL: no cleanup, no flush
+        child.wait()
+        assert len(srv.requests) == 3
+        srv.fault_for = None
+        judge = Judge(fast_config(srv.url, tmp_path, concurrency=1))
+        replies = judge.ask([(_req(rgb, item=f"q{i}"), online.parse_single) for i, rgb in enumerate([RED, BLUE, RED, BLUE])])
+    assert [r.parsed for r in replies] == [True, False, True, False]
+    assert [r.cached for r in replies] == [True, True, False, False] and len(srv.requests) == 3 + 2
+
+
 def test_every_key_part_changes_the_key():
     cfg = JudgeConfig(url="http://127.0.0.1:1/v1", model="m")
     req = _req(RED)
@@ -67,7 +120,9 @@ def test_every_key_part_changes_the_key():
                 cache_key(replace(cfg, max_tokens=7), req), cache_key(replace(cfg, image_max_side=512), req),
                 cache_key(cfg, replace(req, protocol="hwpq@2")),
                 cache_key(cfg, replace(req, template_hash="other")), cache_key(cfg, replace(req, image_sha256="x")),
-                cache_key(cfg, replace(req, item_id="q2")), cache_key(cfg, replace(req, vote=2))]
+                cache_key(cfg, replace(req, item_id="q2")), cache_key(cfg, replace(req, vote=2)),
+                # same item id and templates but other request text (e.g. the benchmark data was edited)
+                cache_key(cfg, replace(req, user=req.user + " Is it round?")), cache_key(cfg, replace(req, system="Be lenient."))]
     assert len({base, *variants}) == len(variants) + 1
     assert cache_key(replace(cfg, url="http://elsewhere/v1", timeout_s=5, key_env="K"), req) == base  # transport is not identity
 

@@ -1,8 +1,9 @@
 """Persistent judge cache (SQLite): successful answers only, keyed by everything that could change them.
 
-Key = judge model id + version, protocol name@version, prompt-template hash, image sha256, item/question id
-(vote index included) and decoding parameters. Failures are never stored, so a rerun re-asks exactly what
-is missing or failed; with `cache_only` the scores are rebuilt without any call.
+Key = judge model id + version, protocol name@version, prompt-template hash, the hash of the request text
+itself (so edited benchmark data or questions are asked anew), image sha256, item/question id (vote index
+included) and decoding parameters. Failures are never stored, so a rerun re-asks exactly what is missing or
+failed; with `cache_only` the scores are rebuilt without any call.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 
 from .config import JudgeConfig
-from .types import JudgeRequest
+from .types import JudgeRequest, text_hash
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
     key TEXT PRIMARY KEY, model TEXT, protocol TEXT, template_hash TEXT, image_sha256 TEXT, item_id TEXT,
@@ -23,8 +24,8 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
 
 def cache_key(cfg: JudgeConfig, req: JudgeRequest) -> str:
     decoding = {**cfg.decoding(), "seed": cfg.seed + req.vote, "max_tokens": req.max_tokens or cfg.max_tokens}
-    parts = [cfg.model, cfg.model_version, req.protocol, req.template_hash, req.image_sha256, req.item_id,
-             json.dumps(decoding, sort_keys=True)]
+    parts = [cfg.model, cfg.model_version, req.protocol, req.template_hash, text_hash(req.system, req.user),
+             req.image_sha256, req.item_id, json.dumps(decoding, sort_keys=True)]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
@@ -37,10 +38,11 @@ class JudgeCache:
         with self._lock, self._db:
             self._db.execute(_SCHEMA)
 
-    def get(self, key: str) -> tuple[str, object] | None:
+    def get(self, key: str) -> str | None:
+        """The raw reply stored under `key` (the judge re-parses it; `parsed` is kept for people reading the file)."""
         with self._lock:
-            row = self._db.execute("SELECT raw, parsed FROM answers WHERE key = ?", (key,)).fetchone()
-        return None if row is None else (row[0], json.loads(row[1]))
+            row = self._db.execute("SELECT raw FROM answers WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
 
     def put(self, key: str, cfg: JudgeConfig, req: JudgeRequest, raw: str, parsed, prompt_tokens: int, completion_tokens: int) -> None:
         decoding = json.dumps({**cfg.decoding(), "seed": cfg.seed + req.vote}, sort_keys=True)

@@ -1,5 +1,5 @@
 """The judge a run uses: cache first, then the client for what is missing, concurrently and bounded;
-successful answers go to the cache, every answer (cached or not) to the cost ledger."""
+successful answers go to the cache as they arrive, every answer (cached or not) to the cost ledger."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -8,6 +8,7 @@ from dataclasses import replace
 from .cache import JudgeCache, cache_key
 from .client import ChatClient
 from .config import JudgeConfig
+from .errors import ReplyFormatError
 from .local_vlm import BASE_URL as LOCAL_BASE_URL
 from .local_vlm import LocalVLMTransport, local_path
 from .prices import Ledger, load_prices, price_for
@@ -37,14 +38,15 @@ class Judge:
             self.client.close()
 
     def ask(self, calls: list[tuple[JudgeRequest, Parser]], bill: list[tuple[str, str]] | None = None) -> list[JudgeReply]:
-        """Replies in the order of `calls`; `bill[i]` = (image, prompt) the ledger charges call i to."""
+        """Replies in the order of `calls`; `bill[i]` = (image, prompt) the ledger charges call i to. Each answer
+        is cached the moment it arrives, so a run that dies mid-batch loses nothing already answered."""
         keys = [cache_key(self.cfg, req) for req, _ in calls]
         replies: list[JudgeReply | None] = []
         todo = []
         for i, key in enumerate(keys):
-            hit = self.cache.get(key)
-            if hit is not None:
-                replies.append(JudgeReply(ok=True, text=hit[0], parsed=hit[1], cached=True))
+            hit = self._cached(key, calls[i][1])
+            if hit is not None and (hit.ok or self.client is None):
+                replies.append(hit)
             elif self.client is None:
                 replies.append(JudgeReply(ok=False, error="not in the judge cache and the run is cache-only"))
             else:
@@ -57,11 +59,7 @@ class Judge:
         if unique:
             workers = min(self.cfg.concurrency, len(unique))
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                fresh = dict(zip(unique, pool.map(lambda i: self.client.complete(*calls[i]), unique)))
-            for i in unique:
-                if fresh[i].ok:
-                    reply = fresh[i]
-                    self.cache.put(keys[i], self.cfg, calls[i][0], reply.text, reply.parsed, reply.prompt_tokens, reply.completion_tokens)
+                fresh = dict(zip(unique, pool.map(lambda i: self._ask(keys[i], *calls[i]), unique)))
             for i in todo:
                 source = fresh[first[keys[i]]]
                 replies[i] = source if i in fresh else replace(source, cached=True)
@@ -69,3 +67,20 @@ class Judge:
             image, prompt = bill[i] if bill else ("", "")
             self.ledger.add(reply, image=image, prompt=prompt)
         return replies  # type: ignore[return-value]
+
+    def _cached(self, key: str, parse: Parser) -> JudgeReply | None:
+        """The cached reply, parsed again by the current parser so a parser fix applies to old answers; a reply
+        it no longer accepts comes back not ok (asked again unless the run is cache-only)."""
+        raw = self.cache.get(key)
+        if raw is None:
+            return None
+        try:
+            return JudgeReply(ok=True, text=raw, parsed=parse(raw), cached=True)
+        except ReplyFormatError as exc:
+            return JudgeReply(ok=False, text=raw, error=f"cached reply no longer parses: {exc}", cached=True)
+
+    def _ask(self, key: str, req: JudgeRequest, parse: Parser) -> JudgeReply:
+        reply = self.client.complete(req, parse)
+        if reply.ok:
+            self.cache.put(key, self.cfg, req, reply.text, reply.parsed, reply.prompt_tokens, reply.completion_tokens)
+        return reply

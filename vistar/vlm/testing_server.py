@@ -1,6 +1,7 @@
 """A local judge for tests and offline demos: a real HTTP server on 127.0.0.1 speaking OpenAI
 chat-completions, whose answers are deterministic functions of the request (the image's colours and the
-question text), with switchable faults: timeout, 429, 500, truncated body, non-JSON body, malformed answer.
+question text), with switchable faults: timeout, 429, 500, truncated body, non-JSON body, malformed answer,
+refusal (`content: null` with a `refusal` text); and canned reply texts (`replies`) to play other judges.
 
 Answer rules (documented so tests can compute expectations independently):
 - the image's *dominant colour* is red/green/blue when that channel's mean exceeds both others by 40, else
@@ -109,6 +110,7 @@ def _reply(q: str, dominant: str, bright: bool) -> str:
 
 class JudgeServer(ThreadingHTTPServer):
     """`faults` is consumed one per request (FIFO); `fault_for(body) -> fault|None` injects content-based faults.
+    `replies` (FIFO) are reply texts sent instead of the computed answer, one per request that has no fault.
     `requests` logs every request body; `auth_headers` every Authorization header received."""
 
     daemon_threads = True
@@ -116,6 +118,7 @@ class JudgeServer(ThreadingHTTPServer):
     def __init__(self, port: int = 0, timeout_sleep_s: float = 2.0):
         super().__init__(("127.0.0.1", port), _Handler)
         self.faults: deque[str] = deque()
+        self.replies: deque[str] = deque()
         self.fault_for = None
         self.timeout_sleep_s = min(timeout_sleep_s, 30.0)
         self.requests: list[dict] = []
@@ -151,6 +154,15 @@ class JudgeServer(ThreadingHTTPServer):
                 return self.faults.popleft()
         return self.fault_for(body) if self.fault_for else None
 
+    def next_text(self, body: dict, fault: str | None) -> str:
+        """The reply text: a canned one when queued, else the deterministic answer."""
+        if fault == "malformed":
+            return "Sorry, no JSON here."
+        with self.lock:
+            if self.replies:
+                return self.replies.popleft()
+        return answer(body.get("messages") or [])
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: JudgeServer
@@ -175,9 +187,14 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.server.timeout_sleep_s)
         if fault in ("429", "500"):
             return self._send(int(fault), b'{"error": "injected fault"}', {"retry-after": "0"} if fault == "429" else None)
-        text = "Sorry, no JSON here." if fault == "malformed" else answer(body.get("messages") or [])
+        if fault == "refusal":
+            text = "I'm sorry, I can't help with that."
+            message = {"role": "assistant", "content": None, "refusal": text}
+        else:
+            text = self.server.next_text(body, fault)
+            message = {"role": "assistant", "content": text}
         payload = json.dumps({"id": "local", "object": "chat.completion", "model": body.get("model"),
-                              "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                              "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
                               "usage": {"prompt_tokens": usage_tokens(body.get("messages") or []), "completion_tokens": len(text) // 4 + 1}}).encode()
         if fault == "truncated":
             payload = payload[: len(payload) // 2]
