@@ -23,6 +23,9 @@ def test_batched_parser_accepts_complete_answers():
     parse = online.batched_parser(Q)
     reply = 'Here you go: {"answers": {"p1.P": true, "p1.N": "no", "p2.P": 1, "p2.N": false}}'
     assert parse(reply) == {"p1.P": True, "p1.N": False, "p2.P": True, "p2.N": False}
+    for other in ('{"Answers": {"p1.P": "Yes.", "p1.N": "NO", "p2.P": "true", "p2.N": 0}}',   # other judges' spellings
+                  '```json\n{"p1.P": true, "p1.N": false, "p2.P": true, "p2.N": false,}\n```'):  # no wrapper
+        assert parse(other) == {"p1.P": True, "p1.N": False, "p2.P": True, "p2.N": False}
 
 
 @pytest.mark.parametrize("reply,problem", [

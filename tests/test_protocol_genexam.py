@@ -20,11 +20,28 @@ def test_parser_validates_counts_values_and_globals():
     assert parse('{"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}') == \
         {"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}
     for bad, problem in [('{"points": [1, 0], "spelling": 2, "readability": 1, "logic": 2}', "2 answers but there are 3"),
-                         ('{"points": [1, 2, 0], "spelling": 2, "readability": 1, "logic": 2}', "answer 2 must be 0 or 1"),
-                         ('{"points": [1, true, 0], "spelling": 2, "readability": 1, "logic": 2}', "answer 2 must be 0 or 1"),
+                         ('{"points": [1, 2, 0], "spelling": 2, "readability": 1, "logic": 2}', "answer 2 must be true or false"),
+                         ('{"points": [1, "maybe", 0], "spelling": 2, "readability": 1, "logic": 2}', "answer 2 must be true or false"),
                          ('{"points": [1, 0, 0], "spelling": 2, "readability": 1}', "missing 'logic'"),
                          ('{"points": [1, 0, 0], "spelling": 3, "readability": 1, "logic": 2}', "'spelling'"),
                          ('{"points": "all", "spelling": 2, "readability": 1, "logic": 2}', "must be a list")]:
+        with pytest.raises(ReplyFormatError, match=problem):
+            parse(bad)
+
+
+def test_parser_reads_other_judges_spellings_and_the_benchmarks_own_format():
+    parse = genexam.make_parser(3)
+    expected = {"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}
+    for reply in ('```json\n{"points": [true, false, true], "Spelling": "2", "Readability": "1/2", "Logic": 2,}\n```',
+                  "{'points': ['1', '0', 'yes'], 'spelling': 2, 'readability': 1, 'logic': 2}",
+                  # cal_score.py's eval result: answers as objects, globals nested under global_evaluation
+                  ('{"answers": [{"question": "a", "answer": 1}, {"question": "b", "answer": 0}, {"question": "c", "answer": 1}],'
+                   ' "global_evaluation": {"Spelling": {"score": 2}, "Clarity and Readability": {"score": 1},'
+                   ' "Logical Consistency": {"score": 2}}}')):
+        assert parse(reply) == expected, reply
+    for bad, problem in [('{"points": [1, 0, 1], "spelling": 2, "readability": "1/3", "logic": 2}', "0-3 scale"),
+                         ('{"points": [1, 0, 1], "spelling": 1.5, "readability": 1, "logic": 2}', "'spelling' must be an integer"),
+                         ('{"points": [1, 0, 1], "spelling": 2, "readab', "cut off")]:
         with pytest.raises(ReplyFormatError, match=problem):
             parse(bad)
 

@@ -81,6 +81,31 @@ def test_phybench_with_criteria_stage(tmp_path):
                                     ("Gravity_1", "phybench.phy"): 0.0, ("Gravity_1", "phybench.scene"): 0.0})
 
 
+def test_other_judges_replies_end_to_end(tmp_path):
+    """Replies in another judge's format score right; a judge that keeps answering out of range gives error rows
+    that quote its reply, never a clamped score."""
+    folder = tmp_path / "images" / "modelA"
+    folder.mkdir(parents=True)
+    for name in ("1", "2"):
+        Image.fromarray(solid(WHITE)).save(folder / f"{name}.png")
+
+    def run(out, replies):
+        with JudgeServer() as server:
+            server.replies.extend(replies)
+            result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", "wise-legacy", "--data-dir",
+                                              str(shared("WISE")), "--out", str(tmp_path / out), "--judge-url", server.url,
+                                              "--judge-model", "other-judge"], env={"VISTAR_HOME": str(tmp_path / out / "home")})
+        assert result.exit_code == 0, result.output
+        return read_scores(tmp_path / out)
+
+    ok = run("a", ["**Consistency**: 2\n**Realism**: 1\n**Aesthetic Quality**: 0"] * 2)
+    assert list(ok.status) == ["ok", "ok"] and list(ok.score) == pytest.approx([(1.4 + 0.2) / 2] * 2)
+    bad = '{"consistency": 3, "realism": 2, "aesthetic_quality": 2}'
+    failed = run("b", [bad] * 6)  # two images, each asked and re-asked twice (max_reasks 2)
+    assert list(failed.status) == ["error", "error"] and failed.score.isna().all()
+    assert all("'consistency' must be an integer from 0 to 2, got 3" in e and repr(bad) in e for e in failed.error)
+
+
 def test_suite_needs_data_and_a_known_name(tmp_path):
     runner = CliRunner()
     (tmp_path / "images" / "m").mkdir(parents=True)

@@ -56,7 +56,7 @@ class ChatClient:
             try:
                 reply.parsed = parse(text)
             except ReplyFormatError as exc:
-                reply.error = f"malformed reply after {reask + 1} attempt(s): {exc}"
+                reply.error = f"malformed reply after {reask + 1} attempt(s): {exc}; last reply: {_clip(text)}"
                 messages = messages + [{"role": "assistant", "content": text},
                                        {"role": "user", "content": REASK.format(error=exc)}]
                 continue
@@ -90,13 +90,13 @@ class ChatClient:
                 return None, f"HTTP {resp.status_code}: {resp.text[:200]}"
             try:
                 data = resp.json()
-                text = _content(data["choices"][0]["message"]["content"])
+                text = _content(data["choices"][0]["message"])
             except (ValueError, KeyError, IndexError, TypeError):
                 last = "unreadable response body (truncated or not chat-completions JSON)"
                 continue
-            usage = data.get("usage") or {}
-            reply.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-            reply.completion_tokens += int(usage.get("completion_tokens") or 0)
+            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+            reply.prompt_tokens += _count(usage.get("prompt_tokens"))
+            reply.completion_tokens += _count(usage.get("completion_tokens"))
             return text, None
         return None, f"gave up after {cfg.max_retries + 1} attempt(s): {last}"
 
@@ -118,9 +118,24 @@ def _retry_after_note(resp: httpx.Response) -> str:
         return ""
 
 
-def _content(content) -> str:
+def _content(message: dict) -> str:
+    """The answer text; a refusal (`content: null` with `refusal`) or a null content is an answer too, which
+    the parser then rejects (re-asked), rather than a broken response to retry."""
+    content = message["content"]
+    if content is None:
+        return message.get("refusal") or ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # some servers return content parts
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     raise TypeError("message content is neither text nor parts")
+
+
+def _count(value) -> int:
+    """A token count from `usage`; servers that leave it out or send junk count as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    """The raw reply for the error record, shortened to `limit` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + " …")

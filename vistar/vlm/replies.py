@@ -1,19 +1,30 @@
-"""Helpers shared by the reply parsers: pull a JSON object out of free text and check small integer scores.
-Judges wrap JSON in prose or code fences, or write Python-style dicts; all of that is accepted, anything
-ambiguous is a ReplyFormatError (re-asked)."""
+"""Helpers shared by the reply parsers: find the judge's answer fields and check small integer scores.
+
+Judges wrap JSON in prose or code fences, write Python-style dicts, trailing commas, keys in another case
+("Aesthetic Quality"), nest scores (`{"consistency": {"score": 2}}`) or give `Key: N` lines instead of JSON;
+all of that is read. Anything ambiguous, cut off or out of range is a ReplyFormatError (re-asked, then
+recorded as a failure), never a guessed or clamped value.
+"""
 from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 
 from .errors import ReplyFormatError
 
 _FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.S)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_JSON_WORDS = re.compile(r"\b(true|false|null)\b")
+_PYTHON = {"true": "True", "false": "False", "null": "None"}
+# "2", "2/2", "2 out of 2", "Score: 1", "3 points"
+_SCORE_TEXT = re.compile(r"(?:score\s*[:=]?\s*)?(-?\d+(?:\.\d+)?)\s*(?:(?:/|out of)\s*(\d+(?:\.\d+)?))?\s*(?:points?|pts)?\.?", re.I)
 
 
 def json_object(text: str) -> dict:
-    """The last well-formed `{...}` object in the reply (code fences and Python-dict quoting accepted)."""
+    """The last well-formed `{...}` object in the reply (code fences, Python-dict quoting and trailing commas
+    accepted)."""
     if not isinstance(text, str) or not text.strip():
         raise ReplyFormatError("empty reply")
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
@@ -42,41 +53,93 @@ def _objects(chunk: str):
 
 
 def _load(piece: str):
-    try:
-        return json.loads(piece)
-    except ValueError:
-        pass
-    try:
-        return ast.literal_eval(piece)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
+    for attempt in (piece, _TRAILING_COMMA.sub(r"\1", piece)):
+        try:
+            return json.loads(attempt)
+        except ValueError:
+            pass
+    for attempt in (piece, _JSON_WORDS.sub(lambda m: _PYTHON[m.group(1)], piece)):
+        try:
+            return ast.literal_eval(attempt)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
+    return None
 
 
-def int_score(obj: dict, key: str, low: int, high: int, aliases: tuple[str, ...] = ()) -> int:
-    """obj[key] as an integer in [low, high]; `aliases` are other spellings judges use for the key."""
-    for name in (key, *aliases):
-        if name in obj:
-            value = obj[name]
-            break
-    else:
-        raise ReplyFormatError(f"missing '{key}'")
-    if isinstance(value, bool):
-        raise ReplyFormatError(f"'{key}' must be an integer from {low} to {high}, got {value!r}")
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value.strip())
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int) or not low <= value <= high:
-        raise ReplyFormatError(f"'{key}' must be an integer from {low} to {high}, got {value!r}")
-    return value
+def _norm(key) -> str:
+    """Key identity for matching: case, spaces, underscores and hyphens do not matter."""
+    return re.sub(r"[^a-z0-9]", "", str(key).lower())
+
+
+def _label(name: str) -> re.Pattern:
+    """`Name: N` written as text (`**Aesthetic Quality**: 1`, `scene_score = 2`, `Consistency (0-2): 2`)."""
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+    return re.compile(r"(?<![a-z0-9])" + r"[\s_-]*".join(map(re.escape, words))
+                      + r"[\s*_\"'`]*(?:\([^)\n]*\)[\s*_\"'`]*)?[:=：]\s*[*_\"'`]*\s*"
+                      + r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?)", re.I)
+
+
+class Reply:
+    """The answer fields of one reply: the last JSON / Python-dict object in it, or, when it holds none,
+    numeric `Key: N` lines. A reply with an unclosed `{` is cut off and rejected as a whole."""
+
+    def __init__(self, text: str):
+        if not isinstance(text, str) or not text.strip():
+            raise ReplyFormatError("empty reply")
+        try:
+            self.obj: dict | None = json_object(text)
+        except ReplyFormatError:
+            if text.count("{") > text.count("}"):
+                raise ReplyFormatError("the reply is cut off (a JSON object is not closed)") from None
+            self.obj = None
+        self.text = text
+
+    def get(self, key: str, aliases: tuple[str, ...] = ()):
+        """The value of `key`, else of its first alias present; top-level keys before keys of nested objects."""
+        if self.obj is not None:
+            scopes = [{_norm(k): v for k, v in scope.items()}
+                      for scope in (self.obj, *(v for v in self.obj.values() if isinstance(v, dict)))]
+            for name in (key, *aliases):
+                for scope in scopes:
+                    if _norm(name) in scope:
+                        return scope[_norm(name)]
+            raise ReplyFormatError(f"missing '{key}'")
+        values = {m.group(1).replace(" ", "") for n in (key, *aliases) for m in _label(n).finditer(self.text)}
+        if len(values) > 1:
+            raise ReplyFormatError(f"'{key}' is given more than once with different values ({', '.join(sorted(values))})")
+        if not values:
+            raise ReplyFormatError(f"missing '{key}' (no JSON object and no '{key}: N' line in the reply)")
+        return values.pop()
+
+
+def int_score(reply: Reply, key: str, low: int, high: int, aliases: tuple[str, ...] = ()) -> int:
+    """The reply's `key` as an integer in [low, high]: numbers, numeric text ("2", "2/2", "Score: 2") and
+    `{"score": N}` objects are read; fractions, other scales and out-of-range values are rejected."""
+    given = value = reply.get(key, aliases)
+    bad = ReplyFormatError(f"'{key}' must be an integer from {low} to {high}, got {given!r}")
+    if isinstance(value, dict):
+        value = next((v for k, v in value.items() if _norm(k) == "score"), None)
+    if isinstance(value, str):
+        m = _SCORE_TEXT.fullmatch(value.strip())
+        if m is None:
+            raise bad
+        value, scale = float(m.group(1)), m.group(2)
+        if scale is not None and float(scale) != high:
+            raise ReplyFormatError(f"'{key}' was given on a 0-{scale} scale ({given!r}); it must be an integer from {low} to {high}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise bad
+    if value != int(value) or not low <= value <= high:
+        raise bad
+    return int(value)
 
 
 def boolean(value, what: str) -> bool:
-    """true/false, 1/0 or yes/no (any case)."""
+    """true/false, 1/0 or yes/no (any case, a trailing full stop allowed)."""
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "false", "no", "0"):
-        return value.strip().lower() in ("true", "yes", "1")
+    word = value.strip().rstrip(".").strip().lower() if isinstance(value, str) else None
+    if word in ("true", "yes", "1", "false", "no", "0"):
+        return word in ("true", "yes", "1")
     raise ReplyFormatError(f"{what} must be true or false, got {value!r}")

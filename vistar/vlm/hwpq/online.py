@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ReplyFormatError
-from ..replies import boolean, json_object
+from ..replies import Reply, boolean, json_object
 from ..types import text_hash
 from .questionnaire import Questionnaire, majority, score
 
@@ -34,10 +34,7 @@ def parse_single(text: str) -> bool:
     stripped = text.strip().strip(".").lower() if isinstance(text, str) else ""
     if stripped in ("yes", "no", "true", "false"):
         return stripped in ("yes", "true")
-    obj = json_object(text)
-    if "answer" not in obj:
-        raise ReplyFormatError("missing 'answer'")
-    return boolean(obj["answer"], "'answer'")
+    return boolean(Reply(text).get("answer"), "'answer'")
 
 
 def batched_prompt(q: Questionnaire) -> str:
@@ -51,7 +48,7 @@ def batched_parser(q: Questionnaire):
 
     def parse(text: str) -> dict:
         obj = json_object(text)
-        answers = obj.get("answers", obj)
+        answers = next((v for k, v in obj.items() if str(k).lower() == "answers"), obj)  # wrapper optional
         if not isinstance(answers, dict):
             raise ReplyFormatError("'answers' must map question ids to true/false")
         missing = [i for i in ids if i not in answers]

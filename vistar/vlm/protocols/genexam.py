@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ReplyFormatError
-from ..replies import int_score, json_object
+from ..replies import Reply, boolean, int_score
 from .base import Items, Outcome, Protocol, Query, make_prompt
 
 NAME, VERSION = "genexam", "1"
 GLOBALS = ("spelling", "readability", "logic")
+GLOBAL_ALIASES = {"spelling": (), "readability": ("clarity_and_readability",), "logic": ("logical_consistency",)}
 
 SYSTEM = ("You are a strict examiner grading a diagram drawn by an image-generation model for an exam question. "
           "You check each scoring point against the image; when a reference answer image is given after the "
@@ -110,18 +111,18 @@ def ground_truth_image(item: ExamItem, data_dir: Path | None) -> bytes | None:
 
 def make_parser(n_points: int):
     def parse(text: str) -> dict:
-        obj = json_object(text)
-        answers = obj.get("points", obj.get("answers"))
+        reply = Reply(text)
+        answers = reply.get("points", ("answers",))
         if not isinstance(answers, list):
             raise ReplyFormatError("'points' must be a list of 0/1 answers")
         if len(answers) != n_points:
             raise ReplyFormatError(f"'points' has {len(answers)} answers but there are {n_points} scoring points")
         clean = []
         for i, a in enumerate(answers, start=1):
-            if isinstance(a, bool) or a not in (0, 1):
-                raise ReplyFormatError(f"answer {i} must be 0 or 1, got {a!r}")
-            clean.append(int(a))
-        return {"points": clean, **{g: int_score(obj, g, 0, 2) for g in GLOBALS}}
+            if isinstance(a, dict):  # the benchmark's own format: [{"answer": 1, ...}, ...]
+                a = next((v for k, v in a.items() if str(k).lower() == "answer"), None)
+            clean.append(int(boolean(a, f"answer {i}")))
+        return {"points": clean, **{g: int_score(reply, g, 0, 2, aliases=GLOBAL_ALIASES[g]) for g in GLOBALS}}
     return parse
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ReplyFormatError
-from ..replies import int_score, json_object
+from ..replies import Reply, int_score
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json
 
 NAME, VERSION = "phybench", "1"
@@ -116,9 +116,9 @@ def criteria(item: PhyItem) -> Query | None:
 
 
 def parse(text: str) -> dict:
-    obj = json_object(text)
-    return {"scene": int_score(obj, "scene_score", 0, 2, aliases=("scene",)),
-            "phy": int_score(obj, "phy_score", 0, 3, aliases=("physics_score", "phy"))}
+    reply = Reply(text)  # the benchmark asks for a Python-style dict; its reasons often contain apostrophes
+    return {"scene": int_score(reply, "scene_score", 0, 2, aliases=("scene",)),
+            "phy": int_score(reply, "phy_score", 0, 3, aliases=("physics_score", "physical_laws_score", "phy"))}
 
 
 def queries(item: PhyItem, criteria: str | None = None, data_dir=None) -> list[Query]:

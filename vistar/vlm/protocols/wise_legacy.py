@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ReplyFormatError
-from ..replies import int_score, json_object
+from ..replies import Reply, int_score
 from .base import Outcome, Protocol, Query
 from .wise_common import WiseItem, load_wise
 
@@ -32,10 +32,10 @@ Reply with only a JSON object: {{"consistency": 0-2, "realism": 0-2, "aesthetic_
 
 
 def parse(text: str) -> dict:
-    obj = json_object(text)
-    return {"consistency": int_score(obj, "consistency", 0, 2),
-            "realism": int_score(obj, "realism", 0, 2),
-            "aesthetic_quality": int_score(obj, "aesthetic_quality", 0, 2, aliases=("aesthetic", "aesthetics"))}
+    reply = Reply(text)  # also the benchmark's own "Consistency: 2 / Realism: 1 / Aesthetic Quality: 0" lines
+    return {"consistency": int_score(reply, "consistency", 0, 2),
+            "realism": int_score(reply, "realism", 0, 2),
+            "aesthetic_quality": int_score(reply, "aesthetic_quality", 0, 2, aliases=("aesthetic", "aesthetics"))}
 
 
 def wiscore(consistency: int, realism: int, aesthetic_quality: int) -> float:

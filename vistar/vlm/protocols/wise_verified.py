@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ReplyFormatError
-from ..replies import int_score, json_object
+from ..replies import Reply, int_score
 from .base import Outcome, Protocol, Query
 from .wise_common import WiseItem, load_wise
 
@@ -29,9 +29,9 @@ Reply with only a JSON object: {{"score": 0 or 1, "reason": "<one sentence>"}}""
 
 
 def parse(text: str) -> dict:
-    obj = json_object(text)
-    reason = obj.get("reason")
-    return {"score": int_score(obj, "score", 0, 1), "reason": reason if isinstance(reason, str) else ""}
+    reply = Reply(text)
+    reason = reply.obj.get("reason") if reply.obj else None
+    return {"score": int_score(reply, "score", 0, 1), "reason": reason if isinstance(reason, str) else ""}
 
 
 def load_items(data_dir: str | Path):

@@ -1,0 +1,130 @@
+"""Judge replies as other judge models write them: every reply parses to the intended value or is rejected
+with a reason (re-asked, then recorded), never read as a different value; end to end through the client."""
+from __future__ import annotations
+
+import pytest
+
+from vistar.vlm.client import ChatClient
+from vistar.vlm.errors import ReplyFormatError
+from vistar.vlm.hwpq import online
+from vistar.vlm.images import png_bytes
+from vistar.vlm.protocols import genexam, phybench, wise_legacy, wise_verified
+from vistar.vlm.testing_server import JudgeServer
+from vistar.vlm.types import JudgeRequest
+
+from .vlm_helpers import RED, fast_config, solid
+
+WISE = {"consistency": 2, "realism": 1, "aesthetic_quality": 0}
+EXAM = {"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}
+PHY = {"scene": 2, "phy": 1}
+
+GOOD = [  # (parser, reply, value)
+    (wise_legacy.parse, '{"consistency": 2, "realism": 1, "aesthetic_quality": 0}', WISE),
+    (wise_legacy.parse, 'Here you go:\n```json\n{"consistency": 2, "realism": 1, "aesthetic_quality": 0,}\n```\nHope it helps.', WISE),
+    (wise_legacy.parse, "{'consistency': 2, 'realism': 1, 'aesthetic_quality': 0, 'confident': true}", WISE),
+    (wise_legacy.parse, '{"Consistency": "2", "REALISM": "1/2", "Aesthetic Quality": "Score: 0"}', WISE),
+    (wise_legacy.parse, '{"consistency": 2.0, "realism": {"score": 1, "why": "flat light"}, "aestheticQuality": 0}', WISE),
+    (wise_legacy.parse, '{"scores": {"consistency": 2, "realism": 1, "aesthetic_quality": 0}, "summary": "ok"}', WISE),
+    (wise_legacy.parse, "Consistency: 2\nRealism: 1\nAesthetic Quality: 0", WISE),  # the benchmark's own output format
+    (wise_legacy.parse, "**Consistency:** 2 — all there\n**Realism**: 1\n- Aesthetic quality (0-2): 0", WISE),
+    (wise_verified.parse, '{"Score": "1", "Reason": "mooncakes shown"}', {"score": 1, "reason": ""}),
+    (wise_verified.parse, "{'score': 1, 'reason': 'it's a mooncake'}", {"score": 1, "reason": ""}),  # apostrophe breaks the dict
+    (wise_verified.parse, "Score: 0\nThe lantern is missing.", {"score": 0, "reason": ""}),
+    (genexam.make_parser(3), '{"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}', EXAM),
+    (genexam.make_parser(3), '{"Points": [true, false, "yes"], "Spelling": "2/2", "Readability": 1, "Logic": "2"}', EXAM),
+    (phybench.parse, "{'scene_score': 2, 'phy_score': 1, 'scene_reason': 'seesaw', 'phy_reason': 'the mouse's side is down'}", PHY),
+    (phybench.parse, "Scene score: 2\nPhysical laws score: 1 (the mouse's side is down)", PHY),
+    (phybench.parse, '{"Scene_Score": "2", "Phy_Score": "1/3"}', PHY),
+    (online.parse_single, '{"Answer": "Yes."}', True),
+    (online.parse_single, "no", False),
+]
+
+BAD = [  # (parser, reply, what the rejection says)
+    (wise_legacy.parse, '{"consistency": 3, "realism": 1, "aesthetic_quality": 0}', "'consistency' must be an integer from 0 to 2, got 3"),
+    (wise_legacy.parse, '{"consistency": -1, "realism": 1, "aesthetic_quality": 0}', "'consistency' must be an integer"),
+    (wise_legacy.parse, '{"consistency": 1.5, "realism": 1, "aesthetic_quality": 0}', "got 1.5"),
+    (wise_legacy.parse, '{"consistency": "Score: 1.5", "realism": 1, "aesthetic_quality": 0}', "got 'Score: 1.5'"),
+    (wise_legacy.parse, '{"consistency": "4/5", "realism": 1, "aesthetic_quality": 0}', "0-5 scale"),
+    (wise_legacy.parse, '{"consistency": "high", "realism": 1, "aesthetic_quality": 0}', "got 'high'"),
+    (wise_legacy.parse, '{"consistency": null, "realism": 1, "aesthetic_quality": 0}', "got None"),
+    (wise_legacy.parse, '{"consistency": 2, "realism": 1}', "missing 'aesthetic_quality'"),
+    (wise_legacy.parse, '{"consistency": 2, "realism": 1, "aesthetic_quality": 0', "cut off"),
+    (wise_legacy.parse, "Consistency: 2\nRealism: 1\nConsistency: 1\nAesthetic Quality: 0", "more than once with different values"),
+    (wise_legacy.parse, "I can't help with that.", "missing 'consistency'"),
+    (wise_legacy.parse, "", "empty reply"),
+    (wise_legacy.parse, "   \n", "empty reply"),
+    (wise_verified.parse, '{"score": 2, "reason": "very good"}', "'score' must be an integer from 0 to 1"),
+    (wise_verified.parse, '{"score": true}', "got True"),
+    (genexam.make_parser(3), '{"points": [1, 0], "spelling": 2, "readability": 1, "logic": 2}', "2 answers but there are 3"),
+    (phybench.parse, "{'scene_score': 2, 'phy_score': 4}", "'phy_score' must be an integer from 0 to 3"),
+    (online.parse_single, "No, I can't judge this image.", "missing 'answer'"),
+    (online.parse_single, '{"answer": "maybe"}', "must be true or false"),
+]
+
+
+@pytest.mark.parametrize("parse,reply,value", GOOD)
+def test_replies_of_other_judges_parse_to_the_intended_value(parse, reply, value):
+    assert parse(reply) == value
+
+
+@pytest.mark.parametrize("parse,reply,problem", BAD)
+def test_unusable_replies_are_rejected_with_the_reason(parse, reply, problem):
+    with pytest.raises(ReplyFormatError) as info:
+        parse(reply)
+    assert problem in str(info.value)
+
+
+@pytest.mark.parametrize("parse,reply,value", [g for g in GOOD if g[0] is not online.parse_single])
+def test_a_reply_cut_off_anywhere_never_reads_as_another_value(parse, reply, value):
+    """Every prefix of a good reply (as a judge stopped by max_tokens would send) parses to the same value or
+    is rejected; none parses to something else."""
+    for end in range(len(reply)):
+        try:
+            got = parse(reply[:end])
+        except ReplyFormatError:
+            continue
+        assert got == value, (reply[:end], got)
+
+
+@pytest.fixture()
+def server():
+    with JudgeServer() as srv:
+        yield srv
+
+
+def _ask(server, tmp_path, **cfg):
+    user = wise_legacy.USER.format(prompt="A mooncake", explanation="a round pastry")
+    req = JudgeRequest("wise-legacy@1", "1/rubric", "t", user, wise_legacy.SYSTEM, (png_bytes(solid(RED)),), "sha")
+    return ChatClient(fast_config(server.url, tmp_path, **cfg)).complete(req, wise_legacy.parse)
+
+
+def test_other_judge_formats_through_the_client(server, tmp_path):
+    server.replies.extend(["**Consistency**: 2\n**Realism**: 1\n**Aesthetic Quality**: 0"])
+    reply = _ask(server, tmp_path)
+    assert reply.ok and reply.parsed == WISE and reply.reasks == 0
+
+
+@pytest.mark.parametrize("first", ["", "I'm sorry, I can't help with that.", '{"consistency": 7, "realism": 1, "aesthetic_quality": 0}',
+                                   '{"consistency": 2, "realism": 1, "aesth'])
+def test_a_bad_first_reply_is_reasked_with_the_reason(server, tmp_path, first):
+    server.replies.extend([first, '{"consistency": 2, "realism": 1, "aesthetic_quality": 0}'])
+    reply = _ask(server, tmp_path)
+    assert reply.ok and reply.parsed == WISE and reply.reasks == 1
+    assert "could not be used" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_a_refusal_without_content_is_reasked_not_retried_as_a_broken_response(server, tmp_path):
+    server.faults.extend(["refusal"])
+    reply = _ask(server, tmp_path)
+    assert reply.ok and reply.reasks == 1 and reply.attempts == 2  # the server's own answer for a dark image
+    assert reply.parsed == {"consistency": 0, "realism": 0, "aesthetic_quality": 1}
+    assert server.requests[1]["messages"][-2] == {"role": "assistant", "content": "I'm sorry, I can't help with that."}
+
+
+def test_a_judge_that_stays_out_of_range_is_a_recorded_failure_with_its_reply(server, tmp_path):
+    bad = '{"consistency": 3, "realism": 2, "aesthetic_quality": 2}'
+    server.replies.extend([bad, bad])
+    reply = _ask(server, tmp_path, max_reasks=1)
+    assert not reply.ok and reply.parsed is None and len(server.requests) == 2
+    assert reply.error.startswith("malformed reply after 2 attempt(s): 'consistency' must be an integer from 0 to 2, got 3")
+    assert repr(bad) in reply.error and reply.text == bad
