@@ -69,11 +69,19 @@ def test_ground_truth_image_is_sent_when_present(tmp_path):
     assert query.extra_images == (b"png-bytes",) and "1. a? (weight 1)" in query.user
 
 
-def test_per_subject_and_overall_are_means_over_samples():
+def test_relaxed_is_rounded_like_the_benchmark():
+    item = genexam.ExamItem("Math_1", "Mathematics", "Draw.", (("a?", 0.1234), ("b?", 0.8766)), None)
+    answer = {"points": [1, 0], "spelling": 2, "readability": 1, "logic": 0}
+    # cal_score.py: round(0.7·0.1234 + 0.1·2/2 + 0.1·1/2 + 0.1·0/2, 3) = round(0.23638, 3)
+    assert genexam.scores(item, answer) == {"strict": 0.0, "relaxed": 0.236}
+
+
+def test_per_subject_is_a_mean_over_samples_and_overall_a_mean_over_subjects():
     recs = [{"model": "m", "prompt_id": p, "metric": "genexam.relaxed", "score": s, "details": {"subject": subj}}
             for p, s, subj in [("a", 1.0, "Physics"), ("b", 0.5, "Physics"), ("c", 0.0, "Music")]]
     out = aggregate.genexam(rows(recs))["m"]["genexam.relaxed"]
-    assert out["subjects"] == pytest.approx({"Physics": 0.75, "Music": 0.0}) and out["overall"] == pytest.approx(0.5)
+    # cal_score.py: Average = Σ subject means / number of subjects = (0.75 + 0.0) / 2, not (1 + 0.5 + 0) / 3
+    assert out["subjects"] == pytest.approx({"Physics": 0.75, "Music": 0.0}) and out["overall"] == pytest.approx(0.375)
 
 
 def test_importer_on_the_public_data():
@@ -88,10 +96,43 @@ def test_bad_lines_are_reported(tmp_path):
     folder.mkdir(parents=True)
     good = {"id": "Music_1", "prompt": "Draw a stave.", "scoring_points": [{"question": "q", "score": 1.0}]}
     lines = [json.dumps(good), "{not json", json.dumps({**good, "id": "Music_2", "scoring_points": [{"question": "q", "score": 0.4}]}),
-             json.dumps({"prompt": "no id"}), json.dumps(good)]
+             json.dumps({"prompt": "no id"}), json.dumps({**good, "prompt": "Draw two staves."}), json.dumps(good)]
     (folder / "Music.jsonl").write_text("\n".join(lines) + "\n")
     items = genexam.load_items(tmp_path)
     assert [i.id for i in items] == ["Music_1"]
     text = "\n".join(items.problems)
-    assert "Music.jsonl:2: invalid JSON" in text and "Music.jsonl:3: field 'scoring_points'" in text
-    assert "Music.jsonl:4: fields 'id' and 'prompt'" in text and "Music.jsonl:5: field 'id': duplicate" in text
+    assert "Music.jsonl:2: invalid JSON" in text and "Music.jsonl:3 (id Music_2): field 'scoring_points'" in text
+    assert "Music.jsonl:4: fields 'id' (string) and 'prompt'" in text
+    assert "Music.jsonl:5: field 'id': 'Music_1' was already read from Music.jsonl:1 with other content" in text
+    assert len(items.problems) == 4  # line 6 repeats line 1 exactly: read once, nothing lost
+
+
+def test_the_combined_file_and_odd_fields(tmp_path):
+    """Upstream's run_eval.py reads annotations/All_Subjects.jsonl: beside the per-subject files an exam found in
+    both is read once (a differing copy is reported), and subjects come from the record, not the file name."""
+    public = shared("GenExam") / "data" / "annotations"
+    folder = tmp_path / "data" / "annotations"
+    folder.mkdir(parents=True)
+    music = [json.loads(line) for line in (public / "Music.jsonl").read_text(encoding="utf-8").splitlines()]
+    physics = [json.loads(line) for line in (public / "Physics.jsonl").read_text(encoding="utf-8").splitlines()]
+    music[0]["scoring_points"][0]["score"] = str(music[0]["scoring_points"][0]["score"])  # number as text: read
+    music[1]["prompt"] += " — Notenschlüssel ♪"                                           # unicode: read
+    music[1]["img_type"], music[1]["new_field"] = None, {"x": 1}                         # odd extras: read
+    music[2]["scoring_points"][0]["question"] = None                                      # reported
+    music[3]["scoring_points"][0]["score"] = True                                         # reported, never read as 1
+    music[4]["image_path"] = 17                                                           # read, no reference image
+    (folder / "Music.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in music) + "\n", encoding="utf-8")
+    combined = [{**physics[0], "subject": "Physics"}, physics[1], music[0], {**music[5], "prompt": "edited"}]
+    (folder / "All_Subjects.jsonl").write_text("\ufeff" + "\n".join(map(json.dumps, combined)) + "\n", encoding="utf-8")
+    items = genexam.load_items(tmp_path)
+    by_id = {i.id: i for i in items}
+    assert len(items) == len(music) - 2 + 2 and len(items.problems) == 3  # music[0] read once, music[5] conflicts
+    assert {by_id[physics[0]["id"]].subject, by_id[physics[1]["id"]].subject} == {"Physics"}
+    assert by_id[music[5]["id"]].prompt == "edited"  # All_Subjects.jsonl sorts first
+    assert {i.subject for i in items} == {"Physics", "Music"}
+    assert by_id[music[1]["id"]].prompt.endswith("Notenschlüssel ♪") and by_id[music[4]["id"]].image_path is None
+    text = "\n".join(items.problems)
+    assert f"Music.jsonl:6: field 'id': '{music[5]['id']}' was already read from All_Subjects.jsonl:4 with other content" in text
+    assert f"Music.jsonl:1:" not in text
+    assert f"Music.jsonl:3 (id {music[2]['id']}): field 'scoring_points'" in text
+    assert f"Music.jsonl:4 (id {music[3]['id']}): field 'scoring_points'" in text

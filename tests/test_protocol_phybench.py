@@ -36,8 +36,31 @@ def test_importer_reads_the_public_layout(tmp_path):
     assert by_id["Friction_0"].scene == "a ball on a slope" and by_id["Gravity_0"].scene == by_id["Gravity_0"].prompt
     assert {i.category for i in items} == {"mechanics", "optics", "thermodynamics"}
     text = "\n".join(items.problems)
-    assert "force.json: item 3: fields 'prompt' and 'normal'" in text and "misc.json: item 1: field 'category' missing" in text
+    assert "force.json: item 3 (Gravity_2): fields 'prompt' and 'normal'" in text
+    assert "misc.json: item 1 (misc_1): field 'category' missing" in text
     assert phybench.load_items(tmp_path)[0].id == items[0].id  # a folder containing PhyBench/ works too
+
+
+def test_the_benchmarks_file_names_and_odd_records(tmp_path):
+    folder = tmp_path / "json_all"
+    folder.mkdir()
+    # the public json_all/: chem.json and wuli.json (physical properties) are both material properties
+    (folder / "wuli.json").write_text(json.dumps([
+        {"prompt": "an iron block", "normal": "it is silver-white", "grading": GRADING, "law": "color", "DALLE3": "/x/color_0.png"},
+        {"prompt": "a copper block", "normal": None, "law": "color"},                 # unusable, but still color_1
+        {"prompt": "a gold block", "normal": "it is yellow", "law": "color"},
+        {"prompt": "ein Eisblock ❄", "normal": "it floats", "law": 7, "category": "Material Properties"}]), encoding="utf-8")
+    (folder / "chem.json").write_text('[{"prompt": "a candle in a vacuum jar", "normal": "it goes out", "law": "Combustion-supporting"}]')
+    (folder / "broken.json").write_text('[{"prompt": ')
+    items = phybench.load_items(folder)
+    by_id = {i.id: i for i in items}
+    # ids follow the image names (law_n counts every record of the law), so color_2 stays the gold block
+    assert sorted(by_id) == ["7_0", "Combustion-supporting_0", "color_0", "color_2"]
+    assert by_id["color_2"].prompt == "a gold block" and by_id["7_0"].prompt == "ein Eisblock ❄"
+    assert {i.category for i in items} == {"material"}
+    text = "\n".join(items.problems)
+    assert "wuli.json: item 1 (color_1): fields 'prompt' and 'normal'" in text and "broken.json" in text and "file skipped" in text
+    assert len(items) + len(items.problems) == 4 + 1 + 1  # every record imported or reported, the broken file too
 
 
 def test_criteria_are_asked_only_when_the_item_has_none(tmp_path):

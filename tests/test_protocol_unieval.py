@@ -1,6 +1,8 @@
 """UniEval: letter extraction rules, case score, tag-hierarchy aggregation and option distribution, importer."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from vistar.vlm.protocols import aggregate, unieval
@@ -15,8 +17,10 @@ QUESTION = ("Question: What colour is the car?\nOptions: (A) red, (B) Blue Car I
 
 @pytest.mark.parametrize("reply,letter", [
     ("(C)", "C"), ("I first thought (A) but the answer is (D).", "D"), ("B)", "B"), ("Answer: C", "C"),
-    ("D.", "D"), ("The car is green", "C"), ("blue car inc.", "B"), ("It is red or green", None),
-    ("no idea", None), ("", None)])
+    ("D.", "D"), ("The car is green", "C"), ("blue car inc.", "B"), ("no idea", None), ("", None),
+    # check_answer: the last "(X" or "X)" wins, whichever form; otherwise the option text mentioned last
+    ("(A) is wrong, the answer is B)", "B"), ("The answer is (C", "C"), ("It is red or green", "C"),
+    ("(Also) hard to say", None), ("NONE", None)])
 def test_answer_letter_rules(reply, letter):
     assert unieval.answer_letter(reply, unieval.options_of(QUESTION)) == letter
 
@@ -34,6 +38,7 @@ def test_case_score_and_details():
     res = UNISCORE.fn({"judge.unieval": Outcome("unieval", item, answers)}, {}, {}, None)
     assert res.score == 0.5
     assert [(a["got"], a["correct"]) for a in res.details["answers"]] == [("C", True), (None, False)]
+    assert res.details["answers"][1]["reply"] == "gibberish"  # an invalid answer keeps what the judge said
 
 
 def _answer(tags, correct, got="A"):
@@ -54,7 +59,9 @@ def test_accuracy_per_l2_averaged_into_l1_and_l0_headline_over_l1():
     assert out["l1"] == pytest.approx({"V / Col": 0.75, "V / Style": 1.0, "T / Nouns": 0.5})
     assert out["l0"] == pytest.approx({"V": 0.875, "T": 0.5})
     assert out["uniscore"] == pytest.approx((0.75 + 1.0 + 0.5) / 3)
-    assert out["case_score"] == pytest.approx((2 / 3 + 1 + 0) / 3)
+    # case score per prompt over all its images' answers (prompt 1: 4 of 5 right, prompt 2: 0 of 1), then the mean
+    # over prompts, as the benchmark's case-UniScore; not the mean over images (2/3 + 1 + 0) / 3
+    assert out["case_score"] == pytest.approx((4 / 5 + 0) / 2)
     assert out["prompts_all_right"] == 0.0  # prompt 1 has one wrong answer on its first image, prompt 2 is wrong
     assert out["invalid_rate"] == pytest.approx(1 / 6) and out["options"]["A"] == pytest.approx(4 / 6)
 
@@ -72,5 +79,33 @@ def test_bad_records_are_reported(tmp_path):
         ' {"prompt": "p", "prompt_id": 1, "QAs": [{"question": "Q", "answer": "Z", "tag": "a, b, c"}]},'
         ' {"prompt_id": 2}]')
     items = unieval.load_items(tmp_path)
-    assert [i.id for i in items] == ["0"] and len(items.problems) == 2
-    assert "record 1: QAs[0]" in items.problems[0] and "record 2" in items.problems[1]
+    assert [i.id for i in items] == ["0"]
+    expected = ["record 1 (prompt_id 1): QAs[0]: field 'answer' must be a letter A-E, got 'Z'",
+                "record 1 (prompt_id 1): field 'QAs' has no usable question", "record 2: fields 'prompt' (string) and 'prompt_id'"]
+    assert len(items.problems) == 3
+    assert all(p.split("uni_bench.json: ")[1].startswith(e) for p, e in zip(items.problems, expected)), items.problems
+
+
+def test_odd_fields_are_read_or_reported_per_question(tmp_path):
+    qa = {"question": "Question: Q?\nOptions: (A) rot, (B) blau, (C) grün, (D) schwarz, (E) N/A", "tag": "Visual, Colors, Basic"}
+    (tmp_path / "uni_bench.json").write_text(json.dumps([
+        {"prompt": "ein grünes Auto 🚗", "prompt_id": "7", "extra": 1, "QAs": [
+            {**qa, "answer": " (c) ", "QA_id": 70},                                        # answer spelled loosely
+            {**qa, "answer": "B", "tag": ["Visual", "Colors", "Basic"], "QA_id": 71},       # tag as a list
+            {**qa, "answer": "F", "QA_id": 72},                                            # no such option
+            {**qa, "answer": "A", "tag": "Visual, Colors", "QA_id": 73},                   # two levels only
+            {**qa, "answer": "A", "QA_id": 70}]},                                          # duplicate QA id
+        {"prompt": "again", "prompt_id": 7, "QAs": [{**qa, "answer": "A"}]},              # duplicate prompt id
+        {"prompt": "p", "prompt_id": None, "QAs": [{**qa, "answer": "A"}]},
+        {"prompt": "p", "prompt_id": True, "QAs": [{**qa, "answer": "A"}]}], ensure_ascii=False), encoding="utf-8")
+    items = unieval.load_items(tmp_path)
+    assert [(i.id, i.prompt) for i in items] == [("7", "ein grünes Auto 🚗")]
+    assert [(q.id, q.answer, q.tags) for q in items[0].qas] == [("70", "C", ("Visual", "Colors", "Basic")),
+                                                                ("71", "B", ("Visual", "Colors", "Basic"))]
+    assert items[0].qas[0].options["C"] == "grün"
+    text = "\n".join(items.problems)
+    for part in ("record 0 (prompt_id 7): QAs[2]: field 'answer' must be a letter A-E, got 'F'",
+                 "record 0 (prompt_id 7): QAs[3]: field 'tag' must name three levels",
+                 "record 0 (prompt_id 7): QAs[4]: field 'QA_id': duplicate '70'",
+                 "record 1: field 'prompt_id': duplicate '7'", "record 2: fields 'prompt'", "record 3: fields 'prompt'"):
+        assert part in text, part

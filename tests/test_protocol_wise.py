@@ -91,3 +91,57 @@ def test_bad_records_are_reported_not_fatal(tmp_path):
     text = "\n".join(items.problems)
     assert "record 1: field 'Explanation' missing" in text and "a duplicate" in text and "not an object" in text
     assert "outside the WISE id ranges" in text and "cultural_common_sense_verified.json" in text
+
+
+def _public_verified(tmp_path):
+    root = shared("WISE") / "data_verified"
+    folder = tmp_path / "WISE" / "data_verified"
+    folder.mkdir(parents=True)
+    for name in wise_verified.FILES:
+        (folder / name).write_text((root / name).read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def test_odd_records_in_the_public_files_are_read_or_reported(tmp_path):
+    folder = _public_verified(tmp_path)
+    path = folder / "spatio-temporal_reasoning_verified.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data[0]["prompt_id"] = str(data[0]["prompt_id"])          # number as string: read
+    data[1]["Category"], data[1]["note"] = "Zeit", "extra"    # other category name, extra key: read (category is by id)
+    data[2]["Explanation"] = "Erklärung: 月饼 🥮"               # unicode: read as is
+    data[3]["Prompt"] = None                                  # reported
+    data[4]["prompt_id"] = data[4]["prompt_id"] + 0.5         # not an integer id: reported, never truncated
+    data[5]["prompt_id"] = True                               # reported, never read as 1
+    data[6]["prompt_id"] = float(data[6]["prompt_id"])        # 407.0: read
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    items = wise_verified.load_items(tmp_path)
+    by_id = {i.id: i for i in items}
+    assert len(items) == 997 and len(items.problems) == 3
+    assert by_id["401"].category == "time" and by_id["402"].category == "time" and by_id["407"].category == "time"
+    assert by_id["403"].explanation == "Erklärung: 月饼 🥮"
+    text = "\n".join(items.problems)
+    for part in ("record 3: field 'Prompt' missing", "record 4 (prompt_id 405.5): field 'prompt_id' is not an integer",
+                 "record 5 (prompt_id True): field 'prompt_id' is not an integer"):
+        assert f"spatio-temporal_reasoning_verified.json: {part}" in text, part
+
+
+def test_other_layouts_of_the_public_files(tmp_path):
+    folder = _public_verified(tmp_path)
+    (folder / "natural_science_verified.json").unlink()
+    (folder / "cultural_common_sense_verified.json").write_text("[{broken", encoding="utf-8")
+    items = wise_verified.load_items(tmp_path)
+    assert {i.category for i in items} == {"time", "space"} and len(items) == 240
+    text = "\n".join(items.problems)
+    assert "natural_science_verified.json: not found" in text and "cultural_common_sense_verified.json:1: invalid JSON" in text
+    # only the union file of all categories
+    union = tmp_path / "union" / "data_verified"
+    union.mkdir(parents=True)
+    (union / "merge.json").write_text((shared("WISE") / "data_verified" / "merge.json").read_text(encoding="utf-8"), encoding="utf-8")
+    merged = wise_verified.load_items(tmp_path / "union")
+    assert len(merged) == 1000 and not merged.problems
+    # the legacy files in the repository's older data/ layout
+    old = tmp_path / "old" / "data"
+    old.mkdir(parents=True)
+    for name in wise_legacy.FILES:
+        (old / name).write_text((shared("WISE") / "WISE_legacy" / "data" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    assert len(wise_legacy.load_items(tmp_path / "old")) == 1000

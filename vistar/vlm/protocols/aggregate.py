@@ -41,25 +41,26 @@ def genexam(df: pd.DataFrame) -> dict:
     for metric in ("genexam.strict", "genexam.relaxed"):
         ok, coverage = _rows(df, metric)
         for model, g in ok.groupby("model"):
-            subjects = _means_by(g, "subject")
-            out[model][metric] = {"subjects": subjects, "overall": float(g["score"].mean()), "coverage": coverage.get(model)}
+            subjects = _means_by(g, "subject")  # overall: unweighted mean over subjects, as the benchmark's cal_score.py
+            out[model][metric] = {"subjects": subjects, "overall": sum(subjects.values()) / len(subjects), "coverage": coverage.get(model)}
     return dict(out)
 
 
 def unieval(df: pd.DataFrame) -> dict:
-    """Accuracy per L2 tag, averaged into L1 and L1 into L0; UniScore = mean over L1 tags."""
+    """Accuracy per L2 tag, averaged into L1 and L1 into L0; UniScore = mean over L1 tags. Case score: per prompt
+    the share of right answers over all its images, averaged over prompts (the benchmark's case-UniScore)."""
     ok, coverage = _rows(df, "uniscore")
     out = {}
     for model, g in ok.groupby("model"):
         l2: dict[tuple, list[bool]] = defaultdict(list)
         letters: dict[str, int] = defaultdict(int)
-        prompt_all_right: dict[str, bool] = {}
+        per_prompt: dict[str, list[bool]] = defaultdict(list)   # every answer on every image of the prompt
         for pid, d in zip(g["prompt_id"], g["d"]):
-            answers = d.get("answers", [])
-            for a in answers:
+            for a in d.get("answers", []):
                 l2[tuple(a["tags"])].append(bool(a["correct"]))
                 letters[a["got"] or "invalid"] += 1
-            prompt_all_right[pid] = prompt_all_right.get(pid, True) and all(a["correct"] for a in answers)
+                per_prompt[pid].append(bool(a["correct"]))
+        cases = [v for v in per_prompt.values() if v]
         l2_acc = {t: sum(v) / len(v) for t, v in l2.items()}
         l1_acc = _roll_up(l2_acc)
         l0_acc = _roll_up(l1_acc)
@@ -68,8 +69,8 @@ def unieval(df: pd.DataFrame) -> dict:
                       "l0": {t0: acc for (t0,), acc in l0_acc.items()},
                       "l1": {" / ".join(t): a for t, a in l1_acc.items()},
                       "l2": {" / ".join(t): a for t, a in l2_acc.items()},
-                      "case_score": float(g["score"].mean()),
-                      "prompts_all_right": sum(prompt_all_right.values()) / len(prompt_all_right),
+                      "case_score": sum(sum(v) / len(v) for v in cases) / len(cases) if cases else None,
+                      "prompts_all_right": sum(all(v) for v in cases) / len(cases) if cases else None,
                       "options": {k: v / total for k, v in sorted(letters.items())} if total else {},
                       "invalid_rate": letters.get("invalid", 0) / total if total else None,
                       "coverage": coverage.get(model)}

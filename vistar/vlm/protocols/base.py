@@ -77,7 +77,7 @@ class Protocol:
 
 def read_json(path: Path):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:

@@ -4,12 +4,13 @@ Per item the judge answers every scoring point 0/1 (seeing the ground-truth imag
 and gives three global 0–2 scores (spelling, readability, logical consistency).
 strict = 1 iff all points are correct and all three globals are 2;
 relaxed = 0.7·Σ weights of correct points + 0.1·(spelling/2 + readability/2 + logic/2).
-Per-subject and overall scores are means over samples.
+Per subject: mean over samples; overall: the unweighted mean of the subject means (as the benchmark reports).
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from ..errors import ReplyFormatError
 from ..replies import Reply, boolean, int_score
 from .base import Items, Outcome, Protocol, Query, make_prompt
 
-NAME, VERSION = "genexam", "1"
+NAME, VERSION = "genexam", "2"  # 2: relaxed rounded as the benchmark rounds it
 GLOBALS = ("spelling", "readability", "logic")
 GLOBAL_ALIASES = {"spelling": (), "readability": ("clarity_and_readability",), "logic": ("logical_consistency",)}
 
@@ -54,21 +55,29 @@ class ExamItem:
 
 def load_items(data_dir: str | Path) -> Items:
     root = PROTOCOL.data_root(data_dir)
-    folder = root / "data" / "annotations"
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: GenExam annotations folder not found (expected data/annotations/*.jsonl)")
-    items, problems, seen = [], [], set()
-    for path in sorted(folder.glob("*.jsonl")):
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    folder = next((f for f in (root / "data" / "annotations", root / "annotations") if f.is_dir()), None)
+    if folder is None:
+        raise FileNotFoundError(f"{root}: GenExam annotations folder not found (expected data/annotations/*.jsonl)")
+    items, problems, first = [], [], {}   # first: id -> (file:line, item) where it was read
+    for path in sorted(folder.glob("*.jsonl")):  # per-subject files and/or the combined All_Subjects.jsonl
+        try:
+            lines = path.read_text(encoding="utf-8-sig").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{path}: cannot read, file skipped: {exc}")
+            continue
+        for lineno, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             item = _item(path, lineno, line, problems)
             if item is None:
                 continue
-            if item.id in seen:
-                problems.append(f"{path}:{lineno}: field 'id': duplicate '{item.id}'")
+            if item.id in first:  # the same exam in the combined file and its subject's file is read once
+                where, prev = first[item.id]
+                if (item.prompt, item.points) != (prev.prompt, prev.points):
+                    problems.append(f"{path}:{lineno}: field 'id': '{item.id}' was already read from {where} with other "
+                                    "content; this record is skipped")
                 continue
-            seen.add(item.id)
+            first[item.id] = (f"{path.name}:{lineno}", item)
             items.append(item)
     return Items(items, problems)
 
@@ -80,21 +89,48 @@ def _item(path: Path, lineno: int, line: str, problems: list[str]) -> ExamItem |
     except json.JSONDecodeError as exc:
         problems.append(f"{where}: invalid JSON: {exc.msg}")
         return None
-    if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("prompt"), str):
-        problems.append(f"{where}: fields 'id' and 'prompt' must be strings")
+    rid = rec.get("id") if isinstance(rec, dict) else None
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not isinstance(rec.get("prompt"), str):
+        problems.append(f"{where}: fields 'id' (string) and 'prompt' (string) are required")
         return None
-    raw = rec.get("scoring_points")
-    try:
-        points = tuple((str(p["question"]), float(p["score"])) for p in raw)
-    except (TypeError, KeyError, ValueError):
-        problems.append(f"{where}: field 'scoring_points' must be a list of {{question, score}}")
+    where = f"{where} (id {rid})"
+    points = _points(rec.get("scoring_points"))
+    if points is None:
+        problems.append(f"{where}: field 'scoring_points' must be a list of {{question: text, score: number}}")
         return None
     total = sum(w for _, w in points)
     if not points or any(w < 0 for _, w in points) or not math.isclose(total, 1.0, abs_tol=1e-3):
         problems.append(f"{where}: field 'scoring_points': weights must be non-negative and sum to 1 (sum {total:g})")
         return None
-    return ExamItem(rec["id"], path.stem, rec["prompt"], points, rec.get("image_path"),
+    image = rec.get("image_path")
+    return ExamItem(str(rid), _subject(rec, path), rec["prompt"], points, image if isinstance(image, str) and image else None,
                     str(rec.get("taxonomy") or ""), str(rec.get("difficulty") or ""))
+
+
+def _points(raw) -> tuple[tuple[str, float], ...] | None:
+    """(question, weight) pairs; weights may be written as numbers or numeric text."""
+    if not isinstance(raw, list):
+        return None
+    points = []
+    for p in raw:
+        q, w = (p.get("question"), p.get("score")) if isinstance(p, dict) else (None, None)
+        try:
+            weight = float(w) if not isinstance(w, bool) and isinstance(w, (int, float, str)) else math.nan
+        except ValueError:
+            weight = math.nan
+        if not isinstance(q, str) or not q.strip() or not math.isfinite(weight):
+            return None
+        points.append((q, weight))
+    return tuple(points)
+
+
+def _subject(rec: dict, path: Path) -> str:
+    """The record's `subject`, else its id's prefix (`Computer_Science_12`), else the file name: the combined
+    All_Subjects.jsonl holds every subject."""
+    if isinstance(rec.get("subject"), str) and rec["subject"].strip():
+        return rec["subject"].strip()
+    m = re.fullmatch(r"(.+)_\d+", str(rec["id"]))
+    return m.group(1) if m else path.stem
 
 
 def ground_truth_image(item: ExamItem, data_dir: Path | None) -> bytes | None:
@@ -134,10 +170,14 @@ def queries(item: ExamItem, criteria=None, data_dir=None) -> list[Query]:
 
 
 def scores(item: ExamItem, answer: dict) -> dict:
+    """As the benchmark's cal_score.py computes them, its rounding included (semantic 4, relaxed 3 decimals)."""
     correct = answer["points"]
     strict = float(all(correct) and all(answer[g] == 2 for g in GLOBALS))
-    relaxed = 0.7 * sum(w for (_, w), ok in zip(item.points, correct) if ok) + 0.1 * sum(answer[g] / 2 for g in GLOBALS)
-    return {"strict": strict, "relaxed": relaxed}
+    semantic = round(sum(w for (_, w), ok in zip(item.points, correct) if ok), 4)
+    relaxed = semantic * 0.7
+    for g in GLOBALS:  # added in the benchmark's order, so its float rounding matches too
+        relaxed += answer[g] * 0.1 / 2
+    return {"strict": strict, "relaxed": round(relaxed, 3)}
 
 
 def score(outcome: Outcome, which: str) -> tuple[float, dict]:

@@ -15,14 +15,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ReplyFormatError
+from ..errors import DataError, ReplyFormatError
 from ..replies import Reply, int_score
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json
 
 NAME, VERSION = "phybench", "1"
-CATEGORIES = {"force": "mechanics", "mechanics": "mechanics", "light": "optics", "optics": "optics",
-              "heat": "thermodynamics", "thermodynamics": "thermodynamics", "thermal": "thermodynamics",
-              "chem": "material", "material": "material", "materials": "material"}
+CATEGORIES = {"force": "mechanics", "mechanics": "mechanics", "mechanical": "mechanics", "light": "optics",
+              "optics": "optics", "optical": "optics", "heat": "thermodynamics", "thermodynamics": "thermodynamics",
+              "thermal": "thermodynamics", "chem": "material", "chemistry": "material", "material": "material",
+              "materials": "material", "wuli": "material"}  # wuli.json: physical properties of materials
 
 CRITERIA_SYSTEM = "You are an experienced physicist who writes grading rubrics for images of physical scenes."
 CRITERIA_USER = """Write detailed, item-specific scoring criteria for judging whether an image of the scene below
@@ -73,25 +74,30 @@ def load_items(data_dir: str | Path) -> Items:
         raise FileNotFoundError(f"{root}: no PhyBench JSON files (expected e.g. force.json, light.json, heat.json)")
     items, problems, seen = [], [], set()
     for path in files:
-        data = read_json(path)
+        try:
+            data = read_json(path)
+        except DataError as exc:
+            problems.append(f"{exc}; file skipped")
+            continue
         if not isinstance(data, list):
             problems.append(f"{path}: expected a JSON list of items; file skipped")
             continue
         counters: dict[str, int] = {}
         for n, rec in enumerate(data):
-            where = f"{path}: item {n}"
+            # the id counts every record of its law, usable or not, so ids stay aligned with the image names
+            law = str(rec.get("law") or "").strip() if isinstance(rec, dict) else ""
+            base = _ID_SAFE.sub("_", law or path.stem).strip("_") or path.stem
+            item_id = str(rec["id"]) if isinstance(rec, dict) and rec.get("id") else f"{base}_{counters.get(base, 0)}"
+            counters[base] = counters.get(base, 0) + 1
+            where = f"{path}: item {n} ({item_id})"
             if not isinstance(rec, dict) or not all(isinstance(rec.get(k), str) and rec[k].strip() for k in ("prompt", "normal")):
                 problems.append(f"{where}: fields 'prompt' and 'normal' (expected phenomenon) must be non-empty strings")
                 continue
-            category = CATEGORIES.get(str(rec.get("category", "")).lower()) or CATEGORIES.get(path.stem.lower())
+            category = _category(rec.get("category")) or _category(path.stem)
             if category is None:
                 problems.append(f"{where}: field 'category' missing and file name '{path.stem}' names no category "
                                 f"({', '.join(sorted(set(CATEGORIES.values())))})")
                 continue
-            law = str(rec.get("law") or "").strip()
-            base = _ID_SAFE.sub("_", law or path.stem).strip("_") or path.stem
-            item_id = str(rec["id"]) if rec.get("id") else f"{base}_{counters.get(base, 0)}"
-            counters[base] = counters.get(base, 0) + 1
             if item_id in seen:
                 problems.append(f"{where}: id '{item_id}' is a duplicate")
                 continue
@@ -100,6 +106,11 @@ def load_items(data_dir: str | Path) -> Items:
             items.append(PhyItem(item_id, category, law, rec["prompt"], str(rec.get("scene") or rec["prompt"]),
                                  rec["normal"], grading if isinstance(grading, str) and grading.strip() else None))
     return Items(items, problems)
+
+
+def _category(name) -> str | None:
+    """The category a name says ("Material Properties", "light", "chem_2"), or None."""
+    return next((CATEGORIES[w] for w in re.split(r"[^a-z]+", str(name or "").lower()) if w in CATEGORIES), None)
 
 
 def parse_criteria(text: str) -> str:

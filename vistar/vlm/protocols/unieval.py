@@ -1,8 +1,9 @@
 """UniEval (UniBench): 5-option multiple-choice questions per prompt, several images per prompt.
 
-The answer letter is the last `(X)`, else the last `X)`, else a trailing letter, else the option whose text
-the reply contains; otherwise the answer is invalid and counts as wrong. Accuracy per L2 tag is averaged
-into L1 tags and L1 into L0; the headline UniScore is the mean over L1 tags (see `aggregate`).
+The answer letter follows the benchmark's `check_answer`: the last `(X` or `X)`, else a trailing letter, else
+the option whose text occurs last in the reply; otherwise the answer is invalid and counts as wrong. Accuracy
+per L2 tag is averaged into L1 tags and L1 into L0; the headline UniScore is the mean over L1 tags (see
+`aggregate`).
 """
 from __future__ import annotations
 
@@ -10,16 +11,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ReplyFormatError
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json
 
-NAME, VERSION = "unieval", "1"
+NAME, VERSION = "unieval", "2"  # 2: letter extraction as the benchmark's check_answer
 LETTERS = "ABCDE"
 SYSTEM = "You answer multiple-choice questions about an image. Look at the image carefully."
 USER = "{question}"  # the benchmark's own question text already asks for the letter format
 
-_PAREN = re.compile(r"\(([A-E])\)")
-_HALF = re.compile(r"(?<![A-Za-z])([A-E])\)")
+_LETTER = re.compile(r"\(([A-E])(?![A-Za-z])|(?<![A-Za-z])([A-E])\)")  # "(C", "C)" or "(C)"
 _TRAIL = re.compile(r"(?<![A-Za-z])([A-E])[\s.!)\]]*$")
 _OPTION = re.compile(r"\(([A-E])\)\s*(.*?)(?=,\s*\([A-E]\)|\n|$)")
 
@@ -51,16 +50,16 @@ def options_of(question: str) -> dict[str, str]:
 def answer_letter(reply: str, options: dict[str, str]) -> str | None:
     """The protocol's letter extraction; None is an invalid answer."""
     text = reply.strip()
-    for pattern in (_PAREN, _HALF):
-        found = pattern.findall(text)
-        if found:
-            return found[-1]
+    found = _LETTER.findall(text)
+    if found:
+        return "".join(found[-1])
     m = _TRAIL.search(text)
     if m:
         return m.group(1)
     lowered = text.lower()
-    hits = [k for k, v in options.items() if v and v.lower() in lowered]
-    return hits[0] if len(hits) == 1 else None
+    positions = {k: lowered.rfind(v.lower()) for k, v in options.items() if v}
+    last = max(positions, key=positions.get, default=None)
+    return last if last is not None and positions[last] >= 0 else None
 
 
 def load_items(data_dir: str | Path) -> Items:
@@ -70,31 +69,52 @@ def load_items(data_dir: str | Path) -> Items:
     data = read_json(path)
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of prompts")
-    items, problems = [], []
+    items, problems, seen = [], [], set()
     for n, rec in enumerate(data):
         where = f"{path}: record {n}"
-        if not isinstance(rec, dict) or not isinstance(rec.get("prompt"), str) or "prompt_id" not in rec:
-            problems.append(f"{where}: fields 'prompt' (string) and 'prompt_id' are required")
+        pid = rec.get("prompt_id") if isinstance(rec, dict) else None
+        if not isinstance(rec, dict) or not isinstance(rec.get("prompt"), str) or isinstance(pid, bool) or not isinstance(pid, (str, int)):
+            problems.append(f"{where}: fields 'prompt' (string) and 'prompt_id' (string or integer) are required")
             continue
-        qas, bad = [], None
-        for j, qa in enumerate(rec.get("QAs") or []):
-            tags = tuple(t.strip() for t in str(qa.get("tag", "")).split(",")) if isinstance(qa, dict) else ()
-            if not isinstance(qa, dict) or qa.get("answer") not in tuple(LETTERS) or len(tags) != 3 or not qa.get("question"):
-                bad = f"{where}: QAs[{j}]: needs 'question', 'answer' (A-E) and a three-level 'tag'"
-                break
-            qas.append(QA(str(qa.get("QA_id", j)), str(qa["question"]), qa["answer"], tags, options_of(str(qa["question"]))))
-        if bad or not qas:
-            problems.append(bad or f"{where}: field 'QAs' is empty")
+        if str(pid) in seen:
+            problems.append(f"{where}: field 'prompt_id': duplicate '{pid}'")
             continue
-        items.append(UniItem(str(rec["prompt_id"]), rec["prompt"], tuple(qas)))
+        qas = []
+        for j, raw in enumerate(rec.get("QAs") if isinstance(rec.get("QAs"), list) else []):
+            qa = _qa(raw, j, {q.id for q in qas})
+            if isinstance(qa, str):
+                problems.append(f"{where} (prompt_id {pid}): QAs[{j}]: {qa}")
+            else:
+                qas.append(qa)
+        if not qas:
+            problems.append(f"{where} (prompt_id {pid}): field 'QAs' has no usable question")
+            continue
+        seen.add(str(pid))
+        items.append(UniItem(str(pid), rec["prompt"], tuple(qas)))
     return Items(items, problems)
+
+
+def _qa(raw, j: int, taken: set) -> QA | str:
+    """One question, or why it cannot be used."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("question"), str) or not raw["question"].strip():
+        return "needs a 'question' string"
+    answer = str(raw.get("answer", "")).strip().strip("()").strip().upper()
+    tag = raw.get("tag")
+    tags = tuple(str(t).strip() for t in (tag if isinstance(tag, (list, tuple)) else str(tag or "").split(",")))
+    if answer not in tuple(LETTERS):
+        return f"field 'answer' must be a letter A-E, got {raw.get('answer')!r}"
+    if len(tags) != 3 or not all(tags):
+        return f"field 'tag' must name three levels (L0, L1, L2), got {tag!r}"
+    qid = str(raw.get("QA_id", j))
+    if qid in taken:
+        return f"field 'QA_id': duplicate '{qid}' within the prompt"
+    return QA(qid, raw["question"], answer, tags, options_of(raw["question"]))
 
 
 def make_parser(qa: QA):
     def parse(text: str) -> dict:
-        if not isinstance(text, str):
-            raise ReplyFormatError("empty reply")
-        return {"letter": answer_letter(text, qa.options)}
+        letter = answer_letter(text, qa.options)
+        return {"letter": letter} if letter else {"letter": None, "reply": text[:300]}  # invalid: keep what it said
     return parse
 
 
@@ -107,8 +127,10 @@ def score(outcome: Outcome) -> tuple[float, dict]:
     item: UniItem = outcome.item
     answers = []
     for qa in item.qas:
-        got = (outcome.answers.get(f"qa{qa.id}") or {}).get("letter")
-        answers.append({"qa": qa.id, "tags": list(qa.tags), "expected": qa.answer, "got": got, "correct": got == qa.answer})
+        answer = outcome.answers.get(f"qa{qa.id}") or {}
+        got = answer.get("letter")
+        answers.append({"qa": qa.id, "tags": list(qa.tags), "expected": qa.answer, "got": got, "correct": got == qa.answer,
+                        **({"reply": answer.get("reply", "")} if got is None else {})})
     return sum(a["correct"] for a in answers) / len(answers), {"answers": answers}
 
 

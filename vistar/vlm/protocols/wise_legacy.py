@@ -43,7 +43,8 @@ def wiscore(consistency: int, realism: int, aesthetic_quality: int) -> float:
 
 
 def load_items(data_dir: str | Path):
-    return load_wise(PROTOCOL.data_root(data_dir) / "WISE_legacy" / "data", FILES, RANGES, NAME)
+    root = PROTOCOL.data_root(data_dir)
+    return load_wise([root / "WISE_legacy" / "data", root / "data", root], FILES, RANGES, NAME)
 
 
 def queries(item: WiseItem, criteria=None, data_dir=None) -> list[Query]:

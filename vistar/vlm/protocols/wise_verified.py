@@ -35,7 +35,8 @@ def parse(text: str) -> dict:
 
 
 def load_items(data_dir: str | Path):
-    return load_wise(PROTOCOL.data_root(data_dir) / "data_verified", FILES, RANGES, NAME)
+    root = PROTOCOL.data_root(data_dir)
+    return load_wise([root / "data_verified", root], FILES, RANGES, NAME, union="merge.json")
 
 
 def queries(item: WiseItem, criteria=None, data_dir=None) -> list[Query]:
