@@ -85,6 +85,48 @@ def test_invalid_ids_and_numeric_jsonl_ids(tmp_path):
 
 
 def test_unreadable_file_is_an_error_not_a_crash(tmp_path):
-    (tmp_path / "x.vistar").write_bytes(b"a: [GD|TR] \xff\xfe\n")
-    (err,) = read_prompts(tmp_path / "x.vistar").errors
+    (err,) = read_prompts(tmp_path / "missing.vistar").errors
     assert err.field == "file" and "cannot read" in str(err)
+    (tmp_path / "u16.vistar").write_text('a: [GD|TR] "A"\n', encoding="utf-16")
+    (err,) = read_prompts(tmp_path / "u16.vistar").errors
+    assert err.field == "encoding" and "UTF-16" in str(err)
+
+
+def test_a_line_that_is_not_utf8_costs_only_that_line(tmp_path):
+    f = tmp_path / "latin1.vistar"
+    f.write_bytes('a: [GD|TR] Caf\xe9 "Caf\xe9"\nb: [GD|TR] "B"\r\nc: [GD|TR] "C"\rz\xff: x\n'.encode("latin-1"))
+    read = read_prompts(f)
+    assert [p.id for p in read.prompts] == ["b", "c"]  # CRLF and a lone CR end lines as LF does
+    first, last = read.errors
+    assert (first.location, first.column, first.field, first.prompt_id) == (f"{f}:1", 15, "encoding", "a")
+    assert "byte 0xE9 is not UTF-8" in str(first) and (last.location, last.prompt_id) == (f"{f}:4", None)
+    j = tmp_path / "latin1.jsonl"
+    j.write_bytes(b'{"id": "a", "prompt": "[GD|TR] Caf\xe9"}\n{"id": "b", "prompt": "[GD|TR] \\"B\\""}\n')
+    read = read_prompts(j)
+    assert [p.id for p in read.prompts] == ["b"] and read.errors[0].prompt_id == "a"
+    assert read.errors[0].column == len('{"id": "a", "prompt": "[GD|TR] Caf') + 1
+
+
+def test_lone_surrogates_and_overflowing_numbers_are_errors(tmp_path):
+    for text, column, says in (('[GD|TR] x {t="\\ud800 a"}', 14, "without its pair"),
+                               ("[GD|TR] x {n=1e999}", 14, "number 1e999 is out of range")):
+        with pytest.raises(PromptSyntaxError, match=says) as exc:
+            parse_prompt(text)
+        assert exc.value.column == column
+    assert parse_prompt('[GD|TR] x {t="\\ud83d\\ude00"}').controls == {"t": "\U0001F600"}  # a pair is one character
+    f = tmp_path / "s.jsonl"
+    f.write_text(json.dumps({"id": "a", "prompt": "[GD|TR] \ud800"}) + "\n" + json.dumps({"id": "b", "prompt": "[GD|TR] \"B\"", "src": "\udc80"})
+                 + '\n{"ID": "c", "prompt": "[GD|TR]"}\n[{"id": "d"}]\n')
+    read = read_prompts(f)
+    assert read.prompts == [] and [(e.field, e.prompt_id) for e in read.errors] == [("record", "a"), ("record", "b"), ("id", None),
+                                                                                     ("record", None)]
+    assert "missing" in str(read.errors[2]) and "one {...} per line" in str(read.errors[3])
+
+
+def test_long_lines_show_the_part_around_the_column():
+    core = "x" * 3000
+    with pytest.raises(PromptSyntaxError) as exc:
+        parse_prompt(f'[GD|TR] {core} {{t="A" zap}}')
+    line, caret = exc.value.excerpt.split("\n")
+    assert len(line) < 200 and line.startswith("  …") and line.endswith("zap}")
+    assert line[_caret_col(caret) + 1] == "z"  # the caret still sits under the offending character

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import unicodedata
 
+EXCERPT_CHARS = 160  # longer lines are shown around the error's column only
+
 
 def caret_line(text: str, column: int) -> str:
     """Spaces up to `column` (1-based) then '^', keeping tabs and double-width characters aligned in a terminal."""
@@ -29,7 +31,13 @@ class PromptSyntaxError(ValueError):
 
     @property
     def excerpt(self) -> str:
-        return f"  {self.text}\n  {caret_line(self.text, self.column)}"
+        text, column = self.text, self.column
+        if len(text) > EXCERPT_CHARS:  # a very long line: the part around the column, cut ends marked '…'
+            start = max(0, min(column - 1 - EXCERPT_CHARS // 2, len(text) - EXCERPT_CHARS))
+            end = start + EXCERPT_CHARS
+            text = ("…" if start else "") + text[start:end] + ("…" if end < len(self.text) else "")
+            column += (1 if start else 0) - start
+        return f"  {text}\n  {caret_line(text, column)}"
 
 
 class PromptValidationError(ValueError):

@@ -1,10 +1,12 @@
 """Read prompt files: `.vistar` (one `ID: PROMPT` per line) and JSONL (`id`, `prompt`, extra metadata).
 
 Errors name `file:line:column`; for JSONL the column is in the raw JSON line (escapes accounted for),
-so it matches what an editor shows.
+so it matches what an editor shows. Lines are decoded one by one: a line that is not UTF-8 is an error of
+that line, never of the whole file.
 """
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from dataclasses import dataclass, field
@@ -13,11 +15,11 @@ from pathlib import Path
 
 from .errors import PromptSyntaxError, PromptValidationError
 from .model import Prompt
-from .parser import parse_prompt
+from .parser import LONE_SURROGATE, LONE_SURROGATE_ERROR, parse_prompt
 
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _LINE_RE = re.compile(r"^\s*(?P<id>[^\s:]+)\s*:\s*(?P<prompt>.*)$")
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")  # .json: JSON Lines files are often named so
 
 
 @dataclass
@@ -44,13 +46,21 @@ def read_prompts(path: str | Path) -> PromptFile:
     path = Path(path)
     result = PromptFile()
     try:
-        text = path.read_text(encoding="utf-8-sig")  # -sig: a BOM written by some editors is not part of the first id
-    except (OSError, UnicodeDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         result.errors.append(PromptValidationError(str(path), "file", f"cannot read: {exc}"))
         return result
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        result.errors.append(PromptValidationError(str(path), "encoding", "the file is UTF-16 text; save it as UTF-8"))
+        return result
+    # a BOM written by some editors is not part of the first id; CRLF and CR end lines as LF does. Not
+    # splitlines(): U+2028 and friends may sit inside a core
+    raw = data.removeprefix(codecs.BOM_UTF8).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    bad = {n: problem for n, line in enumerate(raw, start=1) if (problem := _not_utf8(line))}
+    lines = [line.decode("utf-8", "replace") for line in raw]
     reader = _read_jsonl if path.suffix.lower() in JSONL_SUFFIXES else _read_vistar
     seen: dict[str, str] = {}
-    for item in reader(path, text.split("\n")):  # not splitlines(): U+2028 and friends may sit inside a core
+    for item in reader(path, lines, bad):
         if isinstance(item, Exception):
             result.errors.append(item)
         elif item.id in seen:
@@ -62,20 +72,35 @@ def read_prompts(path: str | Path) -> PromptFile:
     return result
 
 
+def _not_utf8(raw: bytes) -> tuple[int, str] | None:
+    """(1-based column, message) for a line that is not UTF-8, None for a good one."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        column = len(raw[:exc.start].decode("utf-8", "replace")) + 1
+        return column, f"byte 0x{raw[exc.start]:02X} is not UTF-8 text; save the file as UTF-8"
+    return None
+
+
 def _check_id(pid, location: str) -> PromptValidationError | None:
+    if pid is None:
+        return PromptValidationError(location, "id", "missing: each record needs an \"id\"")
     if not isinstance(pid, str) or not ID_RE.fullmatch(pid):
         return PromptValidationError(location, "id", f"invalid id {pid!r}: use letters, digits, '_', '.', '-' "
                                                      "(starting with a letter or digit)")
     return None
 
 
-def _read_vistar(path: Path, lines: list[str]):
+def _read_vistar(path: Path, lines: list[str], bad: dict[int, tuple[int, str]]):
     for lineno, line in enumerate(lines, start=1):
-        line = line.rstrip("\r")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         location = f"{path}:{lineno}"
         match = _LINE_RE.match(line)
+        if lineno in bad:  # the id, when readable, lets the engine say which images lost their prompt
+            pid = match["id"] if match and ID_RE.fullmatch(match["id"]) else None
+            yield PromptSyntaxError(bad[lineno][1], line, bad[lineno][0], location, pid, field="encoding")
+            continue
         if not match:  # point just after the first word, where the ':' belongs
             word = re.match(r"\s*[^\s:]*", line)
             yield PromptSyntaxError("expected ':' after the id (lines are 'ID: [ROLE|ANGLE] core {...}')", line,
@@ -91,25 +116,35 @@ def _read_vistar(path: Path, lines: list[str]):
             yield PromptSyntaxError(exc.message, line, exc.column + offset, location, match["id"])
 
 
-def _read_jsonl(path: Path, lines: list[str]):
+def _read_jsonl(path: Path, lines: list[str], bad: dict[int, tuple[int, str]]):
     for lineno, line in enumerate(lines, start=1):
-        line = line.rstrip("\r")
         if not line.strip():
             continue
         location = f"{path}:{lineno}"
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield PromptSyntaxError(f"invalid JSON: {exc.msg}", line, exc.colno, location, field="record")
-            continue
-        if not isinstance(record, dict):
-            yield PromptValidationError(location, "record", "each line must be a JSON object")
-            continue
-        pid, dsl = record.pop("id", None), record.pop("prompt", None)
+            record = exc
+        pid = record.get("id") if isinstance(record, dict) else None
         if isinstance(pid, int) and not isinstance(pid, bool):
             pid = str(pid)  # numeric ids are common in datasets; they become their decimal string
+        if lineno in bad:
+            yield PromptSyntaxError(bad[lineno][1], line, bad[lineno][0], location,
+                                    pid if isinstance(pid, str) and ID_RE.fullmatch(pid) else None, field="encoding")
+            continue
+        if isinstance(record, json.JSONDecodeError):
+            yield PromptSyntaxError(f"invalid JSON: {record.msg}", line, record.colno, location, field="record")
+            continue
+        if not isinstance(record, dict):
+            yield PromptValidationError(location, "record", "each line must be a JSON object (JSON Lines: one {...} per line)")
+            continue
+        dsl = record.pop("prompt", None)
+        record.pop("id", None)
         if (err := _check_id(pid, location)) is not None:
             yield err
+            continue
+        if LONE_SURROGATE.search(json.dumps(record, ensure_ascii=False) + (dsl if isinstance(dsl, str) else "")):
+            yield PromptValidationError(location, "record", LONE_SURROGATE_ERROR, prompt_id=pid)
             continue
         if not isinstance(dsl, str):
             yield PromptValidationError(location, "prompt", "missing or not a string", prompt_id=pid)

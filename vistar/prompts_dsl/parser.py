@@ -16,6 +16,8 @@ from .model import Prompt
 CODE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _INT_RE = re.compile(r"-?\d+")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON allows a lone \uD83D escape; no file or table can store it
+LONE_SURROGATE_ERROR = "a \\uD800-\\uDFFF escape without its pair is not a character"
 
 
 @lru_cache(maxsize=1)
@@ -60,11 +62,17 @@ class _ToPrompt(Transformer):
         return list(items)
 
     def string(self, items):
-        return json.loads(str(items[0]), strict=False)  # strict=False: a raw tab inside quotes is just a tab
+        value = json.loads(str(items[0]), strict=False)  # strict=False: a raw tab inside quotes is just a tab
+        if LONE_SURROGATE.search(value):
+            raise _AtColumn(LONE_SURROGATE_ERROR, items[0].column)
+        return value
 
     def number(self, items):
         text = str(items[0])
-        return int(text) if _INT_RE.fullmatch(text) else float(text)
+        value = int(text) if _INT_RE.fullmatch(text) else float(text)
+        if not math.isfinite(value):
+            raise _AtColumn(f"number {text} is out of range", items[0].column)
+        return value
 
 
 def parse_prompt(text: str, *, id: str | None = None, location: str = "<string>", metadata: dict | None = None) -> Prompt:
