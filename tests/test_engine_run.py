@@ -92,8 +92,12 @@ def test_invalid_prompts_are_reported_for_their_images(tmp_path, fake):
         row = df.loc[(pid, "TR")]
         assert row.status == "error" and pd.isna(row.score) and f"invalid prompt '{pid}'" in row.error and says in row.error
     assert "unparsable" not in df.index.get_level_values(0)
+    assert f"invalid prompt 'badrole': {p}:2: field 'role'" in df.loc[("badrole", "TR"), "error"]  # names file and line
+    assert f"{p}:6: duplicate id 'dup'" in df.loc[("dup", "TR"), "error"]
     kinds = {(p["kind"], p["item"]) for p in problems(tmp_path / "run")}
     assert ("image_of_invalid_prompt", "m/unparsable.png") in kinds
+    unparsable = next(q for q in problems(tmp_path / "run") if q["item"] == "m/unparsable.png")
+    assert f"{p}:4: unexpected '}}'" in unparsable["message"]
     assert not any(k == "unmatched_image" for k, _ in kinds)
 
 
@@ -211,6 +215,7 @@ def test_cli_score_prints_summary_and_writes_run_json(tmp_path, fake):
     assert res.exit_code == 0, res.output
     assert "scored 2 rows (2 ok)" in res.output and "prompt_without_image" in res.output
     assert "c: [GD|TR] x {text=}" in res.output  # problem excerpts are printed verbatim, not eaten as markup
+    assert "prompt_without_image: b: no image for this prompt" in res.output  # which prompt, not just the kind
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert meta["status"] == "complete" and meta["metric_versions"] == {"TR": "1", "TR.odd": "1"}
     assert meta["stage_versions"] == {"fake_stats": "1"} and meta["batch_size"] == 3
@@ -241,5 +246,89 @@ def test_manifest_explicit_samples_bad_rows_and_one_image_for_two_prompts(tmp_pa
     tr = read_scores(tmp_path / "run").query("metric == 'TR'").set_index("prompt_id")
     assert tr.loc["p1", "sample"] == 3 and tr.loc["p2", "sample"] == 0 and (tr.image == "x.png").all()
     messages = {p["item"]: p["message"] for p in problems(tmp_path / "run") if p["kind"] == "unmatched_image"}
-    assert "sample must be a non-negative integer, not 'two'" in messages["y.png"]
+    assert "sample must be an integer from 0 to 2147483647, not 'two'" in messages["y.png"]
     assert "listed twice" in messages["x.png"]
+
+
+def test_an_edited_angle_replaces_the_rows_of_the_old_angle(tmp_path, fake):
+    imgs, run = tmp_path / "imgs", tmp_path / "run"
+    png(imgs / "m" / "a.png")
+    png(imgs / "m" / "b.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"'])
+    run_score(ScoreConfig(imgs, p, run))
+    prompts(p, ['a: [ED|LI] a lamp lights a ball {light="left"}', 'b: [GD|TR] "B"'])
+    again = run_score(ScoreConfig(imgs, p, run))
+    assert (again.reused, again.scored) == (2, 1)
+    df = read_scores(run)
+    assert list(df[df.prompt_id == "a"].metric) == ["LI"]  # the TR rows answered a prompt that is gone
+    assert len(df) == 3 and len(pd.read_parquet(run / "scores.parquet")) == 3
+
+
+def test_odd_file_names_links_and_formats_get_rows_or_problems(tmp_path, fake):
+    imgs = tmp_path / "imgs"
+    png(imgs / "m" / "a.png")
+    png(imgs / "m" / "a\udcff.png")         # a name that is not UTF-8 (byte 0xFF)
+    png(imgs / "m\udce9" / "a.png")          # a model folder named in Latin-1
+    (imgs / "m" / "b.png").symlink_to(tmp_path / "gone.png")  # dangling link
+    (imgs / "m" / "c.heic").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(8))
+    png(imgs / "m" / "a_99999999999.png")    # a sample number the store cannot hold
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"', 'c: [GD|TR] "C"'])
+    run_score(ScoreConfig(imgs, p, tmp_path / "run"))
+    tr = read_scores(tmp_path / "run").query("metric == 'TR'").set_index("image")
+    assert sorted(tr.index) == ["m/a.png", "m/b.png", "m/c.heic", "m\\xe9/a.png"]
+    assert tr.loc["m\\xe9/a.png", "status"] == "ok" and tr.loc["m\\xe9/a.png", "model"] == "m\\xe9"
+    assert tr.loc["m/b.png", "status"] == "error" and "cannot read file" in tr.loc["m/b.png", "error"]
+    assert tr.loc["m/c.heic", "status"] == "error" and "cannot decode .heic files" in tr.loc["m/c.heic", "error"]
+    found = {q["item"]: q["message"] for q in problems(tmp_path / "run") if q["kind"] == "unmatched_image"}
+    assert found == {"m/a\\xff.png": "no prompt with id 'a\\xff'",
+                     "m/a_99999999999.png": "sample 99999999999 is too large (at most 2147483647)"}
+
+
+def test_manifest_header_case_blank_lines_and_oversized_samples(tmp_path, fake):
+    png(tmp_path / "flat" / "x.png")
+    png(tmp_path / "flat" / "y.png")
+    m = tmp_path / "m.csv"
+    m.write_text(" Image , Prompt_ID,MODEL,Sample\n\nx.png,p1,alpha,\ny.png,p1,alpha,99999999999\n")
+    p = prompts(tmp_path / "p.vistar", ['p1: [GD|TR] "A"'])
+    run_score(ScoreConfig(tmp_path / "flat", p, tmp_path / "run", manifest=m))
+    assert list(read_scores(tmp_path / "run").query("metric == 'TR'").image) == ["x.png"]
+    messages = {q["item"]: q["message"] for q in problems(tmp_path / "run") if q["kind"] == "unmatched_image"}
+    assert messages["y.png"] == f"{m}:4: sample must be an integer from 0 to 2147483647, not '99999999999'"
+
+
+def test_a_prompt_line_that_is_not_utf8_costs_only_its_images(tmp_path, fake):
+    png(tmp_path / "imgs" / "m" / "a.png")
+    png(tmp_path / "imgs" / "m" / "b.png")
+    p = tmp_path / "p.vistar"
+    p.write_bytes('a: [GD|TR] "Caf\xe9"\nb: [GD|TR] "B"\n'.encode("latin-1"))
+    run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run"))
+    assert set(read_scores(tmp_path / "run").prompt_id) == {"b"}
+    found = {(q["kind"], q["item"]): q["message"] for q in problems(tmp_path / "run")}
+    assert "byte 0xE9 is not UTF-8" in found[("image_of_invalid_prompt", "m/a.png")]
+    assert f"{p}:1" in found[("image_of_invalid_prompt", "m/a.png")]
+
+
+def test_out_that_is_a_file_or_cannot_be_created_is_a_clear_refusal(tmp_path, fake):
+    png(tmp_path / "imgs" / "m" / "a.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
+    (tmp_path / "file").write_text("x")
+    for out in (tmp_path / "file", tmp_path / "file" / "run"):
+        res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(out)])
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        said = " ".join(res.output.replace("│", " ").split())  # typer draws a box around its message
+        assert "is a file" in said or "Not a directory" in said, said
+
+
+def test_an_images_folder_and_prompt_file_named_in_another_encoding(tmp_path, fake):
+    imgs, run = tmp_path / "imgs\udce9", tmp_path / "run"  # Latin-1 'é' in the names: not UTF-8
+    png(imgs / "m" / "a.png")
+    png(imgs / "m" / "bad.png")
+    (imgs / "m" / "gone.png").symlink_to(tmp_path / "nowhere.png")
+    p = prompts(tmp_path / "p\udce9.vistar", ['a: [GD|TR] "A"', 'bad: [XX|TR] "B"', 'gone: [GD|TR] "C"'])
+    run_score(ScoreConfig(imgs, p, run))
+    tr = read_scores(run).query("metric == 'TR'").set_index("prompt_id")
+    assert tr.loc["a", "status"] == "ok"
+    assert "p\\udce9.vistar:2: field 'role'" in tr.loc["bad", "error"]  # stored as an escape, not a crash
+    assert "imgs\\udce9" in tr.loc["gone", "error"]
+    assert any(f"{p}:2" in q["message"] for q in problems(run))  # problems.jsonl reads back the very name
+    assert run_score(ScoreConfig(imgs, p, run)).reused == 6

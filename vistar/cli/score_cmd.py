@@ -24,7 +24,9 @@ def print_problems(problems: list[dict], out_dir: Path, per_kind: int = 10) -> N
     for problem in problems:
         shown[problem["kind"]] += 1
         if shown[problem["kind"]] <= per_kind:
-            console.print(f"[yellow]{problem['kind']}[/]: {escape(str(problem['message']))}", highlight=False, soft_wrap=True)
+            item, message = str(problem["item"]), str(problem["message"])
+            what = message if item in message else f"{item}: {message}"  # name the file/prompt once
+            console.print(f"[yellow]{problem['kind']}[/]: {escape(what)}", highlight=False, soft_wrap=True)
     hidden = {k: n - per_kind for k, n in shown.items() if n > per_kind}
     if hidden:
         more = ", ".join(f"{n} more {k}" for k, n in sorted(hidden.items()))
@@ -34,7 +36,7 @@ def print_problems(problems: list[dict], out_dir: Path, per_kind: int = 10) -> N
 def score(
     images: Path = typer.Argument(..., exists=True, file_okay=False, help="IMAGES/<model>/<prompt_id>[_<k>].<ext>"),
     prompts: Optional[Path] = typer.Option(None, "--prompts", exists=True, dir_okay=False, help=".vistar or .jsonl prompt file (or use --suite)"),
-    out_dir: Path = typer.Option(..., "--out", help="Run directory (created; rerun to resume)"),
+    out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Run directory (created; rerun to resume)"),
     angles: Optional[str] = typer.Option(None, "--angles", help="Comma-separated angle codes to score, e.g. TR,LI"),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
@@ -82,7 +84,7 @@ def score(
         task = bar.add_task("scoring images", total=None)
         try:
             summary = run_score(cfg, progress=lambda done, total: bar.update(task, completed=done, total=total))
-        except (RunLocked, OntologyError, FileNotFoundError, ValueError) as exc:
+        except (RunLocked, OntologyError, OSError, ValueError) as exc:  # OSError: e.g. --out not writable
             fail(str(exc))
     print_problems(summary.problems, out_dir)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.rows_by_status.items())) or "nothing new"

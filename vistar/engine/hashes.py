@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .images import file_sha256
+from .images import file_sha256, printable_path
 
 CACHE = ".hashes.parquet"
 RACY_S = 2.0
@@ -42,7 +42,7 @@ def hash_files(paths: list[Path], run_dir: Path, threads: int = 4) -> dict[Path,
         except OSError as exc:
             result[path] = exc
             continue
-        hit = cached.get(str(path))
+        hit = cached.get(printable_path(str(path)))
         if hit and hit[:3] == (st.st_size, st.st_mtime_ns, st.st_ino):
             result[path] = hit[3]
         else:
@@ -58,7 +58,7 @@ def hash_files(paths: list[Path], run_dir: Path, threads: int = 4) -> dict[Path,
         for path, sha in zip(todo, pool.map(one, todo)):
             result[path] = sha
     horizon = time.time_ns() - int(RACY_S * 1e9)
-    rows = [{"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "sha256": result[p]}
+    rows = [{"path": printable_path(str(p)), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "sha256": result[p]}
             for p, st in stats.items() if isinstance(result[p], str) and st.st_mtime_ns < horizon]
     tmp = run_dir / f".{CACHE}.tmp"
     pq.write_table(pa.Table.from_pylist(rows, schema=_SCHEMA), tmp)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import math
 import re
 from dataclasses import dataclass
@@ -14,9 +15,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
-IMAGE_EXTS = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff", ".gif"}
+# .heic/.heif have no decoder in Pillow: listed so such files become error rows naming the file, not silently ignored
+IMAGE_EXTS = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff", ".gif", ".avif", ".heic", ".heif"}
 MIN_SIDE = 8                 # smaller images carry no scorable content
 DEFAULT_MAX_PIXELS = 64_000_000  # decoded pixels we accept; JPEGs above it are draft-decoded smaller
+MAX_SAMPLE = 2**31 - 1       # the store's `sample` column is int32
 _SAMPLE_RE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
 
 ImageFile.LOAD_TRUNCATED_IMAGES = False
@@ -79,6 +82,8 @@ def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path 
                 rec = ImageRecord(rec.path, rec.rel, rec.model, m["pid"], int(m["k"]))
         if rec.prompt_id not in prompt_ids:
             unmatched[rec.rel] = f"no prompt with id '{rec.prompt_id}'"
+        elif rec.sample > MAX_SAMPLE:
+            unmatched[rec.rel] = f"sample {rec.sample} is too large (at most {MAX_SAMPLE})"
         elif (rec.rel, rec.model, rec.prompt_id, rec.sample) in seen:
             unmatched[rec.rel] = f"listed twice for model '{rec.model}', prompt '{rec.prompt_id}', sample {rec.sample}"
         else:
@@ -89,40 +94,55 @@ def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path 
     return Mapping(records, dict(sorted(unmatched.items())), sorted(prompt_ids - used))
 
 
+def printable_path(name: str) -> str:
+    """A file name that is not valid UTF-8 (its bytes arrive as surrogate escapes) with those bytes written as
+    `\\xNN`: the store, problems.jsonl and terminals only take real text."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _from_layout(root: Path, unmatched: dict[str, str]):
     for path in sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTS):
-        unmatched[path.name] = "not inside a <model>/ folder"
+        unmatched[printable_path(path.name)] = "not inside a <model>/ folder"
     for model_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for path in sorted(model_dir.rglob("*")):
-            if path.is_file() and path.suffix.lower() in IMAGE_EXTS:
-                rel = path.relative_to(root).as_posix()
-                stem = path.relative_to(model_dir).with_suffix("").as_posix()
-                yield ImageRecord(path, rel, model_dir.name, stem, 0)
+            # a dangling symlink is kept: its rows say the file cannot be read instead of the image vanishing
+            if (path.is_file() or (path.is_symlink() and not path.exists())) and path.suffix.lower() in IMAGE_EXTS:
+                rel = printable_path(path.relative_to(root).as_posix())
+                stem = printable_path(path.relative_to(model_dir).with_suffix("").as_posix())
+                yield ImageRecord(path, rel, printable_path(model_dir.name), stem, 0)
 
 
 def _from_manifest(root: Path, manifest, unmatched: dict[str, str]):
-    """Rows of the manifest; `image` is relative to IMAGES (or absolute). A bad row is reported, not fatal."""
-    with open(manifest, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        missing = {"image", "prompt_id", "model"} - set(reader.fieldnames or [])
-        if missing:
-            raise ValueError(f"{manifest}: manifest lacks column(s) {', '.join(sorted(missing))}")
-        counts: dict[tuple[str, str], int] = {}
-        for lineno, row in enumerate(reader, start=2):
-            image, pid, model = ((row.get(c) or "").strip() for c in ("image", "prompt_id", "model"))
-            if not image or not pid or not model:
-                unmatched[f"{manifest}:{lineno}"] = "manifest row needs image, prompt_id and model"
-                continue
-            path = (root / image).resolve()
-            rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-            raw_sample = (row.get("sample") or "").strip()
-            if raw_sample and not raw_sample.isdigit():
-                unmatched[rel] = f"{manifest}:{lineno}: sample must be a non-negative integer, not '{raw_sample}'"
-                continue
-            key = (model, pid)
-            sample = int(raw_sample) if raw_sample else counts.get(key, 0)
-            counts[key] = max(counts.get(key, 0), sample + 1)
-            yield ImageRecord(path, rel, model, pid, sample)
+    """Rows of the manifest; `image` is relative to IMAGES (or absolute). A bad row is reported, not fatal.
+    Column names are matched without case or surrounding spaces (`Image, Prompt_ID` works)."""
+    try:
+        with open(manifest, newline="", encoding="utf-8-sig") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{manifest}: manifest is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader.fieldnames = [(f or "").strip().lower() for f in reader.fieldnames or []]
+    missing = {"image", "prompt_id", "model"} - set(reader.fieldnames)
+    if missing:
+        raise ValueError(f"{manifest}: manifest lacks column(s) {', '.join(sorted(missing))} "
+                         f"(found: {', '.join(reader.fieldnames) or 'no header'})")
+    counts: dict[tuple[str, str], int] = {}
+    for row in reader:
+        lineno = reader.line_num  # the file's line, also after blank lines or quoted line breaks
+        image, pid, model = ((row.get(c) or "").strip() for c in ("image", "prompt_id", "model"))
+        if not image or not pid or not model:
+            unmatched[f"{manifest}:{lineno}"] = "manifest row needs image, prompt_id and model"
+            continue
+        path = (root / image).resolve()
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        raw_sample = (row.get("sample") or "").strip()
+        if raw_sample and (not raw_sample.isdecimal() or int(raw_sample) > MAX_SAMPLE):
+            unmatched[rel] = f"{manifest}:{lineno}: sample must be an integer from 0 to {MAX_SAMPLE}, not '{raw_sample}'"
+            continue
+        key = (model, pid)
+        sample = int(raw_sample) if raw_sample else counts.get(key, 0)
+        counts[key] = max(counts.get(key, 0), sample + 1)
+        yield ImageRecord(path, rel, model, pid, sample)
 
 
 def file_sha256(path: str | Path) -> str:
@@ -159,6 +179,9 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
     except ImageError:
         raise
     except UnidentifiedImageError:
+        if path.suffix.lower() in (".heic", ".heif", ".avif"):  # formats Pillow decodes only with a plugin or a newer build
+            raise ImageError(f"not a recognised image format: this Pillow cannot decode {path.suffix} files; "
+                             "convert them to PNG") from None
         raise ImageError("not a recognised image format") from None
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ImageError(f"corrupt or truncated image: {exc}") from None

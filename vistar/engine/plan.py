@@ -50,7 +50,8 @@ class Scorer:
 
 
 def _hash(*parts) -> str:
-    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:32]
+    # surrogatepass: a prompt file whose name is not UTF-8 is named in some messages that are hashed
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _params_hash(params: dict) -> str:
@@ -63,7 +64,8 @@ def load_prompts(path, ontology: Ontology, summary: RunSummary):
     for exc in parsed.errors:
         issue = as_issue(exc)
         summary.problems.append({"kind": "prompt_error", "item": issue.location, "message": str(issue)})
-    invalid: dict[str, tuple[Prompt | None, str]] = {pid: (None, as_issue(exc).message) for pid, exc in parsed.failed_ids.items()}
+    invalid: dict[str, tuple[Prompt | None, str]] = {pid: (None, f"{as_issue(exc).location}: {as_issue(exc).message}")
+                                                     for pid, exc in parsed.failed_ids.items()}
     prompts: dict[str, Prompt] = {}
     for prompt in parsed.prompts:
         issues = validate_prompt(prompt, ontology)
@@ -73,7 +75,7 @@ def load_prompts(path, ontology: Ontology, summary: RunSummary):
         if prompt.id in invalid:  # a duplicate id: which prompt the images answer is ambiguous
             invalid[prompt.id] = (prompt, invalid[prompt.id][1])
         elif errors:
-            invalid[prompt.id] = (prompt, "; ".join(errors))
+            invalid[prompt.id] = (prompt, f"{prompt.source}: " + "; ".join(errors))
         else:
             prompts[prompt.id] = prompt
     return prompts, invalid
@@ -98,8 +100,12 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
     """Jobs still to score, rows known without scoring (errors, unavailable metrics), and stale keys to forget.
 
     A row is reused when the visible row for its (image, model, prompt_id, sample, metric) has the same key
-    and status ok (or error, unless --retry-errors); any other visible row for it is stale."""
+    and status ok (or error, unless --retry-errors); any other visible row for it is stale, and so is a row of a
+    metric the image's prompt no longer has (its angle or protocol was edited)."""
     jobs, rows, stale = [], [], set()
+    by_image: dict[tuple, list[tuple[str, str]]] = {}  # (image, model, prompt_id, sample) -> [(metric, key)]
+    for (*image, metric), (key, _) in existing.items():
+        by_image.setdefault(tuple(image), []).append((metric, key))
     todo = []  # (record, prompt, why it is invalid or None)
     for rec in records:
         prompt, why = (prompts[rec.prompt_id], None) if rec.prompt_id in prompts else invalid[rec.prompt_id]
@@ -123,6 +129,8 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
 
     for rec, prompt, why in todo:
         names = metric_names(prompt)
+        stale.update(key for metric, key in by_image.get((rec.rel, rec.model, rec.prompt_id, rec.sample), ())
+                     if metric not in names)
         sha = shas[rec.path]
         if isinstance(sha, OSError):
             for name in names:

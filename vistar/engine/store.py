@@ -116,8 +116,8 @@ class ResultStore:
             row["shard"] = 0
             if not isinstance(row.get("details"), str):
                 row["details"] = details_json(row.get("details"))
-            if row.get("error") is not None and not isinstance(row["error"], str):
-                row["error"] = str(row["error"])
+            if row.get("error") is not None:  # a message quoting a path that is not UTF-8 must still be storable
+                row["error"] = str(row["error"]).encode("utf-8", "backslashreplace").decode("utf-8")
         return self._write_table(pa.Table.from_pylist(rows, schema=SCHEMA), self.dir)
 
     def append(self, table: pa.Table) -> Path:
