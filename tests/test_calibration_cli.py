@@ -101,3 +101,22 @@ def test_pairs_file_without_required_columns(run, tmp_path):
     bad.write_text("left,right,winner\na,b,a\n")
     result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(bad)])
     assert result.exit_code == 2 and "lacks column(s) image_a, image_b, preferred" in " ".join(result.output.split())
+
+
+def test_odd_pairs_files_are_reported_not_fatal(tmp_path):
+    from tests.scores_builder import row, write_run
+
+    run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", 0.2), row("B", "q", "TR", 0.5),
+                                       row("A", "q", "TR", None, status="error", error="image: empty file (0 bytes)")])
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("image_a,image_b,preferred\n")
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(header_only)])
+    assert result.exit_code == 2 and "no usable judgment" in " ".join(result.output.split())
+    odd = tmp_path / "odd.csv"  # column names in another case and padded, a blank line, a judgment of an errored image
+    odd.write_text(" Image_A,IMAGE_B ,Preferred\n\nA/p.png,B/p.png,A\nA/q.png,B/q.png,b\n")
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(odd), "--resamples", "100",
+                                      "--out", str(tmp_path / "cal")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "cal" / "calibration.json").read_text())
+    assert summary["problems"] == [f"{odd}:4: no metric has an ok score for both images; not used"]  # line 4: blank lines count
+    assert [(m["metric"], m["judgments"]) for m in summary["metrics"]] == [("TR", 1)]

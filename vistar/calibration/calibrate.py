@@ -138,11 +138,15 @@ def calibrate(run_dir: str | Path, pairs_csv: str | Path, ontology: Ontology | N
     if scores.empty:
         raise ValueError(f"{run_dir}: the run has no scores")
     parsed = read_pairs(pairs_csv)
-    pairs = attach_images(parsed, scores, run_dir)
+    pairs = attach_images(parsed, scores, run_dir) if len(parsed.frame) else parsed.frame
     if pairs.empty:
-        raise ValueError(f"{pairs_csv}: no usable judgment (problems: {'; '.join(parsed.problems[:5]) or 'file is empty'})")
+        raise ValueError(f"{pairs_csv}: no usable judgment (problems: {'; '.join(parsed.problems[:5]) or 'no lines after the header'})")
     ok = ok_scores(scores)
     table, per_metric = metric_table(pairs, ok, seed, resamples)
+    scored = set().union(*(set(mp["line"]) for mp in per_metric.values()))
+    for rec in pairs[~pairs["line"].isin(scored)].itertuples():  # e.g. an image whose rows are errors
+        angle = f" on angle {rec.angle}" if rec.angle else ""
+        parsed.problems.append(f"{parsed.source}:{rec.line}: no metric has an ok score for both images{angle}; not used")
     result = CalibrationResult(metrics=table, mcnemar=mcnemar_table(per_metric), bradley_terry=bt_table(pairs, per_metric),
                                agreement=rater_agreement(pairs), n_judgments=len(pairs), problems=parsed.problems)
     if fit:

@@ -37,13 +37,15 @@ def read_pairs(path: str | Path) -> Pairs:
         raise PairsError(f"{path}: cannot read pairs file: {exc}") from None
     with fh:
         reader = csv.DictReader(fh)
-        fields = [f.strip() for f in reader.fieldnames or []]
-        missing = [c for c in REQUIRED if c not in fields]
+        reader.fieldnames = [(f or "").strip().lower() for f in reader.fieldnames or []]  # `Image_A ` works too
+        missing = [c for c in REQUIRED if c not in reader.fieldnames]
         if missing:
-            raise PairsError(f"{path}: pairs CSV lacks column(s) {', '.join(missing)} (needs image_a,image_b,preferred)")
+            raise PairsError(f"{path}: pairs CSV lacks column(s) {', '.join(missing)} (needs image_a,image_b,preferred; "
+                             f"found: {', '.join(reader.fieldnames) or 'no header'})")
         rows, problems = [], []
-        for line, raw in enumerate(reader, start=2):
-            rec = {(k or "").strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+        for raw in reader:
+            line = reader.line_num  # the file's line, also after blank lines or quoted line breaks
+            rec = {k: (v or "").strip() for k, v in raw.items() if k is not None}
             label = rec.get("preferred", "").lower()
             if label not in LABELS:
                 problems.append(f"{path}:{line}: preferred must be a, b or tie, not '{rec.get('preferred', '')}'")
