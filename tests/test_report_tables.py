@@ -137,3 +137,14 @@ def test_equal_scores_are_not_a_ranking_difference(tmp_path):
     rows = [row("Y", "t", "TR", 0.6), row("X", "t", "TR", 0.6), row("Y", "l", "LI", 0.6), row("X", "l", "LI", 0.6)]
     data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=100)
     assert data.ranking_notes == []
+
+
+def test_a_model_with_only_errors_keeps_the_role_notes_consistent(tmp_path):
+    # "good" scores TR and CSE, "partial" TR only, "broken" nothing: the role note must describe what was scored
+    rows = [row("good", "t", "TR", 0.6), row("good", "c", "CSE", 0.5), row("partial", "t", "TR", 0.4),
+            row("broken", "t", "TR", None, status="error", error="image: empty file (0 bytes)")]
+    data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=100)
+    gd = next(n for n in data.notes if n.startswith("Role GD:"))
+    assert gd == "Role GD: partial — scored on 40% of its weight; missing GC, MA, SF."  # TR and CSE were scored
+    assert any(n.startswith("Model broken has no score for TR, CSE") for n in data.notes)
+    assert any(n.startswith("Model partial has no score for CSE") for n in data.notes)

@@ -168,8 +168,9 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
             notes.append(f"Role {role} ({ontology.roles[role]}): none of its angles "
                          f"({', '.join(ontology.mask.get(role, [])) or 'none in mask'}) were scored; no role score.")
         elif sub["partial"].any() or (sub["covered_weight"] < 1 - 1e-9).any():
-            missing = sorted({a for m in sub["angles_missing"] for a in m.split(",") if a})
-            share = sub["covered_weight"].max()
+            scored = sub[sub["score"].notna()]  # models with no angle of the role have their own note above
+            missing = sorted(set.intersection(*({a for a in m.split(",") if a} for m in scored["angles_missing"])))
+            share = scored["covered_weight"].max()
             notes.append(f"Role {role}: partial — scored on {share:.0%} of its weight; missing {', '.join(missing)}.")
     others = sorted(set(scores_metrics) - set(rows["metric"]))
     if others:
