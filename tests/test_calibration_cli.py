@@ -120,3 +120,15 @@ def test_odd_pairs_files_are_reported_not_fatal(tmp_path):
     summary = json.loads((tmp_path / "cal" / "calibration.json").read_text())
     assert summary["problems"] == [f"{odd}:4: no metric has an ok score for both images; not used"]  # line 4: blank lines count
     assert [(m["metric"], m["judgments"]) for m in summary["metrics"]] == [("TR", 1)]
+
+
+def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
+    from tests.scores_builder import row, write_run
+
+    run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", 0.2)])
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("image_a,image_b,preferred\nA/p.png,B/p.png,a\n")
+    (tmp_path / "file").write_text("x")
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--resamples", "100",
+                                      "--out", str(tmp_path / "file" / "cal")])
+    assert result.exit_code == 2 and "Not a directory" in result.output and "Traceback" not in result.output

@@ -148,3 +148,14 @@ def test_a_model_with_only_errors_keeps_the_role_notes_consistent(tmp_path):
     assert gd == "Role GD: partial — scored on 40% of its weight; missing GC, MA, SF."  # TR and CSE were scored
     assert any(n.startswith("Model broken has no score for TR, CSE") for n in data.notes)
     assert any(n.startswith("Model partial has no score for CSE") for n in data.notes)
+
+
+def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
+    from typer.testing import CliRunner
+
+    from vistar.cli import app
+
+    run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.5)])
+    (tmp_path / "file").write_text("x")
+    result = CliRunner().invoke(app, ["report", str(run), "--resamples", "100", "--out", str(tmp_path / "file" / "r")])
+    assert result.exit_code == 2 and "Not a directory" in result.output and "Traceback" not in result.output

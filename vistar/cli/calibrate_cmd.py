@@ -20,7 +20,7 @@ def calibrate(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="Run directory written by `vistar score`"),
     pairs: Path = typer.Option(..., "--pairs", exists=True, dir_okay=False, help="CSV: image_a,image_b,preferred(a|b|tie)[,angle,rater,role]"),
     fit: bool = typer.Option(False, "--fit", help="Fit tunable parameters (optuna TPE) for PPA; writes weights.yaml"),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="Output folder (default RUN_DIR/calibration)"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", file_okay=False, help="Output folder (default RUN_DIR/calibration)"),
     ontology: Optional[Path] = OntologyOpt,
     weights: Optional[Path] = WeightsOpt,
     seed: int = typer.Option(0, "--seed", help="Seed for bootstrap, split and optimiser"),
@@ -62,7 +62,10 @@ def calibrate(
                   f"{_f(f.train_ppa_after)}, held-out {_f(f.test_ppa_before)} -> {_f(f.test_ppa_after)}", highlight=False)
     for msg in result.refusals:
         console.print(f"[yellow]not fitted[/]: {msg}", highlight=False)
-    paths = write_outputs(result, out_dir or run_dir / "calibration")
+    try:
+        paths = write_outputs(result, out_dir or run_dir / "calibration")
+    except OSError as exc:  # e.g. an output folder that cannot be written
+        fail(str(exc))
     out.print(f"wrote {', '.join(str(p) for p in paths.values())}", highlight=False)
     if fit and not result.fits:
         fail("nothing was fitted (see the messages above); no weights file written")

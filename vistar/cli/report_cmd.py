@@ -12,7 +12,7 @@ from .common import OntologyOpt, WeightsOpt, fail, out
 
 def report(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="Run directory written by `vistar score`"),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="Output folder (default RUN_DIR/report)"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", file_okay=False, help="Output folder (default RUN_DIR/report)"),
     ontology: Optional[Path] = OntologyOpt,
     weights: Optional[Path] = WeightsOpt,
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed"),
@@ -24,7 +24,7 @@ def report(
     try:
         onto = Ontology.load(ontology, overrides=[weights] if weights else None)
         data, paths = build_report(run_dir, out_dir, onto, seed=seed, resamples=resamples)
-    except (OntologyError, FileNotFoundError, ValueError) as exc:
+    except (OntologyError, OSError, ValueError) as exc:  # OSError: e.g. an output folder that cannot be written
         fail(str(exc))
     for note in data.notes + data.ranking_notes:
         out.print(f"- {note}", highlight=False)
