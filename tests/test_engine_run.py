@@ -332,3 +332,17 @@ def test_an_images_folder_and_prompt_file_named_in_another_encoding(tmp_path, fa
     assert "imgs\\udce9" in tr.loc["gone", "error"]
     assert any(f"{p}:2" in q["message"] for q in problems(run))  # problems.jsonl reads back the very name
     assert run_score(ScoreConfig(imgs, p, run)).reused == 6
+
+
+def test_a_model_missing_images_or_an_empty_model_folder_is_reported(tmp_path, fake):
+    imgs = tmp_path / "imgs"
+    for pid in ("a", "b", "c"):
+        png(imgs / "full" / f"{pid}.png")
+    png(imgs / "half" / "a.png")
+    (imgs / "empty").mkdir()
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"', 'c: [GD|TR] "C"', 'd: [GD|TR] "D"'])
+    run_score(ScoreConfig(imgs, p, tmp_path / "run"))
+    found = {q["item"]: q["message"] for q in problems(tmp_path / "run") if q["kind"] == "model_missing_images"}
+    assert found == {"half": "no image for 2 of the 3 prompts some model has an image for: b, c",
+                     "empty": "no image for 3 of the 3 prompts some model has an image for (an empty folder, or no file "
+                              "matches a prompt): a, b, c"}  # d has no image anywhere: prompt_without_image says so

@@ -63,6 +63,7 @@ class Mapping:
     records: list[ImageRecord]
     unmatched_images: dict[str, str]       # image (relative path) -> why it matched no prompt
     prompts_without_images: list[str]
+    models: list[str]                      # every model folder (empty ones too) or manifest model
 
 
 def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path | None = None) -> Mapping:
@@ -75,7 +76,9 @@ def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path 
     unmatched: dict[str, str] = {}
     candidates = _from_manifest(root, manifest, unmatched) if manifest else _from_layout(root, unmatched)
     records, seen = [], set()
+    models = set() if manifest else {printable_path(p.name) for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")}
     for rec in candidates:
+        models.add(rec.model)
         if rec.prompt_id not in prompt_ids and not manifest:
             m = _SAMPLE_RE.match(rec.prompt_id)
             if m and m["pid"] in prompt_ids:
@@ -91,7 +94,7 @@ def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path 
             records.append(rec)
     records.sort(key=lambda r: (r.model, r.prompt_id, r.sample, r.rel))
     used = {r.prompt_id for r in records}
-    return Mapping(records, dict(sorted(unmatched.items())), sorted(prompt_ids - used))
+    return Mapping(records, dict(sorted(unmatched.items())), sorted(prompt_ids - used), sorted(models))
 
 
 def printable_path(name: str) -> str:

@@ -97,9 +97,10 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
     mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
+    wanted = {p for p, prompt in prompts.items() if not cfg.angles or prompt.angle in cfg.angles}
     summary.problems += [{"kind": "prompt_without_image", "item": p, "message": "no image for this prompt"}
-                         for p in mapping.prompts_without_images
-                         if p in prompts and (not cfg.angles or prompts[p].angle in cfg.angles)]
+                         for p in mapping.prompts_without_images if p in wanted]
+    summary.problems += _models_missing_images(mapping, wanted)
     # every shard reports the problems of the whole folder and prompt file (`vistar merge` keeps each once)
     records = [rec for rec in mapping.records if cfg.shard is None or cfg.shard.owns(rec.rel)]
 
@@ -151,6 +152,25 @@ def _check_same_shard(cfg: ScoreConfig) -> None:
 
 def _shard_text(shard: dict | None) -> str:
     return f"--shard {shard['index']}/{shard['count']}" if shard else "no --shard"
+
+
+def _models_missing_images(mapping, wanted: set[str]) -> list[dict]:
+    """A model without an image for prompts other models answered: a generation that stopped half-way, or an
+    empty folder. Its means cover other prompts than its rivals', so it is said, once per model."""
+    has: dict[str, set[str]] = {model: set() for model in mapping.models}
+    for rec in mapping.records:
+        if rec.prompt_id in wanted:
+            has[rec.model].add(rec.prompt_id)
+    covered = set().union(*has.values())
+    problems = []
+    for model, mine in has.items():
+        missing = sorted(covered - mine)
+        if missing:
+            shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
+            empty = " (an empty folder, or no file matches a prompt)" if not mine else ""
+            problems.append({"kind": "model_missing_images", "item": model, "message": f"no image for {len(missing)} of "
+                             f"the {len(covered)} prompts some model has an image for{empty}: {shown}"})
+    return problems
 
 
 def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
