@@ -120,6 +120,9 @@ def test_odd_pairs_files_are_reported_not_fatal(tmp_path):
     summary = json.loads((tmp_path / "cal" / "calibration.json").read_text())
     assert summary["problems"] == [f"{odd}:4: no metric has an ok score for both images; not used"]  # line 4: blank lines count
     assert [(m["metric"], m["judgments"]) for m in summary["metrics"]] == [("TR", 1)]
+    odd.write_bytes("image_a,image_b,preferred,rater\nA/p.png,B/p.png,a,Jos\xe9\n".encode("cp1252"))
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(odd)])
+    assert result.exit_code == 2 and f"{odd}:2: byte 0xE9 is not UTF-8 text" in " ".join(result.output.split())
 
 
 def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):

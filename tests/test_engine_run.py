@@ -191,6 +191,9 @@ def test_unknown_angle_filter_is_refused(tmp_path, fake):
     res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "r"),
                                    "--angles", "XYZ"])
     assert res.exit_code == 2 and "unknown angle code" in res.output
+    res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "r"),
+                                   "--angles", "TR,"])  # a trailing comma is not an empty angle code
+    assert res.exit_code == 0 and "scored 2 rows" in res.output, res.output
 
 
 def test_second_concurrent_run_is_refused(tmp_path, fake):
@@ -294,6 +297,9 @@ def test_manifest_header_case_blank_lines_and_oversized_samples(tmp_path, fake):
     assert list(read_scores(tmp_path / "run").query("metric == 'TR'").image) == ["x.png"]
     messages = {q["item"]: q["message"] for q in problems(tmp_path / "run") if q["kind"] == "unmatched_image"}
     assert messages["y.png"] == f"{m}:4: sample must be an integer from 0 to 2147483647, not '99999999999'"
+    m.write_bytes("image,prompt_id,model\nx.png,p1,Andr\xe9\n".encode("cp1252"))  # a spreadsheet's export
+    with pytest.raises(ValueError, match=f"{m}:2: byte 0xE9 is not UTF-8 text"):
+        run_score(ScoreConfig(tmp_path / "flat", p, tmp_path / "run", manifest=m))
 
 
 def test_a_prompt_line_that_is_not_utf8_costs_only_its_images(tmp_path, fake):

@@ -7,6 +7,7 @@ with its line number and left out; the other pairs are used.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -32,10 +33,14 @@ class Pairs:
 def read_pairs(path: str | Path) -> Pairs:
     path = Path(path)
     try:
-        fh = open(path, newline="", encoding="utf-8-sig")
+        data = path.read_bytes()
+        text = data.decode("utf-8-sig")
     except OSError as exc:
         raise PairsError(f"{path}: cannot read pairs file: {exc}") from None
-    with fh:
+    except UnicodeDecodeError as exc:  # e.g. a spreadsheet's cp1252 export
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PairsError(f"{path}:{line}: byte 0x{data[exc.start]:02X} is not UTF-8 text; save the file as UTF-8") from None
+    with io.StringIO(text, newline="") as fh:
         reader = csv.DictReader(fh)
         reader.fieldnames = [(f or "").strip().lower() for f in reader.fieldnames or []]  # `Image_A ` works too
         missing = [c for c in REQUIRED if c not in reader.fieldnames]

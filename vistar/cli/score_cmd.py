@@ -76,7 +76,7 @@ def score(
         fail(str(exc))
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
-                      angles=[a.strip() for a in angles.split(",")] if angles else None,
+                      angles=[a.strip() for a in angles.split(",") if a.strip()] if angles else None,
                       model_paths=parse_model_paths(model_path), max_pixels=max_pixels, retry_errors=retry_errors,
                       options=options, command=" ".join(["vistar", *sys.argv[1:]]))
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),

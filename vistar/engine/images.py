@@ -118,11 +118,12 @@ def _from_layout(root: Path, unmatched: dict[str, str]):
 def _from_manifest(root: Path, manifest, unmatched: dict[str, str]):
     """Rows of the manifest; `image` is relative to IMAGES (or absolute). A bad row is reported, not fatal.
     Column names are matched without case or surrounding spaces (`Image, Prompt_ID` works)."""
+    data = Path(manifest).read_bytes()
     try:
-        with open(manifest, newline="", encoding="utf-8-sig") as fh:
-            text = fh.read()
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{manifest}: manifest is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{manifest}:{line}: byte 0x{data[exc.start]:02X} is not UTF-8 text; save the manifest as UTF-8") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
     reader.fieldnames = [(f or "").strip().lower() for f in reader.fieldnames or []]
     missing = {"image", "prompt_id", "model"} - set(reader.fieldnames)
