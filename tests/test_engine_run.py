@@ -352,3 +352,16 @@ def test_a_model_missing_images_or_an_empty_model_folder_is_reported(tmp_path, f
     assert found == {"half": "no image for 2 of the 3 prompts some model has an image for: b, c",
                      "empty": "no image for 3 of the 3 prompts some model has an image for (an empty folder, or no file "
                               "matches a prompt): a, b, c"}  # d has no image anywhere: prompt_without_image says so
+
+
+def test_an_image_refused_for_its_size_says_how_to_score_it(tmp_path, fake):
+    png(tmp_path / "imgs" / "m" / "a.png", size=(64, 64))
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
+    run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", max_pixels=1000))
+    (error,) = set(read_scores(tmp_path / "run").error)
+    assert error.endswith("rerun with a larger --max-pixels and --retry-errors")
+    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run")).reused == 2  # max_pixels is not in the key
+    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", retry_errors=True)).rows_by_status == {"ok": 2}
+    res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "r"),
+                                   "--max-pixels", "-5"])
+    assert res.exit_code == 2 and "--max-pixels" in res.output

@@ -46,7 +46,7 @@ def score(
     weights: Optional[Path] = WeightsOpt,
     manifest: Optional[Path] = typer.Option(None, "--manifest", exists=True, dir_okay=False, help="CSV with image,prompt_id,model"),
     model_path: Optional[list[str]] = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)"),
-    max_pixels: int = typer.Option(64_000_000, "--max-pixels", help="Largest decoded image accepted"),
+    max_pixels: int = typer.Option(64_000_000, "--max-pixels", min=1, help="Largest decoded image accepted"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Re-score rows that ended in status=error"),
     judge_url: Optional[str] = judge_cli.JudgeUrlOpt,
     judge_model: Optional[str] = judge_cli.JudgeModelOpt,

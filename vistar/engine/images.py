@@ -20,6 +20,9 @@ IMAGE_EXTS = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff", ".gif",
 MIN_SIDE = 8                 # smaller images carry no scorable content
 DEFAULT_MAX_PIXELS = 64_000_000  # decoded pixels we accept; JPEGs above it are draft-decoded smaller
 MAX_SAMPLE = 2**31 - 1       # the store's `sample` column is int32
+# --max-pixels is not part of a row's key (it changes no score of an image within both limits), so an error row
+# it caused is reused like any other until --retry-errors
+_BIGGER = "downscale it, or rerun with a larger --max-pixels and --retry-errors"
 _SAMPLE_RE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
 
 ImageFile.LOAD_TRUNCATED_IMAGES = False
@@ -169,14 +172,13 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
             w, h = im.size
             if w * h > max_pixels:
                 if im.format != "JPEG":
-                    raise ImageError(f"{w}x{h} {im.format} image exceeds max_pixels={max_pixels}; downscale it or raise --max-pixels")
+                    raise ImageError(f"{w}x{h} {im.format} image exceeds max_pixels={max_pixels}; {_BIGGER}")
                 factor = next((f for f in (2, 4, 8) if math.ceil(w / f) * math.ceil(h / f) <= max_pixels), None)
                 if factor is None:
-                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels} even decoded at 1/8 scale; "
-                                     "downscale it or raise --max-pixels")
+                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels} even decoded at 1/8 scale; {_BIGGER}")
                 im.draft(im.mode if im.mode in ("RGB", "L", "CMYK") else "RGB", (max(1, w // factor), max(1, h // factor)))
                 if im.size[0] * im.size[1] > max_pixels:  # draft could not scale down enough (an extreme aspect ratio)
-                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; downscale it or raise --max-pixels")
+                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; {_BIGGER}")
             im.load()
             ImageOps.exif_transpose(im, in_place=True)  # in place: no second full-size copy
             return _to_rgb(im)
