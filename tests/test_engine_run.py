@@ -347,8 +347,8 @@ def test_a_model_missing_images_or_an_empty_model_folder_is_reported(tmp_path, f
     png(imgs / "half" / "a.png")
     (imgs / "empty").mkdir()
     p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"', 'c: [GD|TR] "C"', 'd: [GD|TR] "D"'])
-    run_score(ScoreConfig(imgs, p, tmp_path / "run"))
-    found = {q["item"]: q["message"] for q in problems(tmp_path / "run") if q["kind"] == "model_missing_images"}
+    run_score(ScoreConfig(imgs, p, imgs / "run"))  # a run folder inside IMAGES is not a model
+    found = {q["item"]: q["message"] for q in problems(imgs / "run") if q["kind"] == "model_missing_images"}
     assert found == {"half": "no image for 2 of the 3 prompts some model has an image for: b, c",
                      "empty": "no image for 3 of the 3 prompts some model has an image for (an empty folder, or no file "
                               "matches a prompt): a, b, c"}  # d has no image anywhere: prompt_without_image says so

@@ -69,17 +69,21 @@ class Mapping:
     models: list[str]                      # every model folder (empty ones too) or manifest model
 
 
-def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path | None = None) -> Mapping:
+def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path | None = None,
+             run_dir: str | Path | None = None) -> Mapping:
     """`IMAGES/<model>/<prompt_id>[_<k>].<ext>`, or a manifest CSV with `image,prompt_id,model` (optional `sample`).
 
-    An exact id match wins over the `_<k>` reading, so ids that themselves end in `_<digits>` still work."""
+    An exact id match wins over the `_<k>` reading, so ids that themselves end in `_<digits>` still work.
+    `run_dir`, when it is a folder of IMAGES (`vistar score . --out run1`), is not a model folder."""
     root = Path(images_dir).resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: image folder not found")
     unmatched: dict[str, str] = {}
-    candidates = _from_manifest(root, manifest, unmatched) if manifest else _from_layout(root, unmatched)
+    skip = Path(run_dir).resolve() if run_dir else None
+    model_dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.resolve() != skip)
+    candidates = _from_manifest(root, manifest, unmatched) if manifest else _from_layout(root, model_dirs, unmatched)
     records, seen = [], set()
-    models = set() if manifest else {printable_path(p.name) for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    models = set() if manifest else {printable_path(p.name) for p in model_dirs}
     for rec in candidates:
         models.add(rec.model)
         if rec.prompt_id not in prompt_ids and not manifest:
@@ -106,10 +110,10 @@ def printable_path(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _from_layout(root: Path, unmatched: dict[str, str]):
+def _from_layout(root: Path, model_dirs: list[Path], unmatched: dict[str, str]):
     for path in sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTS):
         unmatched[printable_path(path.name)] = "not inside a <model>/ folder"
-    for model_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for model_dir in model_dirs:
         for path in sorted(model_dir.rglob("*")):
             # a dangling symlink is kept: its rows say the file cannot be read instead of the image vanishing
             if (path.is_file() or (path.is_symlink() and not path.exists())) and path.suffix.lower() in IMAGE_EXTS:

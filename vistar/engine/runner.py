@@ -95,7 +95,7 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
             raise ValueError(f"--angles: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
     _check_same_shard(cfg)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
-    mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest)
+    mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest, cfg.out)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
     wanted = {p for p, prompt in prompts.items() if not cfg.angles or prompt.angle in cfg.angles}
     summary.problems += [{"kind": "prompt_without_image", "item": p, "message": "no image for this prompt"}
