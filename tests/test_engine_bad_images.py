@@ -133,3 +133,13 @@ def test_huge_png_refused_from_header_and_huge_jpeg_memory_stays_bounded(tmp_pat
     assert jpeg_peak - base < 400, (base, jpeg_peak)    # 5000x5000: 72 MiB array + 95 MiB PIL buffer
     with pytest.raises(ImageError, match="even decoded at 1/8 scale"):
         load_rgb(huge_jpeg, max_pixels=1_000_000)
+
+
+def test_a_file_that_cannot_be_read_is_an_image_error_not_a_crash(tmp_path):
+    """`vistar gc fit-padim` decodes a folder with load_rgb alone (no hashing first): a dangling link or a
+    folder named like an image must be skipped with a reason, not end the command."""
+    (tmp_path / "gone.png").symlink_to(tmp_path / "nowhere.png")
+    (tmp_path / "folder.png").mkdir()
+    for name in ("gone.png", "folder.png"):
+        with pytest.raises(ImageError, match="^cannot read file: "):
+            load_rgb(tmp_path / name)

@@ -169,7 +169,11 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
     converted. The size is read from the header before any pixel is decoded: an oversize JPEG is
     draft-decoded (DCT scaling by 1/2, 1/4 or 1/8) to at most `max_pixels`; other oversize formats are refused."""
     path = Path(path)
-    if path.stat().st_size == 0:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:  # vanished, a dangling link
+        raise ImageError(f"cannot read file: {exc}") from None
+    if size == 0:
         raise ImageError("empty file (0 bytes)")
     try:
         with _open_without_bomb_limit(path) as im:
@@ -193,8 +197,9 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
             raise ImageError(f"not a recognised image format: this Pillow cannot decode {path.suffix} files; "
                              "convert them to PNG") from None
         raise ImageError("not a recognised image format") from None
-    except (OSError, SyntaxError, ValueError, EOFError) as exc:
-        raise ImageError(f"corrupt or truncated image: {exc}") from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:  # an errno: the file, not its bytes (permissions, a folder)
+        reason = "cannot read file" if getattr(exc, "errno", None) else "corrupt or truncated image"
+        raise ImageError(f"{reason}: {exc}") from None
 
 
 def _to_rgb(im: Image.Image) -> np.ndarray:
