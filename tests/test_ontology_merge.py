@@ -66,6 +66,9 @@ def test_role_weights_are_renormalised_over_the_mask(tmp_path):
     ("required_keys:\n  TR: text\n", "required_keys.TR"),
     ("- just a list\n", "must be a YAML mapping"),
     ("roles: [\n", "cannot read ontology"),
+    ("features:\n  ocr: 5\n", "features.ocr: must be a mapping"),          # would fail every image's row mid-run
+    ("metrics:\n  TR: {params: 3}\n", "metrics.TR.params: must be a mapping"),
+    ("features: 5\n", "features: must be a mapping"),
 ])
 def test_bad_overrides_are_named_errors(tmp_path, text, says):
     with pytest.raises(OntologyError, match=None) as info:
@@ -86,3 +89,10 @@ def test_ontology_show_prints_the_merged_yaml_and_weights(tmp_path):
     assert res.exit_code == 0
     ed_row = next(line for line in res.stdout.splitlines() if line.startswith("│ ED "))
     assert "0.500" in ed_row and ed_row.count("0.250") == 2
+
+
+def test_an_override_that_is_not_utf8_is_a_named_error(tmp_path):
+    path = tmp_path / "o.yaml"
+    path.write_bytes("role_weights:\n  ED: {TR: 2}  # poids d\xe9finis\n".encode("latin-1"))
+    with pytest.raises(OntologyError, match="o.yaml: cannot read ontology"):
+        Ontology.load(path)

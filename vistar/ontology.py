@@ -47,7 +47,7 @@ class Ontology:
                 continue
             try:
                 user = yaml.safe_load(Path(extra).read_text()) or {}
-            except (OSError, yaml.YAMLError) as exc:
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
                 raise OntologyError(f"{extra}: cannot read ontology: {exc}") from None
             if not isinstance(user, dict):
                 raise OntologyError(f"{extra}: ontology must be a YAML mapping")
@@ -134,6 +134,15 @@ class Ontology:
             if not isinstance(alternatives, list) or not all(
                     isinstance(alt, list) and alt and all(isinstance(k, str) for k in alt) for alt in alternatives):
                 raise OntologyError(f"required_keys.{angle}: must be a list of lists of key names, e.g. [[text]]")
+        # stage and metric parameters are read as mappings mid-run: a scalar here would fail every image's row
+        for path, value in [("features", self.data.get("features") or {}), ("metrics", self.data.get("metrics") or {})]:
+            if not isinstance(value, dict):
+                raise OntologyError(f"{path}: must be a mapping")
+            for name, spec in value.items():
+                if not isinstance(spec or {}, dict):
+                    raise OntologyError(f"{path}.{name}: must be a mapping of parameters, not {spec!r}")
+                if path == "metrics" and not isinstance(spec and spec.get("params") or {}, dict):
+                    raise OntologyError(f"metrics.{name}.params: must be a mapping, not {spec['params']!r}")
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True)
