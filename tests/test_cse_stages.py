@@ -82,3 +82,23 @@ def test_missing_weight_raises_the_model_layer_error(tmp_path, monkeypatch):
     layout = panels.STAGE.compute(_inputs([board], {"panels": 2}), ctx)[0]
     with pytest.raises(MissingWeightError, match="clip-vit-large-patch14"):
         _run(clip_embed, _inputs([board], {"panels": 2, "shots": ["a", "b"]}), ctx, [{"panels": layout}])
+
+
+def test_cpu_masks_do_not_depend_on_the_batch_size(weights):
+    """oneDNN picks its summation order from the batch, and GroundingDINO pads the text to the batch's longest
+    query: on the CPU both models therefore see one image per call, and every batch size gives the same bits."""
+    boards = [make_storyboard(2, 2, 160, 240, seed=s, subject=True) for s in range(4)]
+    subjects = ["red fox", "a small grey cat sitting", "fox", "blue bicycle with a basket"]
+    results = {}
+    for size in (1, 3, 8):
+        ctx = StageContext(model_paths=weights, features={"subject_masks": {"box_threshold": 0.0, "text_threshold": 0.0,
+                                                                            "batch_size": size}})
+        items = [StageInput(b.image, parse_prompt("[SA|CSE] storyboard"), {"grid": "2x2", "subject": subj})
+                 for b, subj in zip(boards, subjects)]
+        layouts = panels.STAGE.compute(items, ctx)
+        results[size] = _run(subject_masks, items, ctx, [{"panels": lay} for lay in layouts])
+    for size in (3, 8):
+        for a, b in zip(results[1], results[size]):
+            np.testing.assert_array_equal(a.boxes, b.boxes)
+            np.testing.assert_array_equal(a.masks, b.masks)
+            np.testing.assert_array_equal(a.found, b.found)

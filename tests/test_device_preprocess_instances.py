@@ -150,3 +150,18 @@ def test_device_letterbox_on_cuda_agrees_with_ultralytics_letterbox(weights):
     cpu_path, device_path = _detectors(weights, "cuda")
     images = [scene_pair(s, h, w)[0].image for s in range(3) for h, w in [(120, 200), (1024, 768)]]
     _assert_agree(cpu_path(images), device_path(images))
+
+
+def test_cpu_detections_do_not_depend_on_the_batch(weights, monkeypatch):
+    """On the CPU each image goes through its own forward (oneDNN's summation order follows the batch size),
+    so an image's detections are the same bits alone or among others."""
+    detector, _ = _detectors(weights)
+    calls = []
+    predict = detector.model.predict
+    monkeypatch.setattr(detector.model, "predict", lambda images, **k: calls.append(len(images)) or predict(images, **k))
+    images = [scene_pair(s, 120, 160)[0].image for s in range(5)]
+    together, alone = detector(images), [detector([im])[0] for im in images]
+    assert calls == [1] * 10 and sum(len(x) for x in together) > 0
+    for x, y in zip(together, alone):
+        np.testing.assert_array_equal(x.boxes, y.boxes)
+        np.testing.assert_array_equal(x.masks, y.masks)

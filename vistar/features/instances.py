@@ -43,6 +43,7 @@ class UltralyticsSegDetector:
         # than mixed ones, so detections would depend on which images share a batch
         self.kwargs = dict(imgsz=imgsz, conf=conf, iou=iou, max_det=max_det, device=device, verbose=False,
                            retina_masks=True, rect=False)
+        self.batched = is_cuda(device)
         on_device = is_cuda(device) if letterbox_on_device is None else letterbox_on_device
         self.predictor = None   # a predictor class for `predict`; None: ultralytics' default
         if on_device:
@@ -51,11 +52,15 @@ class UltralyticsSegDetector:
             self.predictor = DeviceLetterboxPredictor
 
     def __call__(self, images: list[np.ndarray]) -> list[Instances]:
-        if self.predictor is not None:   # takes the RGB arrays as they are
-            results = self.model.predict(list(images), predictor=self.predictor, **self.kwargs)
-        else:                            # ultralytics takes numpy images as BGR
-            results = self.model.predict([np.ascontiguousarray(im[..., ::-1]) for im in images], **self.kwargs)
+        # CPU: one image per forward, as `batch_invariant` does, so detections never depend on the batch size
+        chunks = [list(images)] if self.batched else [[im] for im in images]
+        results = [r for chunk in chunks for r in self._predict(chunk)]
         return [self._convert(r, im.shape[:2]) for r, im in zip(results, images)]
+
+    def _predict(self, images: list[np.ndarray]) -> list:
+        if self.predictor is not None:   # takes the RGB arrays as they are
+            return self.model.predict(images, predictor=self.predictor, **self.kwargs)
+        return self.model.predict([np.ascontiguousarray(im[..., ::-1]) for im in images], **self.kwargs)  # BGR
 
     @staticmethod
     def _convert(result, shape: tuple[int, int]) -> Instances:

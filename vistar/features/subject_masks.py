@@ -3,7 +3,8 @@
 Cost drives the design: SAM's ViT-H image encoder and GroundingDINO are by far the slowest models of the
 suite, so both run once per storyboard image rather than once per panel. GroundingDINO detects the
 subject phrase on the whole image; each panel keeps its best detection that lies mostly inside it.
-SAM then encodes the whole image once (images of a batch encoded together) and its light prompt decoder
+SAM then encodes the whole image once (on a GPU the images of a batch together; on the CPU one at a time, so
+a score never depends on the batch size) and its light prompt decoder
 turns all panels' boxes into masks from that one encoding. A mask is clipped to its panel; when SAM
 returns an empty mask for a detected box the box itself is the mask, and the panel says so.
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.device import pixels_to_device
+from ..engine.device import batch_invariant, is_cuda, pixels_to_device
 from ..engine.registry import FeatureStage, StageContext, StageInput
 from .hf_models import load_pretrained, torch_dtype
 
@@ -81,9 +82,10 @@ def _detect(images: list[np.ndarray], queries: list[str], model, processor, p: d
     groups: dict[tuple, list[int]] = {}
     for i, image in enumerate(images):
         groups.setdefault(image.shape[:2], []).append(i)
+    step = int(p["batch_size"]) if is_cuda(ctx.device) else 1  # CPU: one image per call, see batch_invariant
     for shape, members in sorted(groups.items()):
-        for start in range(0, len(members), int(p["batch_size"])):
-            idx = members[start:start + int(p["batch_size"])]
+        for start in range(0, len(members), step):
+            idx = members[start:start + step]
             pixels, kwargs = processor_inputs([images[i] for i in idx], processor, ctx.device)
             inputs = processor(images=pixels, text=[queries[i] for i in idx], padding="longest", return_tensors="pt",
                                **kwargs).to(ctx.device)
@@ -111,7 +113,7 @@ def _segment(images: list[np.ndarray], boxes: list[np.ndarray], model, processor
     with torch.inference_mode():
         for start in range(0, len(prepared), int(p["batch_size"])):
             pixels = torch.cat([x["pixel_values"] for x in prepared[start:start + int(p["batch_size"])]])
-            embeddings.append(model.get_image_embeddings(pixels.to(ctx.device, dtype)))
+            embeddings.append(batch_invariant(model.get_image_embeddings, ctx.device, pixel_values=pixels.to(ctx.device, dtype)))
         embeddings = torch.cat(embeddings) if embeddings else None
         masks = []
         for i, x in enumerate(prepared):
@@ -177,5 +179,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return outputs
 
 
-STAGE = FeatureStage(name="subject_masks", version="1", compute=_compute, requires=("panels",),
+STAGE = FeatureStage(name="subject_masks", version="2", compute=_compute, requires=("panels",),
                      models=(DETECTOR, SEGMENTER))
