@@ -111,4 +111,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[Instances]:
     return detector([item.image for item in batch])
 
 
-STAGE = FeatureStage(name="instances", version="yolo-seg/1", compute=_compute, models=("yolov8l-seg",))
+STAGE = FeatureStage(name="instances", version="yolo-seg/2", compute=_compute, models=("yolov8l-seg",))
