@@ -144,9 +144,15 @@ def test_a_run_folder_keeps_its_shard(tmp_path, fake, workload):
             run_score(ScoreConfig(images, prompts, tmp_path / "run", shard=other))
 
 
-def test_merge_cli(tmp_path, fake, workload):
+def test_score_and_merge_cli(tmp_path, fake, workload):
     images, prompts = workload
-    shards = score_shards(tmp_path, images, prompts, 2)
+    shards = [tmp_path / "s1", tmp_path / "s2"]
+    for k, run in enumerate(shards, 1):
+        result = CliRunner().invoke(app, ["score", str(images), "--prompts", str(prompts), "--out", str(run), "--shard", f"{k}/2"])
+        assert result.exit_code == 0, result.output
+    assert json.loads((shards[1] / "run.json").read_text())["shard"] == {"index": 2, "count": 2}
+    result = CliRunner().invoke(app, ["score", str(images), "--prompts", str(prompts), "--out", str(tmp_path / "x"), "--shard", "3/2"])
+    assert result.exit_code == 2 and "1 <= K <= N" in result.output
     result = CliRunner().invoke(app, ["merge", *map(str, shards), "--out", str(tmp_path / "merged")])
     assert result.exit_code == 0, result.output
     assert "merged 2 run(s)" in result.output

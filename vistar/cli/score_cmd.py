@@ -8,6 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from ..engine.runner import RunLocked, ScoreConfig, run_score
+from ..engine.shards import parse_shard
 from ..ontology import OntologyError
 from ..vlm import cli_support as judge_cli
 from .common import OntologyOpt, WeightsOpt, console, fail, out, parse_model_paths
@@ -48,6 +49,7 @@ def score(
     model_path: Optional[list[str]] = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)"),
     max_pixels: int = typer.Option(64_000_000, "--max-pixels", min=1, help="Largest decoded image accepted"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Re-score rows that ended in status=error"),
+    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: score only shard K of N (one run per machine; then `vistar merge`)"),
     judge_url: Optional[str] = judge_cli.JudgeUrlOpt,
     judge_model: Optional[str] = judge_cli.JudgeModelOpt,
     judge_key_env: Optional[str] = judge_cli.JudgeKeyEnvOpt,
@@ -66,6 +68,7 @@ def score(
     if (prompts is None) == (suite is None):
         fail("pass exactly one of --prompts FILE or --suite NAME")
     try:
+        parsed_shard = parse_shard(shard) if shard is not None else None
         options = judge_cli.judge_options(judge_url, judge_model, judge_key_env, judge_mode, judge_config,
                                           judge_cache_only, hwpq_dir, data_dir)
         if suite:
@@ -78,7 +81,7 @@ def score(
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
                       angles=[a.strip() for a in angles.split(",") if a.strip()] if angles else None,
                       model_paths=parse_model_paths(model_path), max_pixels=max_pixels, retry_errors=retry_errors,
-                      options=options, command=" ".join(["vistar", *sys.argv[1:]]))
+                      options=options, command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard)
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("scoring images", total=None)
