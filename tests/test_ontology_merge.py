@@ -96,3 +96,20 @@ def test_an_override_that_is_not_utf8_is_a_named_error(tmp_path):
     path.write_bytes("role_weights:\n  ED: {TR: 2}  # poids d\xe9finis\n".encode("latin-1"))
     with pytest.raises(OntologyError, match="o.yaml: cannot read ontology"):
         Ontology.load(path)
+
+
+@pytest.mark.parametrize("text, field, want", [
+    ("metrics:\n  TR:\n    params:\n      w_char: x\n", "metrics.TR.params.w_char", "a number"),
+    ("features:\n  ocr:\n    use_cls: 1\n", "features.ocr.use_cls", "true or false"),
+    ("features:\n  ocr:\n    det_limit_side: '640'\n", "features.ocr.det_limit_side", "a number"),
+    ("features:\n  ocr:\n    runtime: [openvino]\n", "features.ocr.runtime", "a string"),
+])
+def test_overlay_value_of_the_wrong_kind_names_the_field(tmp_path, text, field, want):
+    path = _write(tmp_path, text)
+    with pytest.raises(OntologyError, match=rf"{path}: {field} must be {want}"):
+        Ontology.load(path)
+
+
+def test_overlay_numbers_may_change_int_float_and_new_keys_are_free(tmp_path):
+    onto = Ontology.load(_write(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: 1\n      extra: [1, 2]\n"))
+    assert onto.metric_params("TR")["w_char"] == 1 and onto.metric_params("TR")["extra"] == [1, 2]

@@ -35,6 +35,29 @@ class OntologyError(ValueError):
     pass
 
 
+def _kind(value) -> str | None:
+    """The kind a parameter value must keep: a typo such as `w_char: "x"` would otherwise fail every row mid-run."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return None
+
+
+def _check_kinds(default, user, path: str, source) -> None:
+    """Refuse an overlay scalar whose kind differs from the shipped default's at the same place."""
+    if isinstance(default, dict) and isinstance(user, dict):
+        for key, value in user.items():
+            if key in default and value is not None:
+                _check_kinds(default[key], value, f"{path}.{key}", source)
+        return
+    want = _kind(default)
+    if want and _kind(user) != want:
+        raise OntologyError(f"{source}: {path} must be {want} (the default is {default!r}), not {user!r}")
+
+
 @dataclass(frozen=True)
 class Ontology:
     data: dict
@@ -51,6 +74,8 @@ class Ontology:
                 raise OntologyError(f"{extra}: cannot read ontology: {exc}") from None
             if not isinstance(user, dict):
                 raise OntologyError(f"{extra}: ontology must be a YAML mapping")
+            for section in ("features", "metrics"):
+                _check_kinds(data.get(section), user.get(section), section, extra)
             data = _deep_merge(data, user)
         onto = cls(data)
         onto.check()
