@@ -133,6 +133,6 @@ def test_the_combined_file_and_odd_fields(tmp_path):
     assert by_id[music[1]["id"]].prompt.endswith("Notenschlüssel ♪") and by_id[music[4]["id"]].image_path is None
     text = "\n".join(items.problems)
     assert f"Music.jsonl:6: field 'id': '{music[5]['id']}' was already read from All_Subjects.jsonl:4 with other content" in text
-    assert f"Music.jsonl:1:" not in text
+    assert "Music.jsonl:1:" not in text
     assert f"Music.jsonl:3 (id {music[2]['id']}): field 'scoring_points'" in text
     assert f"Music.jsonl:4 (id {music[3]['id']}): field 'scoring_points'" in text

@@ -84,6 +84,19 @@ def read_json(path: Path):
         raise DataError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
 
 
+def read_json_list(path: Path, problems: list[str], what: str) -> list | None:
+    """A data file's JSON list, or None with a problem recorded (one bad file of several skips only itself)."""
+    try:
+        data = read_json(path)
+    except DataError as exc:
+        problems.append(f"{exc}; file skipped")
+        return None
+    if not isinstance(data, list):
+        problems.append(f"{path}: expected a JSON list of {what}; file skipped")
+        return None
+    return data
+
+
 def one_line(text: str) -> str:
     """Prompt cores are single-line in the prompt language."""
     return " ".join(str(text).split())

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DataError, ReplyFormatError
+from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
-from .base import Items, Outcome, Protocol, Query, make_prompt, read_json
+from .base import Items, Outcome, Protocol, Query, make_prompt, read_json_list
 
 NAME, VERSION = "phybench", "1"
 CATEGORIES = {"force": "mechanics", "mechanics": "mechanics", "mechanical": "mechanics", "light": "optics",
@@ -74,13 +74,8 @@ def load_items(data_dir: str | Path) -> Items:
         raise FileNotFoundError(f"{root}: no PhyBench JSON files (expected e.g. force.json, light.json, heat.json)")
     items, problems, seen = [], [], set()
     for path in files:
-        try:
-            data = read_json(path)
-        except DataError as exc:
-            problems.append(f"{exc}; file skipped")
-            continue
-        if not isinstance(data, list):
-            problems.append(f"{path}: expected a JSON list of items; file skipped")
+        data = read_json_list(path, problems, "items")
+        if data is None:
             continue
         counters: dict[str, int] = {}
         for n, rec in enumerate(data):

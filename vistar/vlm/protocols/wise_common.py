@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DataError
-from .base import Items, make_prompt, read_json
+from .base import Items, make_prompt, read_json_list
 
 
 @dataclass(frozen=True)
@@ -41,13 +40,8 @@ def load_wise(folders: list[Path], files: list[str], ranges, protocol: str, unio
             raise FileNotFoundError(f"{folders[0]}: WISE data files not found ({', '.join(files + ([union] if union else []))})")
     items, seen = [], set()
     for path in paths:
-        try:
-            data = read_json(path)
-        except DataError as exc:
-            problems.append(f"{exc}; file skipped")
-            continue
-        if not isinstance(data, list):
-            problems.append(f"{path}: expected a JSON list of prompt records; file skipped")
+        data = read_json_list(path, problems, "prompt records")
+        if data is None:
             continue
         for n, rec in enumerate(data):
             item = _item(rec, f"{path}: record {n}", ranges, protocol, seen, problems)
