@@ -86,6 +86,48 @@ def test_a_reply_cut_off_anywhere_never_reads_as_another_value(parse, reply, val
         assert got == value, (reply[:end], got)
 
 
+AMBIGUOUS_OR_CUT_OFF = [  # (parser, reply, what the rejection says); each was once read as some score
+    # a complete example object, then the real answer cut off by max_tokens: the example is not the answer
+    (wise_legacy.parse, 'Answer format: {"consistency": 0, "realism": 0, "aesthetic_quality": 0}. '
+                        'My answer: {"consistency": 2, "realism": 1, "aesthetic_quality": 1, "reason": "the cat is', "cut off"),
+    (wise_legacy.parse, '```json\n{"consistency": 0, "realism": 0, "aesthetic_quality": 0}\n```\n'
+                        'Final: ```json\n{"consistency": 2, "realism": 1, "aesth', "cut off"),
+    (online.parse_single, 'Reply as {"answer": true}. Answer: {"answer": false, "why": "the', "cut off"),
+    (wise_legacy.parse, '{"scores": {"consistency": 2, "realism": 1, "aesthetic_quality": 0}, "summary": "o', "cut off"),
+    # the number before a range is the scale, not the score
+    (wise_legacy.parse, "Consistency: 0-2 scale; I would rate it 2\nRealism: 1\nAesthetic Quality: 0", "missing 'consistency'"),
+    (wise_legacy.parse, "Consistency: 0\u20132 scale; I would rate it 2\nRealism: 1\nAesthetic Quality: 0", "missing 'consistency'"),
+    (wise_legacy.parse, "Consistency: 0 to 2, I say 2\nRealism: 1\nAesthetic Quality: 0", "missing 'consistency'"),
+    (phybench.parse, "Scene score: 0 - 2 scale -> 2\nPhysical laws score: 1", "missing 'scene_score'"),
+    # one key in several places with different values
+    (wise_legacy.parse, '{"image_a": {"consistency": 2, "realism": 1, "aesthetic_quality": 0}, '
+                        '"image_b": {"consistency": 0, "realism": 1, "aesthetic_quality": 0}}', "ambiguous"),
+    (wise_legacy.parse, '{"Consistency": 2, "consistency": 0, "realism": 1, "aesthetic_quality": 0}', "ambiguous"),
+    (wise_legacy.parse, '{"consistency": 2, "consistency": 0, "realism": 1, "aesthetic_quality": 0}', "ambiguous"),
+    (wise_legacy.parse, "{'consistency': 2, 'consistency': 0, 'realism': 1, 'aesthetic_quality': 0}", "ambiguous"),
+    (wise_legacy.parse, '{"consistency": 1, "realism": 1, "aesthetic_quality": 0, "final": {"consistency": 2}}', "ambiguous"),
+    (wise_legacy.parse, '{"consistency": {"score": 2, "Score": 0}, "realism": 1, "aesthetic_quality": 0}', "ambiguous"),
+    (wise_verified.parse, '{"score": 1, "details": {"score": 0}}', "ambiguous"),
+    (online.parse_single, '{"answer": true, "Answer": "no"}', "ambiguous"),
+]
+
+
+@pytest.mark.parametrize("parse,reply,problem", AMBIGUOUS_OR_CUT_OFF)
+def test_ambiguous_or_cut_off_answers_are_refused_not_read(parse, reply, problem):
+    with pytest.raises(ReplyFormatError) as info:
+        parse(reply)
+    assert problem in str(info.value)
+
+
+@pytest.mark.parametrize("parse,reply,value", [
+    (wise_legacy.parse, '{"Consistency": 2, "consistency": "2/2", "realism": 1, "scores": {"realism": 1.0}, "aesthetic_quality": 0}', WISE),
+    (wise_legacy.parse, "Consistency (0-2): 2\nRealism: 1 - flat light\nAesthetic Quality: 0", WISE),
+    (online.parse_single, '{"answer": true, "Answer": "yes"}', True),
+])
+def test_a_key_given_twice_with_the_same_value_and_a_scale_in_parentheses_are_read(parse, reply, value):
+    assert parse(reply) == value
+
+
 @pytest.fixture()
 def server():
     with JudgeServer() as srv:

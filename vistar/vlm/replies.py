@@ -18,6 +18,8 @@ _FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _JSON_WORDS = re.compile(r"\b(true|false|null)\b")
 _PYTHON = {"true": "True", "false": "False", "null": "None"}
+# what may not follow a `Key: N` number: more digits (no backtracking to a shorter number) or a range's end
+_NOT_A_RANGE = r"(?![\d.]|\s*(?:[-\u2010-\u2015\u2212~]|to\b|through\b)\s*-?\d)"
 # "2", "2/2", "2 out of 2", "Score: 1", "3 points"
 _SCORE_TEXT = re.compile(r"(?:score\s*[:=]?\s*)?(-?\d+(?:\.\d+)?)\s*(?:(?:/|out of)\s*(\d+(?:\.\d+)?))?\s*(?:points?|pts)?\.?", re.I)
 
@@ -27,11 +29,29 @@ def json_object(text: str) -> dict:
     accepted)."""
     if not isinstance(text, str) or not text.strip():
         raise ReplyFormatError("empty reply")
+    _require_closed(text)
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     for chunk in candidates:
         for obj in reversed(list(_objects(chunk))):
             return obj
-    raise ReplyFormatError("no JSON object found in the reply")
+    raise _NoObject("no JSON object found in the reply")
+
+
+class _NoObject(ReplyFormatError):
+    """The reply holds no JSON object at all (a `Key: N` reply may still be read)."""
+
+
+def _require_closed(text: str) -> None:
+    """A `{` that is never closed means the judge was stopped mid-object (max_tokens): its final answer is
+    lost, even when a complete object (an example, an earlier draft) comes before it."""
+    depth = 0
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+    if depth:
+        raise ReplyFormatError("the reply is cut off (a JSON object is not closed)")
 
 
 def _objects(chunk: str):
@@ -55,15 +75,34 @@ def _objects(chunk: str):
 def _load(piece: str):
     for attempt in (piece, _TRAILING_COMMA.sub(r"\1", piece)):
         try:
-            return json.loads(attempt)
+            return json.loads(attempt, object_pairs_hook=_unique_keys)
+        except ReplyFormatError:
+            raise
         except ValueError:
             pass
     for attempt in (piece, _JSON_WORDS.sub(lambda m: _PYTHON[m.group(1)], piece)):
         try:
-            return ast.literal_eval(attempt)
+            value = ast.literal_eval(attempt)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            pass
+            continue
+        for node in ast.walk(ast.parse(attempt, mode="eval")):
+            if isinstance(node, ast.Dict):
+                _unique_keys([(ast.literal_eval(k), ast.literal_eval(v)) for k, v in zip(node.keys, node.values)
+                              if k is not None])
+        return value
     return None
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object whose key is written twice with different values (`{"consistency": 2, "consistency": 0}`)
+    is ambiguous; parsers would silently keep the last."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out and (out[k] != v or type(out[k]) is not type(v)):
+            raise ReplyFormatError(f"'{k}' is given more than once with different values "
+                                   f"({out[k]!r}, {v!r}); the reply is ambiguous")
+        out[k] = v
+    return out
 
 
 def _norm(key) -> str:
@@ -72,53 +111,78 @@ def _norm(key) -> str:
 
 
 def _label(name: str) -> re.Pattern:
-    """`Name: N` written as text (`**Aesthetic Quality**: 1`, `scene_score = 2`, `Consistency (0-2): 2`)."""
+    """`Name: N` written as text (`**Aesthetic Quality**: 1`, `scene_score = 2`, `Consistency (0-2): 2`).
+    A number that starts a range (`Consistency: 0-2 scale`, `0–2`, `0 to 2`) states the scale, not the score,
+    and is not read."""
     words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
     return re.compile(r"(?<![a-z0-9])" + r"[\s_-]*".join(map(re.escape, words))
                       + r"[\s*_\"'`]*(?:\([^)\n]*\)[\s*_\"'`]*)?[:=：]\s*[*_\"'`]*\s*"
-                      + r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?)", re.I)
+                      + r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?)" + _NOT_A_RANGE, re.I)
 
 
 class Reply:
     """The answer fields of one reply: the last JSON / Python-dict object in it, or, when it holds none,
-    numeric `Key: N` lines. A reply with an unclosed `{` is cut off and rejected as a whole."""
+    numeric `Key: N` lines. A reply with an unclosed `{` anywhere is cut off and rejected as a whole."""
 
     def __init__(self, text: str):
         if not isinstance(text, str) or not text.strip():
             raise ReplyFormatError("empty reply")
+        _require_closed(text)
         try:
             self.obj: dict | None = json_object(text)
-        except ReplyFormatError:
-            if text.count("{") > text.count("}"):
-                raise ReplyFormatError("the reply is cut off (a JSON object is not closed)") from None
+        except _NoObject:
             self.obj = None
         self.text = text
 
-    def get(self, key: str, aliases: tuple[str, ...] = ()):
-        """The value of `key`, else of its first alias present; top-level keys before keys of nested objects."""
+    def get(self, key: str, aliases: tuple[str, ...] = (), interpret=None):
+        """The value of `key`, else of its first alias present, at the top level or one level down. When
+        several places hold it (`{"a": {"consistency": 2}, "b": {"consistency": 0}}`, or keys equal up to
+        case/spacing such as `"Consistency"` and `"consistency"`) their values must agree — after
+        `interpret(value)` when given — or the reply is ambiguous and rejected."""
         if self.obj is not None:
-            scopes = [{_norm(k): v for k, v in scope.items()}
-                      for scope in (self.obj, *(v for v in self.obj.values() if isinstance(v, dict)))]
+            scopes = (self.obj, *(v for v in self.obj.values() if isinstance(v, dict)))
             for name in (key, *aliases):
-                for scope in scopes:
-                    if _norm(name) in scope:
-                        return scope[_norm(name)]
+                found = [v for scope in scopes for k, v in scope.items() if _norm(k) == _norm(name)]
+                if found:
+                    return _agreed(key, found, interpret)
             raise ReplyFormatError(f"missing '{key}'")
         values = {m.group(1).replace(" ", "") for n in (key, *aliases) for m in _label(n).finditer(self.text)}
         if len(values) > 1:
             raise ReplyFormatError(f"'{key}' is given more than once with different values ({', '.join(sorted(values))})")
         if not values:
             raise ReplyFormatError(f"missing '{key}' (no JSON object and no '{key}: N' line in the reply)")
-        return values.pop()
+        value = values.pop()
+        return interpret(value) if interpret is not None else value
+
+
+def _agreed(key: str, found: list, interpret):
+    """The one value all places holding `key` agree on (after `interpret`), else a ReplyFormatError."""
+    values = [interpret(v) for v in found] if interpret is not None else found
+    distinct = []
+    for v in values:
+        if not any(v == d and type(v) is type(d) for d in distinct):
+            distinct.append(v)
+    if len(distinct) > 1:
+        raise ReplyFormatError(f"'{key}' is given more than once with different values "
+                               f"({', '.join(repr(v) for v in found)}); the reply is ambiguous")
+    return distinct[0]
 
 
 def int_score(reply: Reply, key: str, low: int, high: int, aliases: tuple[str, ...] = ()) -> int:
     """The reply's `key` as an integer in [low, high]: numbers, numeric text ("2", "2/2", "Score: 2") and
-    `{"score": N}` objects are read; fractions, other scales and out-of-range values are rejected."""
-    given = value = reply.get(key, aliases)
+    `{"score": N}` objects are read; fractions, other scales, out-of-range values and a key given in several
+    places with different scores are rejected."""
+    return reply.get(key, aliases, interpret=lambda value: _int_value(value, key, low, high))
+
+
+def _int_value(given, key: str, low: int, high: int) -> int:
+    value = given
     bad = ReplyFormatError(f"'{key}' must be an integer from {low} to {high}, got {given!r}")
     if isinstance(value, dict):
-        value = next((v for k, v in value.items() if _norm(k) == "score"), None)
+        scores = [v for k, v in value.items() if _norm(k) == "score"]
+        if not scores:
+            raise bad
+        return _agreed(key, scores, lambda v: _int_value(v, key, low, high))
     if isinstance(value, str):
         m = _SCORE_TEXT.fullmatch(value.strip())
         if m is None:

@@ -34,7 +34,7 @@ def parse_single(text: str) -> bool:
     stripped = text.strip().strip(".").lower() if isinstance(text, str) else ""
     if stripped in ("yes", "no", "true", "false"):
         return stripped in ("yes", "true")
-    return boolean(Reply(text).get("answer"), "'answer'")
+    return Reply(text).get("answer", interpret=lambda v: boolean(v, "'answer'"))
 
 
 def batched_prompt(q: Questionnaire) -> str:
