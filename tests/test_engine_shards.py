@@ -1,6 +1,7 @@
 """Sharded scoring and merging: N shards scored apart and merged give exactly the rows and problems of one
 unsharded run; every unsafe merge is refused before anything is written."""
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -73,7 +74,12 @@ def test_assignment_is_balanced_and_ignores_what_else_is_in_the_folder():
     paths = [f"model{m}/prompt{i}.png" for m in range(4) for i in range(1000)]
     sizes = Counter(shard_of(p, 8) for p in paths)
     assert set(sizes) == set(range(1, 9)) and all(400 <= n <= 600 for n in sizes.values()), sizes
-    assert [shard_of(p, 8) for p in paths[:10]] == [shard_of(p, 8) for p in paths[:10]]  # a pure function of the path
+
+def test_assignment_is_pinned():
+    """Existing shard folders resume only if an image keeps its shard across versions: these values are
+    1 + (first 8 bytes of sha256(path), big-endian) mod N, computed by hand; a change here breaks old runs."""
+    assert [shard_of(p, 3) for p in ["m1/p0.png", "m1/p1.png", "m2/p0.png", "sdxl/0001_2.jpg"]] == [2, 2, 3, 2]
+    assert shard_of("m1/p0.png", 1000) == 693 and shard_of("anything.png", 1) == 1
 
 
 def test_shards_merged_equal_one_unsharded_run(tmp_path, fake, workload):
@@ -108,31 +114,97 @@ def test_unsafe_merges_are_refused_before_writing(tmp_path, fake, workload):
     images, prompts = workload
     shards = score_shards(tmp_path, images, prompts, 2)
     run_score(ScoreConfig(images, prompts, tmp_path / "whole"))
+    other = tmp_path / "other.yaml"
+    other.write_text("metrics:\n  TR:\n    params:\n      min_confidence: 0.9\n")
+    run_score(ScoreConfig(images, prompts, tmp_path / "ontology", ontology=other))
+    edited = tmp_path / "edited.vistar"
+    edited.write_text(prompts.read_text().replace('"text 3"', '"text three"'))
+    run_score(ScoreConfig(images, edited, tmp_path / "prompts"))
+    run_score(ScoreConfig(images, prompts, tmp_path / "angles", angles=["TR"]))
     cases = {
-        "given twice": [shards[0], shards[0], shards[1]],
+        "given twice": [shards[0], shards[1], shards[0]],
         "unsharded": [tmp_path / "whole", shards[0]],
+        "differ in ontology_hash": [tmp_path / "whole", tmp_path / "ontology"],
+        "differ in prompts_sha256": [tmp_path / "whole", tmp_path / "prompts"],
+        "differ in angles": [tmp_path / "whole", tmp_path / "angles"],
     }
     for message, runs in cases.items():
         with pytest.raises(MergeError, match=message):
             merge_runs(runs, tmp_path / "out")
         assert not (tmp_path / "out").exists()
-    other = tmp_path / "other.yaml"
-    other.write_text("metrics:\n  TR:\n    params:\n      min_confidence: 0.9\n")
-    run_score(ScoreConfig(images, prompts, tmp_path / "other", ontology=other))
-    with pytest.raises(MergeError, match="different ontologies"):
-        merge_runs([tmp_path / "whole", tmp_path / "other"], tmp_path / "out")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("")
-    with pytest.raises(MergeError, match="not empty"):
+    with pytest.raises(MergeError, match="not an empty folder"):
         merge_runs(shards, tmp_path / "full")
 
 
-def test_overlapping_runs_are_refused(tmp_path, fake, workload):
+def test_shards_of_a_folder_that_changed_between_them_are_refused(tmp_path, fake, workload):
     images, prompts = workload
+    run_score(ScoreConfig(images, prompts, tmp_path / "s1", shard=parse_shard("1/2")))
+    Image.new("RGB", (8, 8)).save(images / "m2" / "p0_1.png")  # a new sample arrives before shard 2 runs
+    run_score(ScoreConfig(images, prompts, tmp_path / "s2", shard=parse_shard("2/2")))
+    with pytest.raises(MergeError, match="differ in work_digest"):
+        merge_runs([tmp_path / "s1", tmp_path / "s2"], tmp_path / "out")
+
+
+def test_metric_versions_must_agree_name_by_name(tmp_path, fake, workload):
+    images, prompts = workload
+    shards = score_shards(tmp_path, images, prompts, 2)
+    meta = json.loads((shards[1] / "run.json").read_text())
+    name = sorted(meta["metric_versions"])[0]
+    meta["metric_versions"][name] += "-new"
+    (shards[1] / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(MergeError, match=f"differ in metric_versions.{name}"):
+        merge_runs(shards, tmp_path / "out")
+    del meta["metric_versions"][name]  # a shard that never used a metric does not disagree about it
+    (shards[1] / "run.json").write_text(json.dumps(meta))
+    merge_runs(shards, tmp_path / "out")
+
+
+def test_a_source_being_scored_is_refused(tmp_path, fake, workload):
+    import fcntl
+
+    images, prompts = workload
+    shards = score_shards(tmp_path, images, prompts, 2)
+    with open(shards[0] / ".lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        with pytest.raises(MergeError, match="a `vistar score` is writing this run"):
+            merge_runs(shards, tmp_path / "out")
+
+
+def test_an_interrupted_merge_leaves_no_run_folder(tmp_path, fake, workload, monkeypatch):
+    from vistar.engine.store import ResultStore
+
+    images, prompts = workload
+    shards = score_shards(tmp_path, images, prompts, 2)
+    append = ResultStore.append
+    calls = []
+
+    def crash_on_second(self, table):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return append(self, table)
+
+    monkeypatch.setattr(ResultStore, "append", crash_on_second)
+    with pytest.raises(KeyboardInterrupt):
+        merge_runs(shards, tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir() if "out" in p.name) == []
+    monkeypatch.setattr(ResultStore, "append", append)
+    merge_runs(shards, tmp_path / "out")
+    assert len(read_scores(tmp_path / "out")) == sum(len(read_scores(s)) for s in shards)
+
+
+def test_overlapping_runs_are_refused(tmp_path, fake, workload):
+    """Two machines given copies of the same model folder: same (image, model, prompt, sample, metric) twice."""
+    images, prompts = workload
+    copy = tmp_path / "copy"
+    shutil.copytree(images / "m1", copy / "m1")
     run_score(ScoreConfig(images, prompts, tmp_path / "a"))
-    run_score(ScoreConfig(images, prompts, tmp_path / "b", angles=["TR"]))
-    with pytest.raises(MergeError, match="the runs overlap"):
+    run_score(ScoreConfig(copy, prompts, tmp_path / "b"))
+    with pytest.raises(MergeError, match=r"the same row is in .*a and .*b \(image=m1/p\d+\.png.* more: the runs overlap"):
         merge_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_run_folder_keeps_its_shard(tmp_path, fake, workload):
@@ -158,3 +230,41 @@ def test_score_and_merge_cli(tmp_path, fake, workload):
     assert "merged 2 run(s)" in result.output
     result = CliRunner().invoke(app, ["merge", str(shards[0]), "--out", str(tmp_path / "again")])
     assert result.exit_code == 2 and "2/2 missing" in result.output
+
+
+def test_runs_of_disjoint_folders_merge_and_calibration_finds_images_under_each_root(tmp_path, fake, workload):
+    """One model per machine, each mounting its folder elsewhere: the merged run keeps both roots, and a
+    preference file naming images by absolute path resolves under either."""
+    from vistar.calibration.pairs import image_resolver
+
+    images, prompts = workload
+    for model, root in (("m1", tmp_path / "a"), ("m2", tmp_path / "b")):
+        shutil.copytree(images / model, root / model)
+        run_score(ScoreConfig(root, prompts, tmp_path / f"run_{model}"))
+    merge_runs([tmp_path / "run_m1", tmp_path / "run_m2"], tmp_path / "merged")
+    meta = json.loads((tmp_path / "merged" / "run.json").read_text())
+    assert meta["images"] == [str((tmp_path / "a").resolve()), str((tmp_path / "b").resolve())]
+    resolve = image_resolver(read_scores(tmp_path / "merged"), tmp_path / "merged")
+    assert resolve(str((tmp_path / "a" / "m1" / "p3.png").resolve())) == "m1/p3.png"
+    assert resolve(str((tmp_path / "b" / "m2" / "p4.png").resolve())) == "m2/p4.png"
+    assert resolve(str((tmp_path / "c" / "m1" / "p3.png").resolve())) is None  # under no root of the run
+
+
+def test_shards_written_inside_the_image_folder_are_not_models(tmp_path, fake, workload):
+    """`vistar score . --out s2 --shard 2/2` beside an earlier `s1/`: s1 is a run folder, not a model."""
+    images, prompts = workload
+    run_score(ScoreConfig(images, prompts, images / "s1", shard=parse_shard("1/2")))
+    run_score(ScoreConfig(images, prompts, images / "s2", shard=parse_shard("2/2")))
+    assert not any("s1" in str(item) for _, item in problems(images / "s2"))
+    assert set(read_scores(images / "s2").model) == {"m1", "m2"}
+
+
+def test_sharding_refuses_manifest_images_given_by_absolute_path(tmp_path, fake, workload):
+    images, prompts = workload
+    outside = tmp_path / "elsewhere.png"
+    Image.new("RGB", (8, 8)).save(outside)
+    manifest = tmp_path / "m.csv"
+    manifest.write_text(f"image,prompt_id,model\nm1/p0.png,p0,m1\n{outside},p1,m1\n")
+    with pytest.raises(ValueError, match=r"--shard needs every image inside IMAGES \(the manifest gives .*elsewhere.png"):
+        run_score(ScoreConfig(images, prompts, tmp_path / "run", manifest=manifest, shard=parse_shard("1/2")))
+    run_score(ScoreConfig(images, prompts, tmp_path / "whole", manifest=manifest))  # fine without --shard

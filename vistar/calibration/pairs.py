@@ -68,16 +68,13 @@ def read_pairs(path: str | Path) -> Pairs:
 
 
 def image_resolver(scores: pd.DataFrame, run_dir: str | Path):
-    """A function mapping a pair's image reference to the run's `image` key (None when unknown)."""
+    """A function mapping a pair's image reference to the run's `image` key (None when unknown).
+
+    An absolute path is read relative to the run's image folder; a run merged from machines that mounted the
+    folder at different paths lists each root (`vistar merge`), and each is tried."""
     known = set(scores["image"])
     by_sha = dict(zip(scores["image_sha256"], scores["image"]))
-    images_root = None
-    meta = Path(run_dir) / "run.json"
-    if meta.is_file():
-        try:
-            images_root = json.loads(meta.read_text()).get("images")
-        except (OSError, ValueError):
-            images_root = None
+    roots = _image_roots(Path(run_dir) / "run.json")
 
     def resolve(ref: str) -> str | None:
         if ref in known:
@@ -85,15 +82,25 @@ def image_resolver(scores: pd.DataFrame, run_dir: str | Path):
         if ref.lower() in by_sha:
             return by_sha[ref.lower()]
         posix = PurePosixPath(ref.replace("\\", "/"))
-        if images_root and posix.is_absolute():
-            try:
-                posix = posix.relative_to(PurePosixPath(Path(images_root).as_posix()))
-            except ValueError:
-                return None
-        norm = str(PurePosixPath(*[p for p in posix.parts if p != "."])) if posix.parts else ""
-        return norm if norm in known else None
+        candidates = [posix]
+        if posix.is_absolute():
+            candidates = [posix.relative_to(root) for root in roots if posix.is_relative_to(root)] + [posix]
+        for candidate in candidates:
+            norm = str(PurePosixPath(*[p for p in candidate.parts if p != "."])) if candidate.parts else ""
+            if norm in known:
+                return norm
+        return None
 
     return resolve
+
+
+def _image_roots(meta: Path) -> list[PurePosixPath]:
+    try:
+        images = json.loads(meta.read_text()).get("images")
+    except (OSError, ValueError, AttributeError):
+        return []
+    images = images if isinstance(images, list) else [images]
+    return [PurePosixPath(Path(root).as_posix()) for root in images if isinstance(root, str) and root]
 
 
 def attach_images(pairs: Pairs, scores: pd.DataFrame, run_dir: str | Path) -> pd.DataFrame:

@@ -74,13 +74,15 @@ def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path 
     """`IMAGES/<model>/<prompt_id>[_<k>].<ext>`, or a manifest CSV with `image,prompt_id,model` (optional `sample`).
 
     An exact id match wins over the `_<k>` reading, so ids that themselves end in `_<digits>` still work.
-    `run_dir`, when it is a folder of IMAGES (`vistar score . --out run1`), is not a model folder."""
+    `run_dir`, when it is a folder of IMAGES (`vistar score . --out run1`), is not a model folder; nor is any other
+    run folder there (one holding `run.json` or `scores.parquet`, e.g. the sibling shards of `--shard`)."""
     root = Path(images_dir).resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: image folder not found")
     unmatched: dict[str, str] = {}
     skip = Path(run_dir).resolve() if run_dir else None
-    model_dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.resolve() != skip)
+    model_dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.resolve() != skip
+                        and not _is_run_dir(p))
     candidates = _from_manifest(root, manifest, unmatched) if manifest else _from_layout(root, model_dirs, unmatched)
     records, seen = [], set()
     models = set() if manifest else {printable_path(p.name) for p in model_dirs}
@@ -102,6 +104,10 @@ def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path 
     records.sort(key=lambda r: (r.model, r.prompt_id, r.sample, r.rel))
     used = {r.prompt_id for r in records}
     return Mapping(records, dict(sorted(unmatched.items())), sorted(prompt_ids - used), sorted(models))
+
+
+def _is_run_dir(path: Path) -> bool:
+    return (path / "run.json").is_file() or (path / "scores.parquet").exists()
 
 
 def printable_path(name: str) -> str:

@@ -1,22 +1,33 @@
-"""`vistar merge`: one run folder from several (the shards of `vistar score --shard K/N`, or runs over disjoint
-image folders), so `vistar report` and `vistar calibrate` see one tensor.
+"""`vistar merge`: one run folder from several (the shards of `vistar score --shard K/N`, or runs over disjoint image
+folders), so `vistar report` and `vistar calibrate` see one tensor.
 
-Refused rather than guessed: runs scored with different ontologies (their scores are not comparable), the same
-(image, model, prompt, sample, metric) in two runs (overlapping shards), shards of different N or a shard twice,
-and unfinished runs unless `partial` is asked for. Nothing is written until every check has passed.
+Refused rather than guessed, before anything is written: runs that did different work (other ontology, prompt file,
+manifest, `--angles` or `--max-pixels`, another version of a metric or stage, another sha256 or runtime of a weight),
+the same (image, model, prompt, sample, metric) in two runs, shards of different N, a shard twice, shards that saw
+a different folder, and a missing shard or unfinished run unless `partial`. The sources are locked as `vistar
+score` locks them while they are read, and the new folder is built beside its destination and renamed into place,
+so an interrupted merge leaves no folder that looks like a run.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from ..atomic import write_text_atomic
 from .runmeta import versions, write_json_atomic
 from .store import IDENTITY, ResultStore, read_visible
-from ..atomic import write_text_atomic
+
+SAME_WORK = ("ontology_hash", "prompts_sha256", "manifest_sha256", "angles", "max_pixels")  # must be equal in all
+SAME_SHARD_WORK = ("work_digest",)  # must be equal across the shards of one split
 
 
 class MergeError(ValueError):
@@ -31,41 +42,62 @@ class MergeSummary:
 
 
 def merge_runs(sources: list[Path], out: Path, *, partial: bool = False, command: str = "") -> MergeSummary:
-    sources = [Path(s) for s in sources]
+    sources, out = [Path(s) for s in sources], Path(out)
     if not sources:
         raise MergeError("nothing to merge: give at least one run folder")
-    metas = [_meta(src) for src in sources]
-    _check_compatible(sources, metas, partial)
-    summary = MergeSummary(missing_shards=_missing_shards(sources, metas))
-    if summary.missing_shards and not partial:
-        count = metas[0]["shard"]["count"]
-        raise MergeError(f"shard(s) {', '.join(f'{k}/{count}' for k in summary.missing_shards)} missing; "
-                         "score them first, or pass --partial to merge without them")
-    tables = [read_visible(src) for src in sources]
+    resolved = [s.resolve() for s in sources]
+    twice = next((s for i, s in enumerate(sources) if resolved[i] in resolved[:i]), None)
+    if twice is not None:
+        raise MergeError(f"{twice}: given twice")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise MergeError(f"{out}: exists and is not an empty folder; merge writes a new run folder")
+    with contextlib.ExitStack() as locks:
+        for src in sources:
+            locks.enter_context(_source_lock(src))
+        metas = [_meta(src) for src in sources]
+        summary = MergeSummary(missing_shards=_check_compatible(sources, metas, partial))
+        models = _merged_models(sources, metas)
+        tables = [read_visible(src) for src in sources]
     _check_disjoint(sources, tables)
-    models = _merged_models(sources, metas)
-    if out.exists() and any(out.iterdir()):
-        raise MergeError(f"{out}: not empty; merge writes a new run folder")
-
-    store = ResultStore(out)
-    for table in tables:
-        if len(table):
-            store.append(table)
-            for status, count in zip(*_counts(table)):
-                summary.rows_by_status[status] = summary.rows_by_status.get(status, 0) + count
-    store.compact()
-    problems = _merged_problems(sources)
-    summary.problems = len(problems)
-    write_text_atomic(out / "problems.jsonl", "".join(problems))
-    write_json_atomic(out / "run.json", _merged_meta(sources, metas, models, summary, partial, command))
+    building = out.parent / f".{out.name}.merging-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        store = ResultStore(building)
+        for table in tables:
+            if len(table):
+                store.append(table)
+                for status, count in zip(*_counts(table)):
+                    summary.rows_by_status[status] = summary.rows_by_status.get(status, 0) + count
+        store.compact()
+        problems = _merged_problems(sources)
+        summary.problems = len(problems)
+        write_text_atomic(building / "problems.jsonl", "".join(problems))
+        write_json_atomic(building / "run.json", _merged_meta(sources, metas, models, summary, partial, command))
+        if out.exists():
+            out.rmdir()  # empty (checked above)
+        os.replace(building, out)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
     return summary
+
+
+@contextlib.contextmanager
+def _source_lock(src: Path):
+    """The lock `vistar score` holds on a run folder: a run resuming in a source would change it mid-read."""
+    if not (src / "run.json").is_file():
+        raise MergeError(f"{src}: not a run folder (no run.json); give folders written by `vistar score`")
+    with open(src / ".lock", "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise MergeError(f"{src}: a `vistar score` is writing this run (pid {fh.read().strip() or '?'}); "
+                             "merge it when that run has finished") from None
+        yield
 
 
 def _meta(src: Path) -> dict:
     try:
         meta = json.loads((src / "run.json").read_text())
-    except FileNotFoundError:
-        raise MergeError(f"{src}: not a run folder (no run.json); give folders written by `vistar score`") from None
     except (OSError, ValueError) as exc:
         raise MergeError(f"{src / 'run.json'}: unreadable ({exc})") from None
     if not isinstance(meta, dict):
@@ -73,58 +105,84 @@ def _meta(src: Path) -> dict:
     return meta
 
 
-def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> None:
+def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> list[int]:
+    """Refuse runs whose rows do not belong in one tensor; returns the missing shard numbers (allowed if partial)."""
     unfinished = [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") != "complete"]
     if unfinished and not partial:
         raise MergeError(f"unfinished run(s): {', '.join(unfinished)}; resume them with the same `vistar score` "
                          "command, or pass --partial to merge what they hold")
-    hashes = {meta.get("ontology_hash") for meta in metas}
-    if len(hashes) > 1:
-        listing = "; ".join(f"{src}: {meta.get('ontology_hash')}" for src, meta in zip(sources, metas))
-        raise MergeError(f"runs scored with different ontologies are not comparable ({listing})")
     shards = [meta.get("shard") for meta in metas]
-    if any(shards):
-        if not all(shards) or len({s["count"] for s in shards}) > 1:
-            raise MergeError("shards of different splits (or sharded with unsharded runs): "
-                             + "; ".join(f"{src}: {s and str(s['index']) + '/' + str(s['count'])}" for src, s in zip(sources, shards)))
-        seen: dict[int, Path] = {}
-        for src, shard in zip(sources, shards):
-            if shard["index"] in seen:
-                raise MergeError(f"shard {shard['index']}/{shard['count']} given twice: {seen[shard['index']]} and {src}")
-            seen[shard["index"]] = src
+    checked = SAME_WORK + (SAME_SHARD_WORK if any(shards) else ())
+    for key in checked:
+        _same(key, sources, [meta.get(key) for meta in metas])
+    for key in ("metric_versions", "stage_versions"):  # a shard may have used fewer metrics: compare name by name
+        for name in sorted({n for meta in metas for n in (meta.get(key) or {})}):
+            values = [(src, (meta.get(key) or {})[name]) for src, meta in zip(sources, metas) if name in (meta.get(key) or {})]
+            _same(f"{key}.{name}", [s for s, _ in values], [v for _, v in values])
+    if not any(shards):
+        return []
+    if not all(shards) or len({s["count"] for s in shards}) > 1:
+        raise MergeError("shards of different splits (or sharded with unsharded runs): "
+                         + "; ".join(f"{src}: {_shard_text(s)}" for src, s in zip(sources, shards)))
+    seen: dict[int, Path] = {}
+    for src, shard in zip(sources, shards):
+        if shard["index"] in seen:
+            raise MergeError(f"shard {_shard_text(shard)} given twice: {seen[shard['index']]} and {src}")
+        seen[shard["index"]] = src
+    count = shards[0]["count"]
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    if missing and not partial:
+        raise MergeError(f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing; "
+                         "score them first, or pass --partial to merge without them")
+    return missing
+
+
+def _same(key: str, sources: list[Path], values: list) -> None:
+    if len({json.dumps(v, sort_keys=True) for v in values}) > 1:
+        listing = "; ".join(f"{src}: {value!r}" for src, value in zip(sources, values))
+        raise MergeError(f"the runs differ in {key}, so their rows are not one evaluation ({listing})")
+
+
+def _shard_text(shard: dict | None) -> str:
+    return f"{shard['index']}/{shard['count']}" if shard else "no shard"
 
 
 def _merged_models(sources: list[Path], metas: list[dict]) -> dict:
-    """Union of the runs' loaded weights; the same weight name with another sha256 means other scores: refused."""
+    """Union of the runs' loaded weights. The same weight with another sha256, or run another way (e.g. OCR in
+    bf16 on one machine and fp32 on another, which keeps the row key), means other numbers: refused."""
     models: dict = {}
     origin: dict[str, Path] = {}
     for src, meta in zip(sources, metas):
         for name, entry in (meta.get("models") or {}).items():
             known = models.get(name)
-            if known and isinstance(entry, dict) and known.get("sha256") != entry.get("sha256"):
-                raise MergeError(f"{name}: {origin[name]} loaded sha256 {known.get('sha256')}, {src} loaded "
-                                 f"{entry.get('sha256')}; runs with different weights are not comparable")
+            if known is not None and isinstance(entry, dict):
+                for key in ("sha256", "provider"):
+                    if known.get(key) != entry.get(key):
+                        raise MergeError(f"{name}: {origin[name]} ran it with {key} {known.get(key)}, {src} with "
+                                         f"{entry.get(key)}; runs with different weights or runtimes are not comparable")
             models.setdefault(name, entry)
             origin.setdefault(name, src)
     return models
 
 
-def _missing_shards(sources: list[Path], metas: list[dict]) -> list[int]:
-    shards = [meta.get("shard") for meta in metas]
-    if not shards or not all(shards):
-        return []
-    return sorted(set(range(1, shards[0]["count"] + 1)) - {s["index"] for s in shards})
-
-
 def _check_disjoint(sources: list[Path], tables: list[pa.Table]) -> None:
-    owner: dict[tuple, Path] = {}
-    for src, table in zip(sources, tables):
-        columns = [table.column(c).to_pylist() for c in IDENTITY]
-        for identity in zip(*columns):
-            if identity in owner:
-                shown = ", ".join(f"{c}={v}" for c, v in zip(IDENTITY, identity))
-                raise MergeError(f"the same row is in {owner[identity]} and {src} ({shown}): the runs overlap")
-            owner[identity] = src
+    """No (image, model, prompt, sample, metric) in two runs (vectorised: millions of rows stay cheap)."""
+    parts = [t.select(list(IDENTITY)).append_column("source", pa.array([i] * len(t), pa.int32()))
+             for i, t in enumerate(tables)]
+    table = pa.concat_tables(parts) if parts else None
+    if table is None or not len(table):
+        return
+    counts = table.group_by(list(IDENTITY)).aggregate([("source", "count")])
+    dup = counts.filter(pc.greater(counts["source_count"], 1))
+    if not len(dup):
+        return
+    first = dup.slice(0, 1).to_pylist()[0]
+    mask = pc.equal(table[IDENTITY[0]], first[IDENTITY[0]])
+    for column in IDENTITY[1:]:
+        mask = pc.and_(mask, pc.equal(table[column], first[column]))
+    owners = [sources[i] for i in table.filter(mask)["source"].to_pylist()]
+    shown = ", ".join(f"{c}={first[c]}" for c in IDENTITY)
+    raise MergeError(f"the same row is in {owners[0]} and {owners[1]} ({shown}), and {len(dup) - 1} more: the runs overlap")
 
 
 def _counts(table: pa.Table) -> tuple[list[str], list[int]]:
@@ -133,7 +191,7 @@ def _counts(table: pa.Table) -> tuple[list[str], list[int]]:
 
 
 def _merged_problems(sources: list[Path]) -> list[str]:
-    """Every source's problems.jsonl lines, each once (shards repeat none by design; reruns might)."""
+    """Every source's problems.jsonl lines, each once (every shard reports the whole prompt file's problems)."""
     seen, lines = set(), []
     for src in sources:
         path = src / "problems.jsonl"
@@ -148,16 +206,22 @@ def _merged_problems(sources: list[Path]) -> list[str]:
 
 def _merged_meta(sources: list[Path], metas: list[dict], models: dict, summary: MergeSummary, partial: bool,
                  command: str) -> dict:
-    def common(key):
-        values = {json.dumps(meta.get(key), sort_keys=True) for meta in metas}
-        return metas[0].get(key) if len(values) == 1 else None
+    def union(key: str) -> dict:
+        out: dict = {}
+        for meta in metas:
+            out.update(meta.get(key) or {})
+        return dict(sorted(out.items()))
 
-    return {"command": command, "merged_from": [
-                {"run": str(src.resolve()), **{k: meta.get(k) for k in ("shard", "status", "started", "finished", "hardware", "device")}}
+    roots = list(dict.fromkeys(meta.get("images") for meta in metas if meta.get("images")))
+    unfinished = summary.missing_shards or any(meta.get("status") != "complete" for meta in metas)
+    return {"command": command,
+            "merged_from": [{"run": str(src.resolve()), **{k: meta.get(k) for k in (
+                "shard", "status", "images", "started", "finished", "hardware", "device")}}
                 for src, meta in zip(sources, metas)],
-            "images": common("images"), "prompts": common("prompts"), "prompts_sha256": common("prompts_sha256"),
-            "ontology_hash": metas[0].get("ontology_hash"), "metric_versions": common("metric_versions"),
-            "stage_versions": common("stage_versions"), "models": models, "versions": versions(),
-            "missing_shards": summary.missing_shards, "counts": summary.rows_by_status,
-            "status": "partial" if partial and (summary.missing_shards or any(m.get("status") != "complete" for m in metas)) else "complete",
+            # one root when the runs agree; else every root, which the calibration resolver tries in turn
+            "images": roots[0] if len(roots) == 1 else roots,
+            **{key: metas[0].get(key) for key in SAME_WORK + ("prompts", "work_digest")},
+            "metric_versions": union("metric_versions"), "stage_versions": union("stage_versions"),
+            "models": models, "versions": versions(), "missing_shards": summary.missing_shards,
+            "counts": summary.rows_by_status, "status": "partial" if partial and unfinished else "complete",
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

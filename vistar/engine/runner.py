@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
-from . import registry
+from . import registry, shards
 from .batch import score_batch
 from .device import prepare_process
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
@@ -102,10 +102,10 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
                          for p in mapping.prompts_without_images if p in wanted]
     summary.problems += _models_missing_images(mapping, wanted)
     # every shard reports the problems of the whole folder and prompt file (`vistar merge` keeps each once)
-    records = [rec for rec in mapping.records if cfg.shard is None or cfg.shard.owns(rec.rel)]
+    records = shards.select(cfg.shard, mapping.records)
 
     store = ResultStore(cfg.out)
-    meta = _run_meta(cfg, ontology)
+    meta = {**_run_meta(cfg, ontology), "work_digest": shards.folder_digest(mapping.records)}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
     jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
@@ -202,6 +202,7 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology) -> dict:
     return {"command": cfg.command or " ".join(sys.argv), "images": str(Path(cfg.images).resolve()),
             "prompts": str(Path(cfg.prompts).resolve()), "prompts_sha256": prompts_sha,
             "manifest": str(Path(cfg.manifest).resolve()) if cfg.manifest else None,
+            "manifest_sha256": file_sha256(cfg.manifest) if cfg.manifest else None,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "versions": versions(), "hardware": hardware(),
             "ontology_hash": ontology.hash, "device": cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
             "prefetch": cfg.prefetch,

@@ -39,3 +39,27 @@ def parse_shard(text: str) -> Shard:
     if count < 1 or not 1 <= index <= count:
         raise ValueError(f"--shard {text}: need 1 <= K <= N")
     return Shard(index, count)
+
+
+def select(shard: Shard | None, records: list) -> list:
+    """The image records this shard scores (all of them without a shard).
+
+    A manifest may list images outside IMAGES by absolute path; machines that mount them elsewhere would
+    disagree on which shard owns them, so sharding refuses them."""
+    if shard is None:
+        return list(records)
+    outside = [rec.rel for rec in records if rec.rel.startswith("/")]
+    if outside:
+        raise ValueError(f"--shard needs every image inside IMAGES (the manifest gives {outside[0]} and "
+                         f"{len(outside) - 1} more by absolute path): give them relative to IMAGES")
+    return [rec for rec in records if shard.owns(rec.rel)]
+
+
+def folder_digest(records: list) -> str:
+    """What the whole (unsharded) work list was: shards of one split must agree on it, or the folder or the
+    prompts changed between shard runs and their union would cover some images twice or never."""
+    digest = hashlib.sha256()
+    for rec in sorted(records, key=lambda r: (r.model, r.prompt_id, r.sample, r.rel)):
+        digest.update(f"{rec.model}\0{rec.prompt_id}\0{rec.sample}\0{rec.rel}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
