@@ -1,0 +1,146 @@
+"""TR validity beyond the test fixtures: does an exact render score ~1, and correct > one typo > wrong hold?
+
+    python benchmarks/bench_tr_validity.py plain
+    python benchmarks/bench_tr_validity.py backgrounds [--n 200] [--seed 0] [--space-prob 1.0 0.1]
+
+plain: vistar.synth.text.render_text posters, 512², for 10 phrases (digits, punctuation, mixed case, a
+20-letter word, sentences that wrap to 2-4 lines) in every TrueType font under /usr/share/fonts (plus Pillow's
+default), then 7 ink/background pairs down to grey 120 on 150, rotations of -8° to 12°, and 12-24 px text.
+
+backgrounds: N one-line phrases (random phrase, font from vistar.synth.text.available_fonts, size 26-43 px, ink colour,
+optional black outline, position) are drawn with vistar.synth.text.overlay_text over scikit-image's astronaut,
+brick, grass, coffee, chelsea and rocket (512²). Each is drawn three times: the phrase, the phrase with one
+letter changed, and an unrelated phrase; all are scored against the phrase. Reported per `features.ocr.space_prob`
+(1.0 = RapidOCR's plain greedy CTC decode, 0.1 = the default space restoration): share of correct renders with
+TR >= 0.9, mean TR, share whose only error is a missing or extra space, and the ladder correct > typo > wrong.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from vistar.engine.registry import StageContext, StageInput
+from vistar.features.ocr import STAGE
+from vistar.metrics.tr import METRIC
+from vistar.ontology import Ontology
+from vistar.synth.text import available_fonts, load_font, overlay_text, render_text
+
+PHRASES = ("Harbour Lights Festival", "GOLDEN GATE BAKERY", "Meet me at 8 pm", "Pure Mountain Water", "LAST CHANCE SALE",
+           "the blue door inn", "Organic Farm Shop", "Vote YES on 12", "Summer Jazz Night", "EXIT ONLY")
+WRONG = "PURPLE MOUNTAIN MAJESTY"
+
+
+def backgrounds() -> dict[str, Image.Image]:
+    import skimage.data
+
+    return {name: Image.fromarray(getattr(skimage.data, name)()).convert("RGB").resize((512, 512))
+            for name in ("astronaut", "brick", "grass", "coffee", "chelsea", "rocket")}
+
+
+def one_typo(text: str) -> str:
+    """Change the middle letter of the longest word (X, or Q where it already is X)."""
+    words = text.split(" ")
+    i = max(range(len(words)), key=lambda k: len(words[k]))
+    j = len(words[i]) // 2
+    c = words[i][j]
+    new = "Q" if c.upper() == "X" else "X"
+    words[i] = words[i][:j] + (new.lower() if c.islower() else new) + words[i][j + 1:]
+    return " ".join(words)
+
+
+def cases(n: int, seed: int, bgs: dict) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    fonts = list(available_fonts().values())
+    draw = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    out = []
+    while len(out) < n:
+        text = PHRASES[rng.integers(len(PHRASES))]
+        font, size = fonts[rng.integers(len(fonts))], int(rng.integers(26, 44))
+        width = max(draw.textlength(t, font=load_font(font, size)) for t in (text, one_typo(text), WRONG))
+        if width > 480:
+            continue
+        out.append({"bg": list(bgs)[rng.integers(len(bgs))], "text": text, "font": font, "font_size": size,
+                    "ink": tuple(int(v) for v in rng.integers(0, 256, 3)), "stroke": 2 * int(rng.integers(0, 2)),
+                    "xy": (float(rng.uniform(10, 502 - width)), float(rng.uniform(10, 450)))})
+    return out
+
+
+PLAIN = ("CALL 555-0199 NOW", "OPEN 24/7!", "Don't Panic, Stay Calm.", "Hello World", "INTERNATIONALISATION",
+         "Big Sale: 50% off everything today only", "Quantum Bakery & Co.", "route 66",
+         "The quick brown fox jumps over the lazy dog", "Line one of text, line two of text, line three of text, and a fourth line too")
+
+
+def plain() -> None:
+    ontology = Ontology.load(None)
+    params, ctx = ontology.metric_params("TR"), StageContext(features=ontology.data["features"])
+
+    def ladder(expected: str, draw) -> tuple[float, bool]:
+        s = {}
+        for kind, shown in (("correct", expected), ("typo", one_typo(expected)), ("wrong", WRONG)):
+            [ocr] = STAGE.compute([StageInput(np.asarray(draw(shown)), None, {})], ctx)
+            s[kind] = METRIC.fn({"ocr": ocr}, {"text": expected}, params, None).score
+        return s["correct"], s["correct"] > s["typo"] > s["wrong"]
+
+    fonts = [None] + sorted(str(p) for p in Path("/usr/share/fonts").rglob("*.ttf"))
+    groups = {
+        "phrases x fonts": [(p, lambda s, f=f: render_text(s, size=512, font_size=32, font=f)) for f in fonts for p in PLAIN],
+        "colours": [(p, lambda s, bg=bg, ink=ink: render_text(s, size=512, font_size=40, background=bg, ink=ink))
+                    for bg, ink in (((20, 20, 30), (240, 240, 200)), ((10, 10, 10), (255, 220, 0)), ((150, 150, 150), (120, 120, 120)),
+                                    ((200, 60, 60), (230, 110, 110)), ((40, 40, 120), (70, 70, 170)), ((245, 245, 240), (200, 200, 195)),
+                                    ((0, 90, 0), (255, 0, 0)))
+                    for p in PLAIN[:4]],
+        "rotated": [(p, lambda s, a=a: render_text(s, size=512, font_size=40).rotate(a, resample=Image.BICUBIC, fillcolor=(245, 245, 240)))
+                    for a in (-8, -5, -3, 3, 5, 8, 12) for p in PLAIN[:4]],
+        "small text": [(p, lambda s, fs=fs, size=size: render_text(s, size=size, font_size=fs))
+                       for fs in (12, 16, 20, 24) for size in (512, 1024) for p in PLAIN[:4]],
+    }
+    for name, items in groups.items():
+        results = [ladder(p, draw) for p, draw in items]
+        correct = np.array([c for c, _ in results])
+        print(f"{name:16s} {len(results):4d} renders  exact TR>=0.9 {np.mean(correct >= 0.9):.1%}  TR=1 {np.mean(correct == 1):.1%}  "
+              f"ladder {np.mean([ok for _, ok in results]):.1%}  lowest {correct.min():.3f}")
+
+
+def backgrounds_bench(args) -> None:
+    ontology = Ontology.load(None)
+    params = ontology.metric_params("TR")
+    bgs = backgrounds()
+    items = cases(args.n, args.seed, bgs)
+    for space_prob in args.space_prob:
+        features = copy.deepcopy(ontology.data["features"])
+        features["ocr"] = {**features["ocr"], "space_prob": space_prob}
+        ctx, scores, space_only, start = StageContext(features=features), [], 0, time.perf_counter()
+        for case in items:
+            style = {k: case[k] for k in ("font", "font_size", "ink", "stroke", "xy")}
+            row = {}
+            for kind, shown in (("correct", case["text"]), ("typo", one_typo(case["text"])), ("wrong", WRONG)):
+                [ocr] = STAGE.compute([StageInput(np.asarray(overlay_text(bgs[case["bg"]], shown, **style)), None, {})], ctx)
+                result = METRIC.fn({"ocr": ocr}, {"text": case["text"]}, params, None)
+                row[kind] = result.score
+                if kind == "correct":
+                    rec, exp = result.details["recognised"], result.details["expected"]
+                    space_only += rec != exp and rec.replace(" ", "") == exp.replace(" ", "")
+            scores.append(row)
+        c, t, w = (np.array([r[k] for r in scores]) for k in ("correct", "typo", "wrong"))
+        print(f"space_prob {space_prob}: {len(c)} renders  correct TR>=0.9 {np.mean(c >= 0.9):.1%}  mean {c.mean():.3f}  "
+              f"space-only errors {space_only / len(c):.1%}  correct>typo {np.mean(c > t):.1%}  typo>wrong {np.mean(t > w):.1%}  "
+              f"({(time.perf_counter() - start) / len(c) / 3 * 1000:.0f} ms/image)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("part", choices=("plain", "backgrounds"))
+    parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--space-prob", type=float, nargs="+", default=[1.0, 0.1])
+    args = parser.parse_args()
+    plain() if args.part == "plain" else backgrounds_bench(args)
+
+
+if __name__ == "__main__":
+    main()
