@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from vistar.vlm.cache import cache_key
+from vistar.vlm.cache import JudgeCache, cache_key, legacy_key
 from vistar.vlm.config import JudgeConfig, config_from_options
 from vistar.vlm.errors import ReplyFormatError
-from vistar.vlm.hwpq import online
+from vistar.vlm.hwpq import generate, online
+from vistar.vlm.hwpq.questionnaire import Level, Pair, Questionnaire
+from vistar.vlm.hwpq.stage import _calls
 from vistar.vlm.images import image_sha256, png_bytes
 from vistar.vlm.judge import Judge
+from vistar.vlm.protocols import wise_verified
 from vistar.vlm.prices import Price, load_prices, price_for
 from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest
@@ -86,7 +89,9 @@ CRASHING_RUN = """
 import sys
 from tests.test_vlm_cache import _req
 from tests.vlm_helpers import BLUE, RED, fast_config
-from vistar.vlm.hwpq import online
+from vistar.vlm.hwpq import generate, online
+from vistar.vlm.hwpq.questionnaire import Level, Pair, Questionnaire
+from vistar.vlm.hwpq.stage import _calls
 from vistar.vlm.judge import Judge
 from pathlib import Path
 judge = Judge(fast_config(sys.argv[1], Path(sys.argv[2]), concurrency=1, timeout_s=60))
@@ -125,6 +130,82 @@ def test_every_key_part_changes_the_key():
                 cache_key(cfg, replace(req, user=req.user + " Is it round?")), cache_key(cfg, replace(req, system="Be lenient."))]
     assert len({base, *variants}) == len(variants) + 1
     assert cache_key(replace(cfg, url="http://elsewhere/v1", timeout_s=5, key_env="K"), req) == base  # transport is not identity
+
+
+def test_legacy_key_is_the_key_before_the_request_text_joined_it():
+    """The value the cache key had for this request in the versions that wrote caches without the text hash."""
+    cfg = JudgeConfig(url="http://127.0.0.1:1/v1", model="m", model_version="v7")
+    req = JudgeRequest("hwpq@1", "abc/L1.1.P/v1", online.PER_QUESTION_HASH, online.per_question_prompt("Is it red?"),
+                       online.SYSTEM, (), "f00d", 1, max_tokens=64)
+    assert legacy_key(cfg, req) == "40105bde16bb2d6d80742a208a9042859799e65e5c6c5da8e27a364db19ca2f0"
+    assert legacy_key(cfg, replace(req, user="other text")) == legacy_key(cfg, req) != cache_key(cfg, req)
+
+
+def _old_cache(tmp_path, cfg, calls_and_raws) -> None:
+    """A cache as older versions wrote it: the answers stored under the key without the request text hash."""
+    cache = JudgeCache(cfg.cache_file)
+    for req, raw in calls_and_raws:
+        cache.put(legacy_key(cfg, req), cfg, req, raw, None, 11, 3)
+    cache.close()
+
+
+def _hwpq_calls(mode):
+    q = Questionnaire((Level("L1", 1.0, (Pair("L1.1", 1.0, "Is the cup red?", "Is the cup blue?"),)),))
+    image = solid(RED)
+    return [(req, parse) for req, parse, _ in _calls(q, png_bytes(image), image_sha256(image), mode, 1)]
+
+
+@pytest.mark.parametrize("mode", ["per-question", "batched"])
+def test_hwpq_answers_cached_under_the_old_key_are_reused_and_stored_under_the_new_key(tmp_path, mode):
+    with JudgeServer() as srv:
+        cfg = fast_config(srv.url, tmp_path)
+        calls = _hwpq_calls(mode)
+        raws = ['{"answers": {"L1.1.P": "yes", "L1.1.N": false}}'] if mode == "batched" else ["Yes.", '{"Answer": "no"}']
+        _old_cache(tmp_path, cfg, [(req, raw) for (req, _), raw in zip(calls, raws)])
+        offline = Judge(replace(cfg, cache_only=True))
+        replies = offline.ask(calls)
+        assert all(r.ok and r.cached for r in replies), [r.error for r in replies]
+        expected = [{"L1.1.P": True, "L1.1.N": False}] if mode == "batched" else [True, False]
+        assert [r.parsed for r in replies] == expected  # parsed again by today's parser
+        assert len(offline.cache) == 2 * len(calls)  # copied under the current key
+        assert all(offline.cache.get(cache_key(cfg, req)) == raw for (req, _), raw in zip(calls, raws))
+        offline.close()
+        assert Judge(cfg).ask(calls)[0].cached and srv.requests == []
+
+
+def test_hwpq_generate_requests_reuse_the_old_key_too(tmp_path):
+    from vistar.prompts_dsl.model import Prompt
+    req = generate.request(Prompt("T2I", "MA", "a glass cup", {"material": "glass"}))
+    assert req.text_fixed_by_id
+    cfg = fast_config("http://127.0.0.1:1/v1", tmp_path, cache_only=True)
+    _old_cache(tmp_path, cfg, [(req, "not a questionnaire")])
+    reply = Judge(cfg).ask([(req, generate.parse)])[0]
+    assert not reply.ok and reply.error.startswith("cached reply no longer parses")  # found, re-parsed, refused
+
+
+def test_the_old_key_is_not_reused_once_the_hwpq_rendering_changes(monkeypatch):
+    assert online.TEXT_FIXED_BY_ID and generate.TEXT_FIXED_BY_ID
+    monkeypatch.setitem(generate.ANGLE_FOCUS, "MA", "material accuracy, reworded")  # not part of TEMPLATE_HASH
+    monkeypatch.setattr(online, "PER_QUESTION", online.PER_QUESTION + " ")
+    assert generate._rendering() != "9c179a5e023a3ec7" and online._rendering() != "a4acc59fff0f7d3a"
+
+
+def test_benchmark_answers_under_the_old_key_are_asked_again_and_cache_only_says_why(tmp_path):
+    """A benchmark request's text comes from the data (an edited record keeps its id), so an old answer is not
+    trusted: asked once more; a cache-only run names the key change as the reason for the miss."""
+    image = solid(RED)
+    req = JudgeRequest("wise-verified@1", "mooncake-1/score", "t", "Does the image show a mooncake?", "", (png_bytes(image),),
+                       image_sha256(image))
+    with JudgeServer() as srv:
+        cfg = fast_config(srv.url, tmp_path)
+        _old_cache(tmp_path, cfg, [(req, '{"score": 1, "reason": "a mooncake"}')])
+        miss = Judge(replace(cfg, cache_only=True)).ask([(req, wise_verified.parse)])[0]
+        assert not miss.ok and "before the request text joined it" in miss.error and "wise-verified@1" in miss.error
+        srv.replies.append('{"score": 0, "reason": "no mooncake"}')
+        asked = Judge(cfg).ask([(req, wise_verified.parse)])[0]
+        assert asked.ok and not asked.cached and asked.parsed["score"] == 0 and len(srv.requests) == 1
+    fresh = Judge(replace(cfg, cache_only=True)).ask([(req, wise_verified.parse)])[0]
+    assert fresh.ok and fresh.parsed["score"] == 0
 
 
 def test_user_price_table_wins_and_cost_is_tokens_times_price(tmp_path):

@@ -4,6 +4,11 @@ Key = judge model id + version, protocol name@version, prompt-template hash, the
 itself (so edited benchmark data or questions are asked anew), image sha256, item/question id (vote index
 included) and decoding parameters. Failures are never stored, so a rerun re-asks exactly what is missing or
 failed; with `cache_only` the scores are rebuilt without any call.
+
+Caches written before the text hash joined the key hold answers under `legacy_key`. They are reused (and
+copied under the current key) only for requests whose text is fixed by the old key's parts
+(`JudgeRequest.text_fixed_by_id`: HWPQ); for the benchmark protocols an edited record would get the stale
+answer, so those are asked once more.
 """
 from __future__ import annotations
 
@@ -29,6 +34,14 @@ def cache_key(cfg: JudgeConfig, req: JudgeRequest) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
+def legacy_key(cfg: JudgeConfig, req: JudgeRequest) -> str:
+    """The key as vistar computed it before the request text hash joined it: the same parts without it."""
+    decoding = {**cfg.decoding(), "seed": cfg.seed + req.vote, "max_tokens": req.max_tokens or cfg.max_tokens}
+    parts = [cfg.model, cfg.model_version, req.protocol, req.template_hash, req.image_sha256, req.item_id,
+             json.dumps(decoding, sort_keys=True)]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
 class JudgeCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -51,6 +64,13 @@ class JudgeCache:
                time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         with self._lock, self._db:
             self._db.execute("INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+
+    def adopt(self, old_key: str, new_key: str, parsed) -> None:
+        """Store the answer found under `old_key` under `new_key` too (with its value as parsed now)."""
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO answers SELECT ?, model, protocol, template_hash, image_sha256, "
+                             "item_id, decoding, raw, ?, prompt_tokens, completion_tokens, created FROM answers "
+                             "WHERE key = ?", (new_key, json.dumps(parsed, sort_keys=True), old_key))
 
     def __len__(self) -> int:
         with self._lock:

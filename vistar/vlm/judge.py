@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from .cache import JudgeCache, cache_key
+from .cache import JudgeCache, cache_key, legacy_key
 from .client import ChatClient
 from .config import JudgeConfig
 from .errors import ReplyFormatError
@@ -44,11 +44,11 @@ class Judge:
         replies: list[JudgeReply | None] = []
         todo = []
         for i, key in enumerate(keys):
-            hit = self._cached(key, calls[i][1])
+            hit = self._cached(key, *calls[i])
             if hit is not None and (hit.ok or self.client is None):
                 replies.append(hit)
             elif self.client is None:
-                replies.append(JudgeReply(ok=False, error="not in the judge cache and the run is cache-only"))
+                replies.append(JudgeReply(ok=False, error=self._miss(calls[i][0])))
             else:
                 replies.append(None)
                 todo.append(i)
@@ -68,16 +68,33 @@ class Judge:
             self.ledger.add(reply, image=image, prompt=prompt)
         return replies  # type: ignore[return-value]
 
-    def _cached(self, key: str, parse: Parser) -> JudgeReply | None:
+    def _cached(self, key: str, req: JudgeRequest, parse: Parser) -> JudgeReply | None:
         """The cached reply, parsed again by the current parser so a parser fix applies to old answers; a reply
-        it no longer accepts comes back not ok (asked again unless the run is cache-only)."""
-        raw = self.cache.get(key)
+        it no longer accepts comes back not ok (asked again unless the run is cache-only). A request whose text
+        is fixed by its id also finds an answer stored under the key older versions used, and copies it under
+        the current key."""
+        raw, old = self.cache.get(key), None
+        if raw is None and req.text_fixed_by_id:
+            old = legacy_key(self.cfg, req)
+            raw = self.cache.get(old)
         if raw is None:
             return None
         try:
-            return JudgeReply(ok=True, text=raw, parsed=parse(raw), cached=True)
+            parsed = parse(raw)
         except ReplyFormatError as exc:
             return JudgeReply(ok=False, text=raw, error=f"cached reply no longer parses: {exc}", cached=True)
+        if old is not None:
+            self.cache.adopt(old, key, parsed)
+        return JudgeReply(ok=True, text=raw, parsed=parsed, cached=True)
+
+    def _miss(self, req: JudgeRequest) -> str:
+        """Why a cache-only run has no answer: never asked, or asked by an older version under its key."""
+        if not req.text_fixed_by_id and self.cache.get(legacy_key(self.cfg, req)) is not None:
+            return ("not in the judge cache under its current key and the run is cache-only: the cache holds an answer "
+                    f"under the key of vistar versions before the request text joined it, which is not reused for "
+                    f"{req.protocol} (its text comes from the benchmark data, which may have been edited since); "
+                    "run once without --judge-cache-only to ask it again (docs/judge.md, 'The judge cache')")
+        return "not in the judge cache and the run is cache-only"
 
     def _ask(self, key: str, req: JudgeRequest, parse: Parser) -> JudgeReply:
         reply = self.client.complete(req, parse)

@@ -25,6 +25,10 @@ class JudgeRequest:
     image_sha256: str = ""          # identity of the scored image ("" for text-only questions)
     vote: int = 0                   # independent query index; the seed is offset by it
     max_tokens: int | None = None   # None: the judge config's default
+    # True only where `template_hash` and `item_id` alone fix `system` and `user` (HWPQ: the questionnaire hash
+    # or prompt fingerprint is in the id) and the text is still rendered as when older vistar versions wrote
+    # the cache: an answer stored under the key without the text hash (cache.legacy_key) answered this text
+    text_fixed_by_id: bool = False
 
 
 Parser = Callable[[str], Any]  # raises ReplyFormatError on a malformed reply

@@ -41,10 +41,26 @@ TEMPLATE_HASH = text_hash(SYSTEM, USER)
 
 
 def request(prompt: Prompt) -> JudgeRequest:
+    return JudgeRequest(protocol=PROTOCOL, item_id=prompt.fingerprint, template_hash=TEMPLATE_HASH, system=SYSTEM,
+                        user=_user(prompt), max_tokens=2048, text_fixed_by_id=TEXT_FIXED_BY_ID)
+
+
+def _user(prompt: Prompt) -> str:
     controls = ", ".join(f"{k}={v}" for k, v in prompt.controls.items() if k not in ("protocol", "item", "set")) or "none"
     focus = ANGLE_FOCUS.get(prompt.angle, "faithfulness of the image to every requirement of the prompt")
-    return JudgeRequest(protocol=PROTOCOL, item_id=prompt.fingerprint, template_hash=TEMPLATE_HASH, system=SYSTEM,
-                        user=USER.format(core=prompt.core, focus=focus, controls=controls), max_tokens=2048)
+    return USER.format(core=prompt.core, focus=focus, controls=controls)
+
+
+def _rendering() -> str:
+    """How the request text is built from the prompt (its angle's focus text included), on fixed examples."""
+    probes = [Prompt("T2I", angle, "a red cup", {"material": "glass", "set": "core"}) for angle in (*ANGLE_FOCUS, "TR")]
+    return text_hash(SYSTEM, *(_user(p) for p in probes))
+
+
+# The text is fixed by the template hash and the prompt fingerprint (role, angle, core, controls) in the item
+# id, so an answer cached under the key of older versions (without the text hash) is reused, while the
+# rendering (the focus texts included, which the template hash does not cover) is still theirs.
+TEXT_FIXED_BY_ID = _rendering() == "9c179a5e023a3ec7"
 
 
 def parse(text: str) -> dict:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..errors import ReplyFormatError
 from ..replies import Reply, boolean, json_object
 from ..types import text_hash
-from .questionnaire import Questionnaire, majority, score
+from .questionnaire import Level, Pair, Questionnaire, majority, score
 
 PROTOCOL = "hwpq@1"
 SYSTEM = ("You are a careful visual inspector. You answer yes/no questions about one image, strictly from what "
@@ -41,6 +41,17 @@ def batched_prompt(q: Questionnaire) -> str:
     questions = q.questions()
     lines = "\n".join(f"{qid}: {text}" for qid, text in questions)
     return BATCHED.format(questions=lines, first=questions[0][0])
+
+
+def _rendering() -> str:
+    """How the request text is built from the templates and a questionnaire, on a fixed example."""
+    probe = Questionnaire((Level("L1", 1.0, (Pair("L1.1", 1.0, "Is the cup red?", "Is the cup blue?"),)),))
+    return text_hash(SYSTEM, per_question_prompt("Is the cup red?"), batched_prompt(probe))
+
+
+# The text is fixed by the template hash and the questionnaire hash in the item id, so an answer cached under
+# the key of older versions (without the text hash) is reused, while the rendering is still theirs.
+TEXT_FIXED_BY_ID = _rendering() == "a4acc59fff0f7d3a"
 
 
 def batched_parser(q: Questionnaire):

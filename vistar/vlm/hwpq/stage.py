@@ -20,12 +20,13 @@ def _calls(q, png: bytes, sha: str, mode: str, votes: int) -> list[tuple[JudgeRe
     for vote in range(votes):
         if mode == "batched":
             req = JudgeRequest(online.PROTOCOL, f"{q.hash}/all/v{vote}", online.BATCHED_HASH, online.batched_prompt(q),
-                               online.SYSTEM, (png,), sha, vote)
+                               online.SYSTEM, (png,), sha, vote, text_fixed_by_id=online.TEXT_FIXED_BY_ID)
             out.append((req, online.batched_parser(q), None))
         else:
             for qid, text in q.questions():
                 req = JudgeRequest(online.PROTOCOL, f"{q.hash}/{qid}/v{vote}", online.PER_QUESTION_HASH,
-                                   online.per_question_prompt(text), online.SYSTEM, (png,), sha, vote, max_tokens=64)
+                                   online.per_question_prompt(text), online.SYSTEM, (png,), sha, vote, max_tokens=64,
+                                   text_fixed_by_id=online.TEXT_FIXED_BY_ID)
                 out.append((req, online.parse_single, qid))
     return out
 
