@@ -40,7 +40,8 @@ def test_naive_loop_decodes_and_recomputes_per_metric_the_engine_shares(tmp_path
     naive_decodes, engine_decodes = _count_decodes(monkeypatch, bench), _count_decodes(monkeypatch, prefetch)
     items, ctx = _items(4), _ctx()
     work = write_workload(items, tmp_path)
-    assert [p.name for p in work.paths] == ["p_0.png", "p_1.png", "p_2.png", "p_3.png"] and work.manifest is None
+    assert [p.name for p in work.paths] == ["p_0.png", "p_1.png", "p_2.png", "p_3.png"]
+    assert work.manifest.read_text().splitlines()[:2] == ["image,prompt_id,model,sample", "synthetic/p_0.png,p,synthetic,0"]
     naive_seconds(items, work.paths, ctx, Ontology.load())
     assert fake_plugins.CALLS == [1] * 8 and len(naive_decodes) == 8   # 4 images x 2 metrics, each decoding alone
     fake_plugins.CALLS.clear()
@@ -102,6 +103,46 @@ def test_mixed_workload_benches_each_stage_on_the_images_that_need_it(monkeypatc
     assert set(fake_plugins.CALLS) == {1, 2}  # warm-up on the 2 TR images, then one at a time: never the lamp
     metrics = {m["metric"]: m["status"] for m in report["metrics"]}
     assert metrics == {"TR": "ok", "LI": "skipped"}
+
+
+def test_synthetic_images_of_prompts_p_and_p_0_are_scored_as_their_own_prompts(tmp_path, monkeypatch):
+    """`p_0.png` is prompt p's sample 0, not prompt `p_0`: the workload's manifest says so, so the timed run
+    writes one row per (image, metric) although the two prompts have different angles."""
+    from vistar.engine import registry
+    from vistar.engine.registry import Metric, MetricResult
+
+    fake_plugins.install(monkeypatch)
+    monkeypatch.setattr(fake_plugins, "METRIC_LI", Metric(name="LI", angle="LI", version="1", features=("fake_brightness",),
+                                                          fn=lambda f, c, p, pr: MetricResult.ok(f["fake_brightness"])),
+                        raising=False)
+    monkeypatch.setattr(registry, "METRICS", {**registry.METRICS, "LI": "tests.fake_plugins:METRIC_LI"})
+    lamp = parse_prompt('[PH|LI] a lamp {light="upper-left front"}', id="p")
+    sign = parse_prompt('[GD|TR] a sign {text="HI"}', id="p_0")
+    items = [Item(np.full((16, 16, 3), 200, np.uint8), lamp), Item(np.full((16, 16, 3), 40, np.uint8), sign)]
+    work = write_workload(items, tmp_path)
+    assert [p.name for p in work.paths] == ["p_0.png", "p_0_0.png"]
+    report = run_bench(items, batch_sizes=(1,), repeats=1)
+    assert report["naive_vs_engine"]["rows"] == {"ok": 3}   # LI on p, TR and TR.dark on p_0
+    _, rows = engine_end_to_end(work, tmp_path / "run", _ctx(), None, batch=2)
+    scores = read_scores(tmp_path / "run").set_index(["prompt_id", "metric"])["score"]
+    assert rows == {"ok": 3} and scores[("p", "LI")] == pytest.approx(200 / 255)
+    assert scores[("p_0", "TR")] == pytest.approx(40 / 255)
+
+
+def test_bench_cli_names_a_failed_run_without_a_traceback(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from vistar.cli import app
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the timed run wrote 2 rows, not one per (image, metric) = 3")
+    monkeypatch.setattr(bench, "run_bench", broken)
+    (tmp_path / "p.vistar").write_text('p: [GD|TR] a sign {text="HI"}\n')
+    result = CliRunner().invoke(app, ["bench", "--prompts", str(tmp_path / "p.vistar"), "--n", "1", "--size", "32"],
+                                terminal_width=200)
+    assert result.exit_code == 2, result.output
+    assert "error: the benchmark stopped: the timed run wrote 2 rows" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_real_images_are_used_where_they_lie(tmp_path, monkeypatch):

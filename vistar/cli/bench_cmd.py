@@ -35,8 +35,12 @@ def bench(
         sizes = [int(b) for b in batch_sizes.split(",") if b.strip()]
     except (OntologyError, ValueError) as exc:
         fail(str(exc))
-    report = run_bench(items, device=device, batch_sizes=sizes, repeats=repeats, ontology_file=ontology,
-                       model_paths=parse_model_paths(model_path), random_init=random_init)
+    paths = parse_model_paths(model_path)
+    try:
+        report = run_bench(items, device=device, batch_sizes=sizes, repeats=repeats, ontology_file=ontology,
+                           model_paths=paths, random_init=random_init)
+    except (RuntimeError, ValueError) as exc:   # e.g. the timed run wrote other rows than the bench measured
+        fail(f"the benchmark stopped: {exc}")
     if json_out:
         json_out.write_text(json.dumps(report, indent=2, default=str))
     _print(report)

@@ -26,11 +26,11 @@ class Item:
 
 @dataclass
 class Workload:
-    """The workload as `vistar score` reads it: image folder (plus a manifest when only some of its files are
-    used) and prompts file; `paths[i]` is item i's file."""
+    """The workload as `vistar score` reads it: image folder, the manifest mapping each item's file to its
+    prompt and sample, and prompts file; `paths[i]` is item i's file."""
     images: Path
     prompts: Path
-    manifest: Path | None
+    manifest: Path
     paths: list[Path]
 
 
@@ -67,28 +67,38 @@ def load_items(prompts_file: str | Path, images: str | Path | None, n: int, size
 
 
 def write_workload(items: list[Item], folder: Path) -> Workload:
-    """Real items stay where they are (a manifest lists exactly them); synthetic ones are written as PNG, lossless,
-    so the run scores the very pixels the stage timings used, in `FOLDER/images/synthetic/<prompt_id>_<k>.png`."""
+    """Real items stay where they are; synthetic ones are written as PNG, lossless, so the run scores the very
+    pixels the stage timings used, in `FOLDER/images/synthetic/<prompt_id>_<k>.png`. Either way a manifest
+    lists exactly the items with their prompt and sample: file names alone are ambiguous (with prompt ids `p`
+    and `p_0`, `p_0.png` is both "p, sample 0" and "p_0"), and discovery prefers the exact id."""
     prompts: dict[str, Prompt] = {}
     for it in items:
         if prompts.setdefault(it.prompt.id, it.prompt) != it.prompt:
             raise ValueError(f"two different prompts share the id {it.prompt.id!r}")
     write_vistar(list(prompts.values()), folder / "prompts.vistar")
+    manifest = folder / "manifest.csv"
     if all(it.record for it in items):
         root = items[0].record.path.parents[len(Path(items[0].record.rel).parts) - 1]
-        manifest = folder / "manifest.csv"
-        with open(manifest, "w", newline="", encoding="utf-8") as fh:
-            rows = csv.writer(fh)
-            rows.writerow(["image", "prompt_id", "model", "sample"])
-            rows.writerows([it.record.rel, it.record.prompt_id, it.record.model, it.record.sample] for it in items)
+        _write_manifest(manifest, [(it.record.rel, it.record.prompt_id, it.record.model, it.record.sample) for it in items])
         return Workload(root, folder / "prompts.vistar", manifest, [it.record.path for it in items])
     if any(it.record for it in items):
         raise ValueError("a workload is either all real images or all synthetic")
     (folder / "images" / SYNTHETIC_MODEL).mkdir(parents=True)
     seen: Counter = Counter()
-    paths = []
+    paths, rows = [], []
     for it in items:
-        paths.append(folder / "images" / SYNTHETIC_MODEL / f"{it.prompt.id}_{seen[it.prompt.id]}.png")
+        k = seen[it.prompt.id]
         seen[it.prompt.id] += 1
+        name = f"{it.prompt.id}_{k}.png"   # unique: the id is everything before the last "_"
+        paths.append(folder / "images" / SYNTHETIC_MODEL / name)
+        rows.append((f"{SYNTHETIC_MODEL}/{name}", it.prompt.id, SYNTHETIC_MODEL, k))
         Image.fromarray(it.image).save(paths[-1])
-    return Workload(folder / "images", folder / "prompts.vistar", None, paths)
+    _write_manifest(manifest, rows)
+    return Workload(folder / "images", folder / "prompts.vistar", manifest, paths)
+
+
+def _write_manifest(path: Path, rows: list[tuple]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["image", "prompt_id", "model", "sample"])
+        out.writerows(rows)
