@@ -150,6 +150,30 @@ def test_a_model_with_only_errors_keeps_the_role_notes_consistent(tmp_path):
     assert any(n.startswith("Model partial has no score for CSE") for n in data.notes)
 
 
+def _role_notes(tmp_path, rows) -> dict[str, str]:
+    data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=100)
+    return {n.split(":")[0][len("Role "):]: n for n in data.notes if n.startswith("Role ")}
+
+
+def test_a_role_fully_scored_by_one_model_is_not_partial_because_another_has_only_errors(tmp_path):
+    # ED = TR, CSE, PSC: "good" has all three; "broken" only error rows; "weak" TR only
+    rows = [row("good", "t", "TR", 0.6), row("good", "c", "CSE", 0.5), row("good", "p", "PSC", 0.7),
+            row("broken", "t", "TR", None, status="error", error="image: empty file (0 bytes)"),
+            row("broken", "p", "PSC", None, status="error", error="image: empty file (0 bytes)"),
+            row("weak", "t", "TR", 0.3)]
+    notes = _role_notes(tmp_path, rows)
+    assert "ED" not in notes  # covered on 100% by "good"; broken and weak have their own model notes
+    assert notes["GD"] == "Role GD: partial — scored on 40% of its weight; missing GC, MA, SF."
+    assert not any(n.endswith("missing .") for n in notes.values())
+
+
+def test_a_role_that_models_cover_differently_names_each_models_share(tmp_path):
+    # X has TR and CSE, Y has TR and PSC: both 2/3 of ED, and no angle is missing for both
+    rows = [row("X", "t", "TR", 0.6), row("X", "c", "CSE", 0.5), row("Y", "t", "TR", 0.4), row("Y", "p", "PSC", 0.4)]
+    notes = _role_notes(tmp_path, rows)
+    assert notes["ED"] == "Role ED: partial — no model is scored on all of its weight: X on 67% (missing PSC), Y on 67% (missing CSE)."
+
+
 def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
     from typer.testing import CliRunner
 

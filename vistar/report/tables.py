@@ -167,11 +167,10 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
         if sub["score"].isna().all():
             notes.append(f"Role {role} ({ontology.roles[role]}): none of its angles "
                          f"({', '.join(ontology.mask.get(role, [])) or 'none in mask'}) were scored; no role score.")
-        elif sub["partial"].any() or (sub["covered_weight"] < 1 - 1e-9).any():
-            scored = sub[sub["score"].notna()]  # models with no angle of the role have their own note above
-            missing = sorted(set.intersection(*({a for a in m.split(",") if a} for m in scored["angles_missing"])))
-            share = scored["covered_weight"].max()
-            notes.append(f"Role {role}: partial — scored on {share:.0%} of its weight; missing {', '.join(missing)}.")
+        else:
+            note = _partial_role_note(role, sub[sub["score"].notna()])
+            if note:
+                notes.append(note)
     others = sorted(set(scores_metrics) - set(rows["metric"]))
     if others:
         notes.append("Metrics other than the angle scores (" + ", ".join(others) + ") are not averaged into the tables; "
@@ -183,6 +182,23 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
     if not data.has_sets:
         notes.append("Prompts carry no set=core|hard: Core, Hard and Drop are not computed.")
     return notes
+
+
+def _partial_role_note(role: str, scored: pd.DataFrame) -> str | None:
+    """The role note from the models that have a role score (a model without one, or with fewer angles than
+    another, has its own note): none when some model covers all of the role's weight; the share and the angles
+    nobody scored when the best-covered models miss exactly those; else each model's share and gaps."""
+    best = scored["covered_weight"].max()
+    if best >= 1 - 1e-9:
+        return None
+    gaps = {m: sorted(a for a in miss.split(",") if a) for m, miss in zip(scored["model"], scored["angles_missing"])}
+    nobody = sorted(set.intersection(*(set(g) for g in gaps.values())))
+    leaders = scored.loc[scored["covered_weight"] >= best - 1e-9, "model"]
+    if all(gaps[m] == nobody for m in leaders):
+        return f"Role {role}: partial — scored on {best:.0%} of its weight; missing {', '.join(nobody)}."
+    by_share = scored.sort_values(["covered_weight", "model"], ascending=[False, True])
+    parts = [f"{m} on {w:.0%} (missing {', '.join(gaps[m])})" for m, w in zip(by_share["model"], by_share["covered_weight"])]
+    return f"Role {role}: partial — no model is scored on all of its weight: {', '.join(parts)}."
 
 
 def _order(frame: pd.DataFrame, col: str) -> list[str]:
