@@ -111,3 +111,36 @@ def test_cli_report_and_bad_run_dir(run, tmp_path):
     empty.mkdir()
     bad = CliRunner().invoke(app, ["report", str(empty)])
     assert bad.exit_code == 2 and "not a run directory" in " ".join(bad.output.split())
+
+
+@pytest.mark.parametrize("meta,expected", [
+    (None, "This run has no run.json"),
+    ({"status": "running"}, "The run is not complete (run.json status: 'running'): it was interrupted"),
+    ({"status": "partial", "missing_shards": [2, 3], "merged_from": [{"run": "/r/s1", "shard": {"index": 1, "count": 3},
+                                                                        "status": "complete"}]},
+     "The run is not complete (run.json status: 'partial'): it was merged with `vistar merge --partial` from an "
+     "incomplete set of runs; its scores cover only part of the work. Missing shards: 2/3, 3/3."),
+    ({"status": "complete", "shard": {"index": 2, "count": 4}}, "This run is shard 2/4"),
+    ("{not json", "run.json cannot be read"),
+])
+def test_a_run_that_did_not_finish_is_named_in_the_report_notes(tmp_path, meta, expected):
+    import json
+
+    run = write_run(tmp_path / "run", [row("alpha", "t", "TR", 0.5), row("beta", "t", "TR", 0.6)])
+    if meta is None:
+        (run / "run.json").unlink()
+    else:
+        (run / "run.json").write_text(meta if isinstance(meta, str) else json.dumps(meta))
+    result = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "r"), "--resamples", "100"],
+                                terminal_width=400)
+    assert result.exit_code == 0, result.output
+    assert expected in " ".join(result.output.split())
+    html, md = (tmp_path / "r" / "report.html").read_text(), (tmp_path / "r" / "report.md").read_text()
+    assert expected.replace("'", "&#x27;") in html and expected in md
+    notes = pd.read_csv(tmp_path / "r" / "tables" / "notes.csv")
+    assert notes.loc[notes.note.str.startswith(expected[:20]), "kind"].tolist() == ["run"]
+
+
+def test_a_complete_run_has_no_run_notice(report):
+    data, _ = report
+    assert not any("run.json" in n or "shard" in n for n in data.notes)

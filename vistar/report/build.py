@@ -26,13 +26,16 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontolog
         raise ValueError(f"{run_dir}: the run has no scores yet")
     ontology = ontology or Ontology.load()
     data = build_report_data(scores, ontology, seed=seed, resamples=resamples)
+    status_notes = run_status_notes(run_dir)
+    data.notes[:0] = status_notes
     out = Path(out_dir) if out_dir else run_dir / "report"
     (out / "tables").mkdir(parents=True, exist_ok=True)
     title = f"vistar report — {run_dir.resolve().name}"
     frames = {"overview": table3(data), "angle_scores": data.angle_scores, "overall": data.overall,
               "role_scores": data.role_scores, "role_rankings": role_table(data), "angle_detail": angle_detail(data),
               "skip_reasons": data.skip_reasons,
-              "notes": pd.DataFrame({"kind": ["coverage"] * len(data.notes) + ["ranking"] * len(data.ranking_notes),
+              "notes": pd.DataFrame({"kind": ["run"] * len(status_notes) + ["coverage"] * (len(data.notes) - len(status_notes))
+                                     + ["ranking"] * len(data.ranking_notes),
                                      "note": data.notes + data.ranking_notes})}
     paths = {"html": out / "report.html", "markdown": out / "report.md", "duckdb": out / "report.duckdb",
              "json": out / "report.json"}
@@ -46,6 +49,47 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontolog
                                             "ranking_notes": data.ranking_notes}, indent=2))
     return data, paths
 
+
+def run_status_notes(run_dir: Path) -> list[str]:
+    """A notice when `RUN_DIR/run.json` does not say the run finished: missing or unreadable (a half-written or
+    copied folder), `running` (interrupted, or still being scored), `partial` (`vistar merge --partial`, with its
+    missing shards) or any other status; also when the run is one shard of a sharded run."""
+    path = run_dir / "run.json"
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [f"This run has no run.json ({path}): the folder may be half-written or copied without it, so whether "
+                "the run finished is unknown; its scores may cover only part of the work."]
+    except (OSError, ValueError) as exc:
+        return [f"run.json cannot be read ({path}: {exc}): whether the run finished is unknown; its scores may cover "
+                "only part of the work."]
+    if not isinstance(meta, dict):
+        return [f"run.json is not a JSON object ({path}): whether the run finished is unknown; its scores may cover "
+                "only part of the work."]
+    notes = []
+    status = meta.get("status")
+    if status != "complete":
+        what = {"running": ("it was interrupted, or is still being scored; rerun the same `vistar score` command to "
+                            "finish it"),
+                "partial": "it was merged with `vistar merge --partial` from an incomplete set of runs"}.get(
+                    status, "the run did not finish")
+        note = f"The run is not complete (run.json status: {status!r}): {what}; its scores cover only part of the work."
+        missing = meta.get("missing_shards")
+        if missing:
+            count = next((m["shard"].get("count") for m in meta.get("merged_from") or []
+                          if isinstance(m, dict) and isinstance(m.get("shard"), dict)), None)
+            shards = ", ".join(f"{k}/{count}" if count else str(k) for k in missing)
+            note += f" Missing shards: {shards}."
+        unfinished = [f"{m.get('run')} ({m.get('status')})" for m in meta.get("merged_from") or []
+                      if isinstance(m, dict) and m.get("status") != "complete"]
+        if unfinished:
+            note += f" Merged from unfinished runs: {', '.join(unfinished)}."
+        notes.append(note)
+    shard = meta.get("shard")
+    if isinstance(shard, dict) and isinstance(shard.get("count"), int) and shard["count"] > 1:
+        notes.append(f"This run is shard {shard.get('index')}/{shard.get('count')}: it holds only that shard's images; "
+                     "`vistar merge` the shards for the whole work.")
+    return notes
 
 
 def _write_duckdb(path: Path, frames: dict[str, pd.DataFrame]) -> None:
