@@ -130,3 +130,34 @@ def test_long_lines_show_the_part_around_the_column():
     line, caret = exc.value.excerpt.split("\n")
     assert len(line) < 200 and line.startswith("  …") and line.endswith("zap}")
     assert line[_caret_col(caret) + 1] == "z"  # the caret still sits under the offending character
+
+
+PRETTY_ARRAY = '[\n  {"id": "a",\n   "prompt": "[GD|TR] \\"A\\""},\n  {"id": "b", "prompt": "[GD|TR] \\"B\\""}\n]\n'
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+@pytest.mark.parametrize("text, says", [
+    (PRETTY_ARRAY, "the file is a JSON array, not JSON Lines"),
+    ("\ufeff\n  " + PRETTY_ARRAY, "the file is a JSON array, not JSON Lines"),   # BOM and blank lines first
+    ('[{"id": "a", "prompt": "[GD|TR] \\"A\\""}]\n', "the file is a JSON array, not JSON Lines"),
+    ('[\n  {"id": "a", "prompt": "[GD|TR] \\"A\\""},\n  {"id": "b", "prompt": "[GD|TR] \\"B\\"",\n', "JSON array"),  # cut off
+    ('{\n  "prompts": [\n    {"id": "a", "prompt": "[GD|TR] \\"A\\""},\n    {"id": "b", "prompt": "[GD|TR] \\"B\\""}\n  ]\n}\n',
+     "one JSON object written over several lines"),
+])
+def test_a_json_document_is_refused_as_a_whole_not_read_line_by_line(tmp_path, suffix, text, says):
+    """Read line by line, `{"id": "b", ...}` (the last element, without a comma) loaded as a prompt among errors."""
+    f = tmp_path / f"prompts{suffix}"
+    f.write_text(text, encoding="utf-8")
+    read = read_prompts(f)
+    assert read.prompts == [] and len(read.errors) == 1
+    (err,) = read.errors
+    assert err.location == str(f) and err.field == "file" and says in str(err) and "one JSON object" in str(err)
+
+
+def test_json_lines_with_one_or_many_records_still_read(tmp_path):
+    f = tmp_path / "p.json"
+    f.write_text('{"id": "a", "prompt": "[GD|TR] \\"A\\""}\n')
+    assert [p.id for p in read_prompts(f).prompts] == ["a"]
+    f.write_text('\n{"id": "a", "prompt": "[GD|TR] \\"A\\""}\n{"id": "b", "prompt": "[GD|TR] \\"B\\""}\n[1]\n')
+    read = read_prompts(f)
+    assert [p.id for p in read.prompts] == ["a", "b"] and "one {...} per line" in str(read.errors[0])

@@ -1,7 +1,8 @@
 """Read prompt files: `.vistar` (one `ID: PROMPT` per line) and JSONL (`id`, `prompt`, extra metadata).
 
 Errors name `file:line:column`; for JSONL the column is in the raw JSON line (escapes accounted for),
-so it matches what an editor shows. Lines are decoded one by one: a line that is not UTF-8 is an error of
+so it matches what an editor shows. A `.json`/`.jsonl` file that is one JSON document (an array, or a
+pretty-printed object) is refused as a whole with one error naming the file. Lines are decoded one by one: a line that is not UTF-8 is an error of
 that line, never of the whole file.
 """
 from __future__ import annotations
@@ -58,7 +59,11 @@ def read_prompts(path: str | Path) -> PromptFile:
     raw = data.removeprefix(codecs.BOM_UTF8).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
     bad = {n: problem for n, line in enumerate(raw, start=1) if (problem := _not_utf8(line))}
     lines = [line.decode("utf-8", "replace") for line in raw]
-    reader = _read_jsonl if path.suffix.lower() in JSONL_SUFFIXES else _read_vistar
+    jsonl = path.suffix.lower() in JSONL_SUFFIXES
+    if jsonl and (whole := _json_document(path, lines)) is not None:
+        result.errors.append(whole)
+        return result
+    reader = _read_jsonl if jsonl else _read_vistar
     seen: dict[str, str] = {}
     for item in reader(path, lines, bad):
         if isinstance(item, Exception):
@@ -70,6 +75,26 @@ def read_prompts(path: str | Path) -> PromptFile:
             seen[item.id] = item.source
             result.prompts.append(item)
     return result
+
+
+def _json_document(path: Path, lines: list[str]) -> PromptValidationError | None:
+    """The whole file refused when it is one JSON document rather than JSON Lines: a JSON array (first character
+    `[`), or an object written over several lines. Read line by line, its lines are errors except a lone
+    element line such as `{"id": "b", ...}`, which would load as a prompt while its neighbours fail."""
+    text = "\n".join(lines)
+    how = "write each prompt as one JSON object on its own line, e.g. {\"id\": \"a\", \"prompt\": \"[GD|TR] ...\"}"
+    if text.lstrip()[:1] == "[":
+        return PromptValidationError(str(path), "file", f"the file is a JSON array, not JSON Lines; {how}, without "
+                                                        "the enclosing [ ] and the commas between objects")
+    if sum(1 for line in lines if line.strip()) > 1 and text.lstrip()[:1] == "{":
+        try:
+            document = json.loads(text)
+        except ValueError:  # several objects (JSON Lines) or a broken line: read line by line
+            return None
+        if isinstance(document, dict):
+            return PromptValidationError(str(path), "file", f"the file is one JSON object written over several lines "
+                                                            f"(pretty-printed), not JSON Lines; {how}")
+    return None
 
 
 def _not_utf8(raw: bytes) -> tuple[int, str] | None:
