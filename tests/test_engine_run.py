@@ -101,6 +101,31 @@ def test_invalid_prompts_are_reported_for_their_images(tmp_path, fake):
     assert not any(k == "unmatched_image" for k, _ in kinds)
 
 
+def test_invalid_prompt_rows_are_not_rescored_for_another_path_or_a_moved_line(tmp_path, fake, monkeypatch):
+    """The error text names FILE:LINE; the row key hashes the reason without it."""
+    imgs, run = tmp_path / "imgs", tmp_path / "run"
+    for pid in ("ok", "badrole", "dup"):
+        png(imgs / "m" / f"{pid}.png")
+    lines = ['ok: [GD|TR] "A"', 'badrole: [XX|TR] "A"', 'dup: [GD|TR] "A"', 'dup: [GD|TR] "B"']
+    monkeypatch.chdir(tmp_path)
+    prompts(tmp_path / "p.vistar", lines)
+    first = run_score(ScoreConfig(imgs, Path("p.vistar"), run))
+    keys = read_scores(run).set_index(["prompt_id", "metric"])["key"]
+    assert first.scored == 6 and first.reused == 0
+    absolute = run_score(ScoreConfig(imgs, (tmp_path / "p.vistar").resolve(), run))
+    assert (absolute.scored, absolute.reused) == (0, 6)
+    prompts(tmp_path / "p.vistar", ["# a comment above moves every line", ""] + lines)
+    moved = run_score(ScoreConfig(imgs, Path("p.vistar"), run))
+    assert (moved.scored, moved.reused) == (0, 6)
+    df = read_scores(run).set_index(["prompt_id", "metric"])
+    assert df["key"].equals(keys)
+    assert "invalid prompt 'badrole': p.vistar:2: field 'role'" in df.loc[("badrole", "TR"), "error"]  # location kept
+    assert "p.vistar:4: duplicate id 'dup' (first at p.vistar:3)" in df.loc[("dup", "TR"), "error"]
+    prompts(tmp_path / "p.vistar", ['ok: [GD|TR] "A"', 'badrole: [YY|TR] "A"', 'dup: [GD|TR] "A"', 'dup: [GD|TR] "B"'])
+    edited = run_score(ScoreConfig(imgs, Path("p.vistar"), run))   # another reason is another row
+    assert (edited.scored, edited.reused) == (2, 4)
+
+
 def test_misbehaving_metrics_become_error_rows(tmp_path, fake):
     imgs = tmp_path / "imgs"
     modes = ["nan", "raw_nan", "inf", "details", "raise", "skip", "not_a_result", "fine"]

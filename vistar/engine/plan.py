@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt, read_prompts, validate_prompt
@@ -59,23 +61,33 @@ def _params_hash(params: dict) -> str:
 
 
 def load_prompts(path, ontology: Ontology, summary: RunSummary):
-    """Valid prompts by id, and invalid ids -> (the prompt if it parsed, why it cannot be used)."""
+    """Valid prompts by id, and invalid ids -> (the prompt if it parsed, why it cannot be used, the same reason
+    without any `FILE:LINE`). The error rows of an invalid prompt store the located reason but hash the other
+    one into their key, so naming the prompt file another way (`p.vistar` or its absolute path) or moving the
+    line does not re-score them."""
     parsed = read_prompts(path)
+    located = re.compile(re.escape(str(Path(path))) + r"(?::\d+)+")   # as read_prompts names its lines
+
+    def unlocated(message: str) -> str:
+        return located.sub("<prompts>", message)
+
     for exc in parsed.errors:
         issue = as_issue(exc)
         summary.problems.append({"kind": "prompt_error", "item": issue.location, "message": str(issue)})
-    invalid: dict[str, tuple[Prompt | None, str]] = {pid: (None, f"{as_issue(exc).location}: {as_issue(exc).message}")
-                                                     for pid, exc in parsed.failed_ids.items()}
+    invalid: dict[str, tuple[Prompt | None, str, str]] = {}
+    for pid, exc in parsed.failed_ids.items():
+        issue = as_issue(exc)
+        invalid[pid] = (None, f"{issue.location}: {issue.message}", unlocated(issue.message))
     prompts: dict[str, Prompt] = {}
     for prompt in parsed.prompts:
         issues = validate_prompt(prompt, ontology)
         for issue in issues:
             summary.problems.append({"kind": f"prompt_{issue.severity}", "item": prompt.id, "message": str(issue)})
-        errors = [f"field '{i.field}': {i.message}" for i in issues if i.severity == "error"]
+        errors = "; ".join(f"field '{i.field}': {i.message}" for i in issues if i.severity == "error")
         if prompt.id in invalid:  # a duplicate id: which prompt the images answer is ambiguous
-            invalid[prompt.id] = (prompt, invalid[prompt.id][1])
+            invalid[prompt.id] = (prompt, *invalid[prompt.id][1:])
         elif errors:
-            invalid[prompt.id] = (prompt, f"{prompt.source}: " + "; ".join(errors))
+            invalid[prompt.id] = (prompt, f"{prompt.source}: {errors}", unlocated(errors))
         else:
             prompts[prompt.id] = prompt
     return prompts, invalid
@@ -106,15 +118,15 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
     by_image: dict[tuple, list[tuple[str, str]]] = {}  # (image, model, prompt_id, sample) -> [(metric, key)]
     for (*image, metric), (key, _) in existing.items():
         by_image.setdefault(tuple(image), []).append((metric, key))
-    todo = []  # (record, prompt, why it is invalid or None)
+    todo = []  # (record, prompt, why it is invalid or None, the same without file and line)
     for rec in records:
-        prompt, why = (prompts[rec.prompt_id], None) if rec.prompt_id in prompts else invalid[rec.prompt_id]
+        prompt, why, why_key = (prompts[rec.prompt_id], None, None) if rec.prompt_id in prompts else invalid[rec.prompt_id]
         if prompt is None:
             summary.problems.append({"kind": "image_of_invalid_prompt", "item": rec.rel,
                                      "message": f"prompt '{rec.prompt_id}' could not be read: {why}"})
         elif not cfg.angles or prompt.angle in cfg.angles:
-            todo.append((rec, prompt, why))
-    shas = hash_files([rec.path for rec, _, _ in todo], cfg.out)
+            todo.append((rec, prompt, why, why_key))
+    shas = hash_files([rec.path for rec, *_ in todo], cfg.out)
 
     def settle(rec: ImageRecord, name: str, key: str) -> bool:
         """True when the visible row can be reused; otherwise marks it stale."""
@@ -127,7 +139,7 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
         stale.add(seen[0])
         return False
 
-    for rec, prompt, why in todo:
+    for rec, prompt, why, why_key in todo:
         names = metric_names(prompt)
         stale.update(key for metric, key in by_image.get((rec.rel, rec.model, rec.prompt_id, rec.sample), ())
                      if metric not in names)
@@ -140,7 +152,7 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
             continue
         for name in names:
             if why is not None:
-                key = _hash(rec.rel, sha, prompt.fingerprint, name, "invalid-prompt", why)
+                key = _hash(rec.rel, sha, prompt.fingerprint, name, "invalid-prompt", why_key)
                 if not settle(rec, name, key):
                     rows.append(row(rec, sha, prompt, name, None, None, "error", f"invalid prompt '{prompt.id}': {why}", {}, key))
                 continue
