@@ -118,8 +118,8 @@ def test_cli_report_and_bad_run_dir(run, tmp_path):
     ({"status": "running"}, "The run is not complete (run.json status: 'running'): it was interrupted"),
     ({"status": "partial", "missing_shards": [2, 3], "merged_from": [{"run": "/r/s1", "shard": {"index": 1, "count": 3},
                                                                         "status": "complete"}]},
-     "The run is not complete (run.json status: 'partial'): it was merged with `vistar merge --partial` from an "
-     "incomplete set of runs; its scores cover only part of the work. Missing shards: 2/3, 3/3."),
+     ("The run is not complete (run.json status: 'partial'): it was merged with `vistar merge --partial` from an "
+      "incomplete set of runs; its scores cover only part of the work. Missing shards: 2/3, 3/3.")),
     ({"status": "complete", "shard": {"index": 2, "count": 4}}, "This run is shard 2/4"),
     ("{not json", "run.json cannot be read"),
 ])

@@ -19,8 +19,8 @@ from vistar.vlm.hwpq.questionnaire import Level, Pair, Questionnaire
 from vistar.vlm.hwpq.stage import _calls
 from vistar.vlm.images import image_sha256, png_bytes
 from vistar.vlm.judge import Judge
-from vistar.vlm.protocols import wise_verified
 from vistar.vlm.prices import Price, load_prices, price_for
+from vistar.vlm.protocols import wise_verified
 from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest
 

@@ -88,10 +88,10 @@ def test_a_reply_cut_off_anywhere_never_reads_as_another_value(parse, reply, val
 
 AMBIGUOUS_OR_CUT_OFF = [  # (parser, reply, what the rejection says); each was once read as some score
     # a complete example object, then the real answer cut off by max_tokens: the example is not the answer
-    (wise_legacy.parse, 'Answer format: {"consistency": 0, "realism": 0, "aesthetic_quality": 0}. '
-                        'My answer: {"consistency": 2, "realism": 1, "aesthetic_quality": 1, "reason": "the cat is', "cut off"),
-    (wise_legacy.parse, '```json\n{"consistency": 0, "realism": 0, "aesthetic_quality": 0}\n```\n'
-                        'Final: ```json\n{"consistency": 2, "realism": 1, "aesth', "cut off"),
+    (wise_legacy.parse, ('Answer format: {"consistency": 0, "realism": 0, "aesthetic_quality": 0}. '
+                         'My answer: {"consistency": 2, "realism": 1, "aesthetic_quality": 1, "reason": "the cat is'), "cut off"),
+    (wise_legacy.parse, ('```json\n{"consistency": 0, "realism": 0, "aesthetic_quality": 0}\n```\n'
+                         'Final: ```json\n{"consistency": 2, "realism": 1, "aesth'), "cut off"),
     (online.parse_single, 'Reply as {"answer": true}. Answer: {"answer": false, "why": "the', "cut off"),
     (wise_legacy.parse, '{"scores": {"consistency": 2, "realism": 1, "aesthetic_quality": 0}, "summary": "o', "cut off"),
     # the number before a range is the scale, not the score
@@ -100,8 +100,8 @@ AMBIGUOUS_OR_CUT_OFF = [  # (parser, reply, what the rejection says); each was o
     (wise_legacy.parse, "Consistency: 0 to 2, I say 2\nRealism: 1\nAesthetic Quality: 0", "missing 'consistency'"),
     (phybench.parse, "Scene score: 0 - 2 scale -> 2\nPhysical laws score: 1", "missing 'scene_score'"),
     # one key in several places with different values
-    (wise_legacy.parse, '{"image_a": {"consistency": 2, "realism": 1, "aesthetic_quality": 0}, '
-                        '"image_b": {"consistency": 0, "realism": 1, "aesthetic_quality": 0}}', "ambiguous"),
+    (wise_legacy.parse, ('{"image_a": {"consistency": 2, "realism": 1, "aesthetic_quality": 0}, '
+                         '"image_b": {"consistency": 0, "realism": 1, "aesthetic_quality": 0}}'), "ambiguous"),
     (wise_legacy.parse, '{"Consistency": 2, "consistency": 0, "realism": 1, "aesthetic_quality": 0}', "ambiguous"),
     (wise_legacy.parse, '{"consistency": 2, "consistency": 0, "realism": 1, "aesthetic_quality": 0}', "ambiguous"),
     (wise_legacy.parse, "{'consistency': 2, 'consistency': 0, 'realism': 1, 'aesthetic_quality': 0}", "ambiguous"),

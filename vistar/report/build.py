@@ -58,14 +58,14 @@ def run_status_notes(run_dir: Path) -> list[str]:
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return [f"This run has no run.json ({path}): the folder may be half-written or copied without it, so whether "
-                "the run finished is unknown; its scores may cover only part of the work."]
+        return [(f"This run has no run.json ({path}): the folder may be half-written or copied without it, so whether "
+                 "the run finished is unknown; its scores may cover only part of the work.")]
     except (OSError, ValueError) as exc:
-        return [f"run.json cannot be read ({path}: {exc}): whether the run finished is unknown; its scores may cover "
-                "only part of the work."]
+        return [(f"run.json cannot be read ({path}: {exc}): whether the run finished is unknown; its scores may cover "
+                 "only part of the work.")]
     if not isinstance(meta, dict):
-        return [f"run.json is not a JSON object ({path}): whether the run finished is unknown; its scores may cover "
-                "only part of the work."]
+        return [(f"run.json is not a JSON object ({path}): whether the run finished is unknown; its scores may cover "
+                 "only part of the work.")]
     notes = []
     status = meta.get("status")
     if status != "complete":
