@@ -77,6 +77,20 @@ def test_calibrate_on_sharp_preferred_pairs(run, pairs, tmp_path):
     bt = pd.read_csv(tmp_path / "bradley_terry.csv").set_index("model")
     assert bt["rank_human"].idxmin() == "sharp" and bt["rank_TR"].idxmin() == "sharp"
     assert not (tmp_path / "weights.yaml").exists()
+    assert "interrupted" not in said and "run.json" not in said  # a finished run has no notice
+
+
+def test_calibrating_an_unfinished_run_says_so(run, pairs, tmp_path):
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy, symlinks=True)
+    meta = json.loads((copy / "run.json").read_text())
+    (copy / "run.json").write_text(json.dumps({**meta, "status": "running"}))
+    result = CliRunner().invoke(app, ["calibrate", str(copy), "--pairs", str(pairs), "--out", str(tmp_path / "c"),
+                                      "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    assert "interrupted, or is still being scored" in " ".join(result.output.split())
 
 
 def test_fit_refuses_then_fits_with_a_lower_floor(run, pairs, tmp_path):

@@ -33,6 +33,7 @@ def calibrate(
     from ..calibration import calibrate as run_calibration
     from ..calibration import write_outputs
     from ..calibration.pairs import PairsError
+    from ..report.build import run_status_notes
 
     try:
         onto = Ontology.load(ontology, overrides=[weights] if weights else None)
@@ -40,6 +41,8 @@ def calibrate(
                                  test_fraction=test_fraction, min_pairs=min_pairs)
     except (OntologyError, PairsError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
+    for note in run_status_notes(run_dir):  # an unfinished or partial run: the agreement covers part of the work
+        console.print(f"[yellow]run[/]: {note}", highlight=False)
     for problem in result.problems:
         console.print(f"[yellow]pairs[/]: {problem}", highlight=False)
     table = Table(title=f"agreement with {result.n_judgments} human judgments (95% bootstrap CI)")
