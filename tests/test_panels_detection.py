@@ -103,3 +103,42 @@ def test_random_layouts_survive_jpeg_compression(seed):
     layout = split_panels(_jpeg(board.image, 85), PanelRequest(rows * cols))   # shape not given: found too
     assert (layout.rows, layout.cols) == (rows, cols)
     _assert_boxes(layout, board.boxes)
+
+
+@pytest.mark.parametrize("rows, cols, row_weights, col_weights, gutter_colour", [
+    (1, 4, None, [1.5, 0.6, 1.4, 0.5], (255, 255, 255)),    # second cut 0.55 of a mean panel off the regular grid
+    (3, 1, [0.6, 1.4, 1.0], None, (0, 0, 0)),
+    (2, 3, [1.3, 0.7], [0.7, 1.5, 0.8], (240, 225, 190)),
+])
+def test_panels_of_very_different_sizes_are_found_by_their_gutters(rows, cols, row_weights, col_weights, gutter_colour):
+    # the cuts lie beyond tolerance_frac of the regular grid; the image has exactly the gutters asked for
+    board = make_storyboard(rows, cols, 600, 900, seed=41, gutter_colour=gutter_colour,
+                            row_weights=row_weights, col_weights=col_weights)
+    layout = split_panels(board.image, PanelRequest(rows * cols, rows, cols))
+    assert layout.method == "detected"
+    _assert_boxes(layout, board.boxes)
+    assert (split_panels(board.image, PanelRequest(rows * cols)).rows, layout.cols) == (rows, cols)  # count only
+
+
+def test_uneven_touching_panels_are_cut_at_their_edges():
+    # no gutters at all: exactly R-1 edge lines are taken wherever they are
+    colours = np.array([[40, 40, 40], [220, 220, 220], [200, 40, 40]])
+    cuts = (0, 60, 250, 300)
+    rng = np.random.default_rng(0)
+    image = np.zeros((300, 200, 3), np.uint8)
+    for k in range(3):
+        block = colours[k] + rng.integers(-20, 21, size=(cuts[k + 1] - cuts[k], 200, 3))   # std 12: not a gutter
+        image[cuts[k]:cuts[k + 1]] = np.clip(block, 0, 255)
+    layout = split_panels(image, PanelRequest(3, 3, 1))
+    assert layout.method == "detected"
+    _assert_boxes(layout, np.array([(0, cuts[k], 200, cuts[k + 1]) for k in range(3)]), tol=0)
+
+
+def test_gutters_too_close_to_make_panels_fall_back_to_the_grid():
+    # two uniform bands 6 px apart are not two gutters of a 3-row layout (a panel of 6 px is not a panel)
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 256, size=(300, 200, 3), dtype=np.uint8)
+    image[100:104] = 255
+    image[110:114] = 255
+    layout = split_panels(image, PanelRequest(3, 3, 1))
+    assert layout.row_method == "grid"

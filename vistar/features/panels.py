@@ -26,6 +26,7 @@ DEFAULTS = {
     "edge_contrast": 0.5,    # ... and by how much that fraction must exceed the median line's
     "merge_gap": 2,          # uniform runs this close (in lines) merge into one band (frame line + gutter)
     "tolerance_frac": 0.3,   # a band may sit this fraction of a panel's size away from the regular cut
+    "min_panel_frac": 0.25,  # exactly R-1 gutters are taken wherever they are if no panel gets below this × the mean
 }
 
 
@@ -138,6 +139,17 @@ def _axis_spans(std: np.ndarray, step: np.ndarray, parts: int, p: dict) -> tuple
         lo, hi = 0, size
     inner = [b for b in bands if b[0] > lo - 1 and b[1] < hi + 1 and lo < b[0] + (b[1] - b[0]) / 2 < hi]
     pitch = (hi - lo) / parts
+    # Exactly the number of gutters asked for (else, with no gutter at all, of edge lines): take them wherever
+    # they are. Panels of uneven size put a cut further from the regular grid than the tolerance allows, and a
+    # full-width uniform run (or edge) is rare inside panel content.
+    gutters = [b for b in inner if b[1] > b[0]]
+    edges = [b for b in inner if b[1] == b[0]]
+    for exact in (gutters, edges if not gutters else []):
+        if parts > 1 and len(exact) == parts - 1:
+            cuts = [lo] + [x for b in exact for x in b] + [hi]
+            spans = [(cuts[2 * i], cuts[2 * i + 1]) for i in range(parts)]
+            if min(e - s for s, e in spans) >= p["min_panel_frac"] * pitch:
+                return spans, "detected"
     chosen: list[tuple[int, int]] = []
     for k in range(1, parts):
         expected = lo + k * pitch
@@ -215,4 +227,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return out
 
 
-STAGE = FeatureStage(name="panels", version="1", compute=_compute)
+STAGE = FeatureStage(name="panels", version="2", compute=_compute)

@@ -50,16 +50,20 @@ def _panel_content(h: int, w: int, rng: np.random.Generator, subject: bool) -> n
 def make_storyboard(rows: int = 2, cols: int = 2, height: int = 480, width: int = 640, *, seed: int = 0,
                     border: tuple[int, int, int, int] | None = None, gutters_y: list[int] | None = None,
                     gutters_x: list[int] | None = None, gutter_colour: tuple[int, int, int] = (255, 255, 255),
-                    frame: int = 0, uneven: float = 0.25, subject: bool = False) -> Storyboard:
+                    frame: int = 0, uneven: float = 0.25, subject: bool = False,
+                    row_weights: list[float] | None = None, col_weights: list[float] | None = None) -> Storyboard:
     """A storyboard with known boxes. `border` is (top, right, bottom, left); gutters default to random
-    widths; panel sizes vary by ±`uneven`; `frame` draws a dark outline of that width inside each panel
-    (the outline belongs to the panel box, as a reader would see it)."""
+    widths; panel sizes vary by ±`uneven`, or follow `row_weights` / `col_weights` (relative sizes) when
+    given; `frame` draws a dark outline of that width inside each panel (the outline belongs to the panel
+    box, as a reader would see it)."""
     rng = np.random.default_rng(seed)
     border = border if border is not None else tuple(int(v) for v in rng.integers(4, 30, size=4))
     gutters_y = gutters_y if gutters_y is not None else [int(v) for v in rng.integers(6, 24, size=rows - 1)]
     gutters_x = gutters_x if gutters_x is not None else [int(v) for v in rng.integers(6, 24, size=cols - 1)]
-    row_spans = _spans(height, (border[0], border[2]), gutters_y, 1 + rng.uniform(-uneven, uneven, rows))
-    col_spans = _spans(width, (border[3], border[1]), gutters_x, 1 + rng.uniform(-uneven, uneven, cols))
+    heights = 1 + rng.uniform(-uneven, uneven, rows)
+    widths = 1 + rng.uniform(-uneven, uneven, cols)
+    row_spans = _spans(height, (border[0], border[2]), gutters_y, np.asarray(row_weights, float) if row_weights else heights)
+    col_spans = _spans(width, (border[3], border[1]), gutters_x, np.asarray(col_weights, float) if col_weights else widths)
     image = np.empty((height, width, 3), np.float32)
     image[:] = gutter_colour
     boxes = []
