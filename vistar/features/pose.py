@@ -72,7 +72,11 @@ def estimate_people(image: np.ndarray, faces: FaceResult, pose, max_people: int 
     height, width = image.shape[:2]
     if len(faces.faces) <= 1:
         landmarks = pose(image)
-        return PoseResult(() if landmarks is None else (PosePerson(landmarks, 0 if faces.faces else None),))
+        if landmarks is not None:
+            return PoseResult((PosePerson(landmarks, 0 if faces.faces else None),))
+        if not faces.faces:
+            return PoseResult(())
+        # a small person in a large frame: the whole-image pass misses them, a body-sized crop does not
     people = []
     for index, face in enumerate(faces.faces[:max_people]):
         left, top, right, bottom = body_region(face.box, width, height)
@@ -91,4 +95,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[PoseResult]:
     return [estimate_people(item.image, item.deps["faces"], pose, int(params.get("max_people", 8))) for item in batch]
 
 
-STAGE = FeatureStage(name="pose", version="mediapipe-0.10.21-full/1", compute=_compute, requires=("faces",))
+STAGE = FeatureStage(name="pose", version="mediapipe-0.10.21-full/2", compute=_compute, requires=("faces",))
