@@ -198,11 +198,14 @@ def _two_boxes(rng):
 _BUILDERS = (_sphere_and_box, _two_spheres, _cylinder_and_box, _two_boxes)
 
 
-def scene_pair(seed: int, height: int = 96, width: int = 128) -> tuple[Scene, Scene]:
-    """(penetrating scene, non-penetrating scene) of the same two solids; the layout family cycles with the seed."""
+def scene_pair(seed: int, height: int = 96, width: int = 128, elevation_deg: float | None = None) -> tuple[Scene, Scene]:
+    """(penetrating scene, non-penetrating scene) of the same two solids; the layout family cycles with the seed.
+    The camera looks down at a seeded 18°–32°, or at `elevation_deg` (same solids): from higher up, the
+    clean scenes' contacts come into view and look like penetrations (docs/metrics/psc.md)."""
     rng = np.random.default_rng(seed)
     penetrating, clean, kind = _BUILDERS[seed % len(_BUILDERS)](rng)
     elevation = rng.uniform(18, 32)
+    elevation = elevation if elevation_deg is None else elevation_deg
     return (render(penetrating, "penetrating", height, width, elevation),
             render(clean, kind, height, width, elevation))
 
