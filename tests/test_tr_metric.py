@@ -107,3 +107,32 @@ def test_text_list_from_the_prompt_language():
     lines = ocr(line("50% OFF", 100, 300), line("SUMMER SALE", 100, 100))
     result = score(lines, controls)
     assert result.score == 1.0 and result.details["expected"] == "summer sale 50 off"
+
+
+LATIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzé0123456789 .,!")
+
+
+@pytest.mark.parametrize("expected, missing", [
+    ("ДОБРО", ["Б", "Д", "О", "Р"]),     # Cyrillic O is not Latin O
+    ("Café Ж 24", ["Ж"]),                 # one unreadable letter is enough: it can never be read
+    ("CAFÉ", []),                          # É counts as readable through é
+    ("SALE 50% ★", []),                   # symbols and punctuation are not letters or digits
+])
+def test_text_outside_the_recogniser_alphabet_is_skipped_not_scored(expected, missing):
+    read = ocr(line(expected, 10, 10), size=1000)
+    result = score(OcrResult(read.lines, 1000, 1000, LATIN), {"text": expected})
+    if missing:
+        assert result.status == "skipped" and result.score is None and result.details["unreadable"] == missing
+        assert all(c in result.error for c in missing)
+    else:
+        assert result.status == "ok"
+
+
+def test_unknown_alphabet_scores_as_before():
+    assert score(ocr(line("ДОБРО", 10, 10)), {"text": "ДОБРО"}).score == 1.0
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200e", "\u00ad", "\u2060", "\ufeff"])
+def test_invisible_characters_in_the_expected_text_do_not_cost_score(invisible):
+    """Zero-width spaces, bidi marks, soft hyphens are never drawn, so never read: a perfect image scores 1."""
+    assert score(ocr(line("GRAND OPENING", 10, 10)), {"text": f"GRAND{invisible} OPEN{invisible}ING"}).score == 1.0

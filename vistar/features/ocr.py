@@ -38,6 +38,7 @@ class OcrResult:
     lines: tuple[OcrLine, ...]
     width: int
     height: int
+    alphabet: frozenset[str] | None = None  # what the recogniser can output (None: unknown); TR skips other scripts
 
 
 class OcrBackend(Protocol):
@@ -120,6 +121,7 @@ class RapidOcrBackend:
         recogniser = self.engine._load_rec_model()  # RapidOCR loads it lazily; load now to wrap its CTC decoder
         recogniser.postprocess_op = SpaceRestoringDecode(recogniser.postprocess_op, settings.space_prob)
         openvino = use_openvino(self.engine, settings.threads, settings.precision) if settings.runtime == "openvino" else {}
+        self.alphabet = frozenset(self.engine._load_rec_model().postprocess_op.character)
         models = Path(rapidocr.__file__).parent / "models"
         for onnx in sorted(models.glob("*.onnx")):
             if settings.use_cls or "_cls_" not in onnx.name:
@@ -182,7 +184,7 @@ def _ocr_one(backend: OcrBackend, image: np.ndarray) -> OcrResult | Exception:
     """One image; a backend failure (e.g. RapidOCR cannot resize a 3000×20 strip) fails this image only."""
     height, width = image.shape[:2]
     try:
-        return OcrResult(tuple(backend(image)), width, height)
+        return OcrResult(tuple(backend(image)), width, height, getattr(backend, "alphabet", None))
     except Exception as exc:
         return RuntimeError(f"OCR ({backend.name}) failed on this {width}×{height} image: {type(exc).__name__}: {exc}".rstrip(": "))
 

@@ -20,8 +20,9 @@ def _punct_to_space(text: str) -> str:
 
 
 def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation: bool = True) -> str:
-    """NFKC (folds full-width and ligature forms), optional casefold, punctuation policy, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text)
+    """NFKC (folds full-width and ligature forms), invisible format characters dropped (zero-width spaces, bidi
+    marks, soft hyphens: never drawn, so never read), optional casefold, punctuation policy, whitespace collapsed."""
+    text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
     if not case_sensitive:
         text = unicodedata.normalize("NFKC", text.casefold())  # casefolding can undo NFKC composition (ǰ)
     if strip_punctuation:

@@ -5,6 +5,8 @@ token = Jaccard of token sets, both on normalised text (see docs/metrics/tr.md).
 """
 from __future__ import annotations
 
+import unicodedata
+
 from ..engine.registry import Metric, MetricResult
 from ..features.ocr import OcrLine, OcrResult
 from .text_similarity import char_similarity, normalize_text, token_jaccard
@@ -57,10 +59,24 @@ def tr_score(recognised: str, expected: str, w_char: float, **norm) -> dict:
     return {"score": w_char * char + (1.0 - w_char) * token, "char": char, "token": token, "recognised": rec, "expected": exp}
 
 
+def unreadable(expected: str, alphabet: frozenset[str] | None) -> list[str]:
+    """Letters and digits of the expected text the recogniser cannot output (None: alphabet unknown, none)."""
+    if alphabet is None:
+        return []
+    chars = unicodedata.normalize("NFKC", expected)
+    return sorted({c for c in chars if unicodedata.category(c)[0] in "LN"
+                   and not {c, c.lower(), c.upper()} & alphabet})
+
+
 def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     expected = expected_text(controls)
     if expected is None:
         return MetricResult(None, "error", 'TR needs the expected text: add text="..." or a double-quoted span to the prompt', {})
+    missing = unreadable(expected, features["ocr"].alphabet)
+    if missing:  # an exact render would score like no text: not a measurement of the image
+        shown = " ".join(missing[:12]) + (f" (+{len(missing) - 12} more)" if len(missing) > 12 else "")
+        return MetricResult(None, "skipped", f"the OCR model cannot read {shown} (not in its alphabet), so TR cannot "
+                            "measure this text (docs/metrics/tr.md, Scripts)", {"unreadable": missing})
     lines, dropped = filter_lines(features["ocr"], float(params["min_confidence"]), float(params["min_box_height_frac"]))
     ordered = reading_order(lines)
     norm = {"case_sensitive": bool(params["case_sensitive"]), "strip_punctuation": bool(params["strip_punctuation"])}
@@ -70,4 +86,4 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
                                        "box": [[round(x), round(y)] for x, y in ln.box]} for ln in ordered])
 
 
-METRIC = Metric(name="TR", angle="TR", version="2", features=("ocr",), fn=_tr)
+METRIC = Metric(name="TR", angle="TR", version="3", features=("ocr",), fn=_tr)
