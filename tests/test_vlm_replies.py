@@ -128,6 +128,30 @@ def test_a_key_given_twice_with_the_same_value_and_a_scale_in_parentheses_are_re
     assert parse(reply) == value
 
 
+@pytest.mark.parametrize("parse,reply,value", [
+    # a score ending a sentence: the full stop is punctuation, not a decimal point
+    (wise_legacy.parse, "Consistency: 2. The lantern is shown.\nRealism: 1. Flat light.\nAesthetic Quality: 0.", WISE),
+    # a nested explanation under the same key beside the top-level answer is not a second answer
+    (wise_legacy.parse, '{"consistency": 2, "realism": 1, "aesthetic_quality": 0, '
+                        '"details": {"consistency": "fully consistent with the prompt"}}', WISE),
+    # a brace inside a JSON string is text, not a cut-off object
+    (wise_verified.parse, '{"score": 1, "reason": "the sign shows a lone { brace"}', {"score": 1, "reason": ""}),
+])
+def test_sentence_full_stops_nested_explanations_and_braces_in_strings_are_read(parse, reply, value):
+    assert parse(reply) == value
+
+
+@pytest.mark.parametrize("reply, problem", [
+    ("Consistency: 10.\nRealism: 1\nAesthetic Quality: 0", "must be an integer from 0 to 2, got '10'"),
+    ("Consistency: 1.5.\nRealism: 1\nAesthetic Quality: 0", "got '1.5'"),
+    ('{"consistency": 2, "realism": 1, "aesthetic_quality": 0, "details": {"consistency": 0}}', "more than once"),
+])
+def test_full_stop_and_nested_cases_that_must_still_be_refused(reply, problem):
+    with pytest.raises(ReplyFormatError) as info:
+        wise_legacy.parse(reply)
+    assert problem in str(info.value)
+
+
 @pytest.fixture()
 def server():
     with JudgeServer() as srv:

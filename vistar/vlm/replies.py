@@ -19,7 +19,7 @@ _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _JSON_WORDS = re.compile(r"\b(true|false|null)\b")
 _PYTHON = {"true": "True", "false": "False", "null": "None"}
 # what may not follow a `Key: N` number: more digits (no backtracking to a shorter number) or a range's end
-_NOT_A_RANGE = r"(?![\d.]|\s*(?:[-\u2010-\u2015\u2212~]|to\b|through\b)\s*-?\d)"
+_NOT_A_RANGE = r"(?!\d|\.\d|\s*(?:[-\u2010-\u2015\u2212~]|to\b|through\b)\s*-?\d)"  # `2.` ends a sentence
 # "2", "2/2", "2 out of 2", "Score: 1", "3 points"
 _SCORE_TEXT = re.compile(r"(?:score\s*[:=]?\s*)?(-?\d+(?:\.\d+)?)\s*(?:(?:/|out of)\s*(\d+(?:\.\d+)?))?\s*(?:points?|pts)?\.?", re.I)
 
@@ -44,9 +44,13 @@ class _NoObject(ReplyFormatError):
 def _require_closed(text: str) -> None:
     """A `{` that is never closed means the judge was stopped mid-object (max_tokens): its final answer is
     lost, even when a complete object (an example, an earlier draft) comes before it."""
-    depth = 0
+    depth, in_string, escaped = 0, False, False
     for ch in text:
-        if ch == "{":
+        if in_string:  # a brace inside a JSON string ("a lone { brace") is text, not structure
+            in_string, escaped = (ch != '"' or escaped), (ch == "\\" and not escaped)
+        elif ch == '"' and depth:
+            in_string = True
+        elif ch == "{":
             depth += 1
         elif ch == "}" and depth:
             depth -= 1
@@ -140,11 +144,12 @@ class Reply:
         case/spacing such as `"Consistency"` and `"consistency"`) their values must agree — after
         `interpret(value)` when given — or the reply is ambiguous and rejected."""
         if self.obj is not None:
-            scopes = (self.obj, *(v for v in self.obj.values() if isinstance(v, dict)))
+            nested = [v for v in self.obj.values() if isinstance(v, dict)]
             for name in (key, *aliases):
-                found = [v for scope in scopes for k, v in scope.items() if _norm(k) == _norm(name)]
-                if found:
-                    return _agreed(key, found, interpret)
+                top = [v for k, v in self.obj.items() if _norm(k) == _norm(name)]
+                inner = [v for scope in nested for k, v in scope.items() if _norm(k) == _norm(name)]
+                if top or inner:
+                    return _agreed(key, top + _readable(inner, interpret, bool(top)), interpret)
             raise ReplyFormatError(f"missing '{key}'")
         values = {m.group(1).replace(" ", "") for n in (key, *aliases) for m in _label(n).finditer(self.text)}
         if len(values) > 1:
@@ -153,6 +158,21 @@ class Reply:
             raise ReplyFormatError(f"missing '{key}' (no JSON object and no '{key}: N' line in the reply)")
         value = values.pop()
         return interpret(value) if interpret is not None else value
+
+
+def _readable(inner: list, interpret, have_top: bool) -> list:
+    """Nested values that read as an answer. Beside a top-level answer, a nested one that does not read
+    (`"details": {"consistency": "fully consistent"}`) is an explanation, not a second answer."""
+    if interpret is None or not have_top:
+        return inner
+    kept = []
+    for value in inner:
+        try:
+            interpret(value)
+        except ReplyFormatError:
+            continue
+        kept.append(value)
+    return kept
 
 
 def _agreed(key: str, found: list, interpret):
