@@ -59,6 +59,15 @@ def test_space_split_over_two_blank_frames_is_restored():
     assert restore_spaces(probs, "AB", 3, 0.6, CHARS) == "AB"             # below the threshold: left as read
 
 
+def test_no_space_is_restored_next_to_scripts_written_without_spaces():
+    # 欢迎光临 read as 欢迎 光临 would score 0.4 against a perfect render; a Latin–CJK gap is left alone too
+    chars = ["", "欢", "迎", " ", "A"]
+    probs = frames({1: 0.9}, {3: 0.5}, {2: 0.9}, {3: 0.5}, {4: 0.9}, classes=5)
+    assert restore_spaces(probs, "欢迎A", 3, 0.1, chars) == "欢迎A"
+    latin = frames({4: 0.9}, {3: 0.5}, {4: 0.05, 1: 0.0}, {4: 0.9}, classes=5)
+    assert restore_spaces(latin, "AA", 3, 0.1, chars) == "A A"  # the same gap between Latin letters is a space
+
+
 def test_restore_spaces_leaves_emitted_spaces_letters_and_foreign_decodes_alone():
     emitted = frames({1: 0.9}, {3: 0.9}, {2: 0.9})
     assert restore_spaces(emitted, "A B", 3, 0.1, CHARS) == "A B"          # no double space

@@ -117,6 +117,8 @@ LATIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzé0123456
     ("Café Ж 24", ["Ж"]),                 # one unreadable letter is enough: it can never be read
     ("CAFÉ", []),                          # É counts as readable through é
     ("SALE 50% ★", []),                   # symbols and punctuation are not letters or digits
+    ("DONʼT STOP", []),                    # modifier-letter apostrophe: deleted by the normalisation, not a letter
+    ("Hawaiʻi", []),                       # the ʻokina likewise
 ])
 def test_text_outside_the_recogniser_alphabet_is_skipped_not_scored(expected, missing):
     read = ocr(line(expected, 10, 10), size=1000)

@@ -8,6 +8,7 @@ Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/perfo
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -174,10 +175,17 @@ def restore_spaces(probs: np.ndarray, text: str, space: int, space_prob: float, 
         return text
     out = []
     for k, (frame, char) in enumerate(zip(frames, chars)):
-        if k and char != " " and chars[k - 1] != " " and probs[frames[k - 1] + 1:frame, space].max(initial=0.0) >= space_prob:
+        if (k and char != " " and chars[k - 1] != " " and not (_wide(char) or _wide(chars[k - 1]))
+                and probs[frames[k - 1] + 1:frame, space].max(initial=0.0) >= space_prob):
             out.append(" ")
         out.append(char)
     return "".join(out)
+
+
+def _wide(char: str) -> bool:
+    """CJK ideographs, kana, Hangul, full-width forms: scripts written without spaces between words, so a gap
+    next to them is never a dropped word space."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
 
 
 def _ocr_one(backend: OcrBackend, image: np.ndarray) -> OcrResult | Exception:
@@ -195,4 +203,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exc
     return [_ocr_one(backend, item.image) for item in batch]
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/3", compute=_compute, models=("rapidocr",))
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/4", compute=_compute, models=("rapidocr",))

@@ -12,7 +12,7 @@ from rapidfuzz.distance import Levenshtein
 
 _WS = re.compile(r"\s+")
 # Deleted rather than spaced, so "DON'T" ≈ "DONT" (OCR often misses them) and stays one token.
-APOSTROPHES = frozenset("'\u2018\u2019\u02bc")
+APOSTROPHES = frozenset("'\u2018\u2019\u02bc\u02bb")  # ʻ: the ʻokina, drawn and read as an apostrophe
 
 
 def _punct_to_space(text: str) -> str:

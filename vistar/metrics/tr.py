@@ -9,7 +9,7 @@ import unicodedata
 
 from ..engine.registry import Metric, MetricResult
 from ..features.ocr import OcrLine, OcrResult
-from .text_similarity import char_similarity, normalize_text, token_jaccard
+from .text_similarity import APOSTROPHES, char_similarity, normalize_text, token_jaccard
 
 
 def reading_order(lines: list[OcrLine]) -> list[OcrLine]:
@@ -64,7 +64,7 @@ def unreadable(expected: str, alphabet: frozenset[str] | None) -> list[str]:
     if alphabet is None:
         return []
     chars = unicodedata.normalize("NFKC", expected)
-    return sorted({c for c in chars if unicodedata.category(c)[0] in "LN"
+    return sorted({c for c in chars if unicodedata.category(c)[0] in "LN" and c not in APOSTROPHES  # ʼ ʻ are Lm
                    and not {c, c.lower(), c.upper()} & alphabet})
 
 
