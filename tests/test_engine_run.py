@@ -390,3 +390,14 @@ def test_an_image_refused_for_its_size_says_how_to_score_it(tmp_path, fake):
     res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "r"),
                                    "--max-pixels", "-5"])
     assert res.exit_code == 2 and "--max-pixels" in res.output
+
+
+def test_a_stage_parameter_value_the_stage_refuses_stops_the_run_before_any_row(tmp_path):
+    """`features.ocr.space_prob: 0` used to fail every TR row mid-run; it is refused up front, naming the file."""
+    png(tmp_path / "imgs" / "m1" / "p1.png")
+    p = prompts(tmp_path / "p.vistar", ['p1: [GD|TR] "A"'])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("features:\n  ocr:\n    space_prob: 0\n")
+    with pytest.raises(ValueError, match=r"bad.yaml: features.ocr.space_prob must be in \(0, 1\]"):
+        run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", ontology=bad))
+    assert not (tmp_path / "run" / "scores.parquet").exists() or read_scores(tmp_path / "run").empty

@@ -101,7 +101,7 @@ def test_an_override_that_is_not_utf8_is_a_named_error(tmp_path):
 @pytest.mark.parametrize("text, field, want", [
     ("metrics:\n  TR:\n    params:\n      w_char: x\n", "metrics.TR.params.w_char", "a number"),
     ("features:\n  ocr:\n    use_cls: 1\n", "features.ocr.use_cls", "true or false"),
-    ("features:\n  ocr:\n    det_limit_side: '640'\n", "features.ocr.det_limit_side", "a number"),
+    ("features:\n  ocr:\n    det_limit_side: large\n", "features.ocr.det_limit_side", "a number"),
     ("features:\n  ocr:\n    runtime: [openvino]\n", "features.ocr.runtime", "a string"),
 ])
 def test_overlay_value_of_the_wrong_kind_names_the_field(tmp_path, text, field, want):
@@ -113,3 +113,18 @@ def test_overlay_value_of_the_wrong_kind_names_the_field(tmp_path, text, field, 
 def test_overlay_numbers_may_change_int_float_and_new_keys_are_free(tmp_path):
     onto = Ontology.load(_write(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: 1\n      extra: [1, 2]\n"))
     assert onto.metric_params("TR")["w_char"] == 1 and onto.metric_params("TR")["extra"] == [1, 2]
+
+
+def test_scientific_notation_yaml_reads_as_text_is_taken_as_the_number(tmp_path):
+    """YAML 1.1 reads `1e-1` (no dot) as a string; a parameter whose default is a number takes it as 0.1."""
+    onto = Ontology.load(_write(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: 1e-1\n"))
+    assert onto.metric_params("TR")["w_char"] == 0.1
+    onto = Ontology.load(_write(tmp_path, "features:\n  ocr:\n    det_limit_side: '640'\n", "q.yaml"))
+    assert onto.data["features"]["ocr"]["det_limit_side"] == 640 and isinstance(onto.data["features"]["ocr"]["det_limit_side"], int)
+
+
+def test_the_kind_is_checked_against_the_shipped_default_not_an_earlier_overlay(tmp_path):
+    first = _write(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: 0.7\n", "a.yaml")
+    second = _write(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: x\n", "b.yaml")
+    with pytest.raises(OntologyError, match=r"b.yaml: metrics.TR.params.w_char must be a number \(the default is 0.5\)"):
+        Ontology.load(first, overrides=[second])

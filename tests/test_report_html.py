@@ -122,6 +122,9 @@ def test_cli_report_and_bad_run_dir(run, tmp_path):
       "incomplete set of runs; its scores cover only part of the work. Missing shards: 2/3, 3/3.")),
     ({"status": "complete", "shard": {"index": 2, "count": 4}}, "This run is shard 2/4"),
     ("{not json", "run.json cannot be read"),
+    ({"status": "partial", "missing_shards": 5, "merged_from": "s1"},  # hand-edited types: read, not a traceback
+     ("The run is not complete (run.json status: 'partial'): it was merged with `vistar merge --partial` from an "
+      "incomplete set of runs; its scores cover only part of the work. Missing shards: 5.")),
 ])
 def test_a_run_that_did_not_finish_is_named_in_the_report_notes(tmp_path, meta, expected):
     import json

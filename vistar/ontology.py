@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -46,16 +47,23 @@ def _kind(value) -> str | None:
     return None
 
 
-def _check_kinds(default, user, path: str, source) -> None:
-    """Refuse an overlay scalar whose kind differs from the shipped default's at the same place."""
+def _checked(default, user, path: str, source):
+    """`user` with each scalar checked against the shipped default's kind at the same place, and numbers
+    YAML left as text (`1e-1`, `5e-4`: YAML 1.1 needs a dot to read them as floats) made numbers."""
     if isinstance(default, dict) and isinstance(user, dict):
-        for key, value in user.items():
-            if key in default and value is not None:
-                _check_kinds(default[key], value, f"{path}.{key}", source)
-        return
+        return {key: _checked(default[key], value, f"{path}.{key}", source) if key in default and value is not None
+                else value for key, value in user.items()}
     want = _kind(default)
+    if want == "a number" and isinstance(user, str):
+        try:
+            number = float(user)
+        except ValueError:
+            number = None
+        if number is not None and math.isfinite(number):
+            return int(number) if isinstance(default, int) and number.is_integer() else number
     if want and _kind(user) != want:
         raise OntologyError(f"{source}: {path} must be {want} (the default is {default!r}), not {user!r}")
+    return user
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,7 @@ class Ontology:
     @classmethod
     def load(cls, path: str | Path | None = None, overrides: list[str | Path] | None = None) -> "Ontology":
         data = yaml.safe_load(resources.files("vistar.data").joinpath("ontology.yaml").read_text())
+        shipped = data
         for extra in [path, *(overrides or [])]:
             if extra is None:
                 continue
@@ -75,7 +84,8 @@ class Ontology:
             if not isinstance(user, dict):
                 raise OntologyError(f"{extra}: ontology must be a YAML mapping")
             for section in ("features", "metrics"):
-                _check_kinds(data.get(section), user.get(section), section, extra)
+                if section in user:
+                    user[section] = _checked(shipped.get(section), user[section], section, extra)
             data = _deep_merge(data, user)
         onto = cls(data)
         onto.check()

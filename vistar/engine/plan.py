@@ -93,6 +93,10 @@ def load_prompts(path, ontology: Ontology, summary: RunSummary):
     return prompts, invalid
 
 
+class StageParamsError(ValueError):
+    """A `features.<stage>` value the stage refuses: the run stops before scoring rather than fail every row."""
+
+
 def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
     """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run."""
     try:
@@ -102,10 +106,22 @@ def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
         for stage_name in stages:
             stage = registry.feature_stage(stage_name)
             features = ontology.data.get("features") or {}
+            _check_stage_params(stage, dict(features.get(stage_name) or {}))
             parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage_name) or {})}")
         return Scorer(name, metric, "|".join(parts))
+    except StageParamsError:
+        raise
     except Exception as exc:  # a missing optional dependency must not end the run
         return Scorer(name, None, unavailable=f"metric {name} unavailable: {type(exc).__name__}: {exc}")
+
+
+def _check_stage_params(stage: registry.FeatureStage, params: dict) -> None:
+    if stage.check_params is None:
+        return
+    try:
+        stage.check_params(params)
+    except ValueError as exc:
+        raise StageParamsError(str(exc)) from None
 
 
 def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summary):

@@ -52,6 +52,8 @@ class FeatureStage:
     compute: Callable[[list[StageInput], StageContext], list]  # one output per input; an Exception marks a per-image failure
     requires: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
+    # raises ValueError for bad `features.<name>` values: run before any image, not as an error on every row
+    check_params: Callable[[dict], Any] | None = None
 
 
 @dataclass

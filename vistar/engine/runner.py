@@ -25,7 +25,7 @@ from . import registry, shards
 from .batch import score_batch
 from .device import prepare_process
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
-from .plan import Job, RunSummary, Scorer, load_prompts, plan_run, stage_versions
+from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
 from .prefetch import Prefetcher
 from .runmeta import hardware, versions, write_json_atomic
 from .shards import Shard
@@ -108,7 +108,11 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
     meta = {**_run_meta(cfg, ontology), "work_digest": shards.folder_digest(mapping.records)}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
-    jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
+    try:
+        jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
+    except StageParamsError as exc:  # before any row is written: a bad value would fail every image's row
+        sources = ", ".join(str(p) for p in (cfg.ontology, cfg.weights) if p) or "the default ontology"
+        raise ValueError(f"{sources}: {exc}") from None
     meta["metric_versions"] = {n: s.metric.version for n, s in sorted(scorers.items()) if s.metric}
     meta["stage_versions"] = stage_versions(scorers)
     _write_problems(cfg.out, summary.problems)

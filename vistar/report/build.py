@@ -74,14 +74,13 @@ def run_status_notes(run_dir: Path) -> list[str]:
                 "partial": "it was merged with `vistar merge --partial` from an incomplete set of runs"}.get(
                     status, "the run did not finish")
         note = f"The run is not complete (run.json status: {status!r}): {what}; its scores cover only part of the work."
-        missing = meta.get("missing_shards")
+        missing = _list(meta.get("missing_shards"))
+        merged_from = [m for m in _list(meta.get("merged_from")) if isinstance(m, dict)]
         if missing:
-            count = next((m["shard"].get("count") for m in meta.get("merged_from") or []
-                          if isinstance(m, dict) and isinstance(m.get("shard"), dict)), None)
+            count = next((m["shard"].get("count") for m in merged_from if isinstance(m.get("shard"), dict)), None)
             shards = ", ".join(f"{k}/{count}" if count else str(k) for k in missing)
             note += f" Missing shards: {shards}."
-        unfinished = [f"{m.get('run')} ({m.get('status')})" for m in meta.get("merged_from") or []
-                      if isinstance(m, dict) and m.get("status") != "complete"]
+        unfinished = [f"{m.get('run')} ({m.get('status')})" for m in merged_from if m.get("status") != "complete"]
         if unfinished:
             note += f" Merged from unfinished runs: {', '.join(unfinished)}."
         notes.append(note)
@@ -90,6 +89,11 @@ def run_status_notes(run_dir: Path) -> list[str]:
         notes.append(f"This run is shard {shard.get('index')}/{shard.get('count')}: it holds only that shard's images; "
                      "`vistar merge` the shards for the whole work.")
     return notes
+
+
+def _list(value) -> list:
+    """A run.json field that should be a list (a hand-edited or foreign file may hold anything)."""
+    return value if isinstance(value, list) else [] if value is None else [value]
 
 
 def _write_duckdb(path: Path, frames: dict[str, pd.DataFrame]) -> None:
