@@ -1,12 +1,16 @@
 """LI on held-out rendered scenes: seeds the tests never use, random light directions, 1-5 objects, extreme
 elevations, and each solid kind alone.
 
-    python benchmarks/bench_li_validity.py [anchors|random|count|elevation|kinds ...]
+    python benchmarks/bench_li_validity.py [anchors|random|count|elevation|kinds|shapes|crowded ...]
 
 anchors: the 16 ontology anchors × 8 scenes, seeds 50000 + 1000·k + s. random: 120 scenes, azimuth uniform,
 elevation 15°-65°, seeds 70000+. count: 40 scenes each of 1..5 objects (random_solids), light at 20°-55°.
 elevation: 5°-85°, 8 azimuths × 3 scenes. kinds: one box / cylinder / sphere, 6 scenes per anchor, exact
-shadows and the assumed camera pitch (35°), so only the footprint-tip geometry is measured.
+shadows and the assumed camera pitch (35°), so only the footprint-tip geometry is measured. shapes: each
+kind alone with the generator's size ranges and a camera pitch drawn from 25°-45°, 128 scenes per kind (16
+anchors x 4, then 64 random directions at 15°-65°), seeds 300000 + 1000·kind + i; and 128 mixed scenes
+(sample_scene, 16 anchors x 8, seeds 400000 + 1000·k + s); each with exact shadows and with the detector.
+crowded: 100 scenes each of 4 and 5 objects as in `count`, seeds 700000 + 1000·n + i, exact and detected.
 The classical shadow detector is used except for `kinds`; a scene without a usable pair counts as 90°.
 """
 from __future__ import annotations
@@ -32,10 +36,36 @@ def vector(azimuth_deg: float, elevation_deg: float) -> np.ndarray:
     return np.array([math.sin(az) * math.cos(el), math.sin(el), math.cos(az) * math.cos(el)])
 
 
-def error(scene, exact: bool = False) -> float:
+def error(scene, exact: bool = False, shapes: list | None = None) -> float:
     shadow = scene.shadow if exact else DETECTOR(scene.image, scene.instances)
-    estimate, _, _ = estimate_light(scene.instances, shadow, PARAMS)
+    estimate, pairs, _ = estimate_light(scene.instances, shadow, PARAMS)
+    if shapes is not None:
+        shapes += [p["shape"] for p in pairs if p.get("used") and "shape" in p]
     return 90.0 if estimate is None else math.degrees(angle_between(estimate, scene.light))
+
+
+def one_solid(kind: str, rng: np.random.Generator) -> Solid:
+    """One solid of KIND with random_solids' size ranges, somewhere in view."""
+    x, z = rng.uniform(-1.2, 1.2), rng.uniform(-0.8, 0.8)
+    if kind == "box":
+        size = (rng.uniform(0.2, 0.35), rng.uniform(0.2, 0.35), rng.uniform(0.7, 1.2), rng.uniform(0, np.pi / 2))
+    elif kind == "cylinder":
+        size = (rng.uniform(0.2, 0.35), rng.uniform(0.7, 1.2))
+    else:
+        size = (rng.uniform(0.3, 0.45),)
+    return Solid(kind, (x, z), size, tuple(rng.uniform(0.25, 0.9, 3)))
+
+
+def report_both(label: str, scenes) -> None:
+    """Exact shadows and the classical detector on the same scenes, with the share of used pairs that the
+    round (ball) model explained."""
+    for exact, source in ((True, "exact shadows"), (False, "detector")):
+        shapes: list[str] = []
+        errors = [error(scene, exact, shapes) for scene in scenes]
+        share = f"  round model {shapes.count('round') / max(len(shapes), 1):4.0%} of pairs" if shapes else ""
+        report(f"{label}, {source}", errors)
+        if share:
+            print(f"{'':34s}{share}")
 
 
 def report(label: str, errors: list[float]) -> None:
@@ -78,6 +108,26 @@ def main(parts: list[str]) -> None:
                 per_anchor.append(float(np.median(errors)))
             print(f"{kind:9s} alone, exact shadows: median over the anchors' medians {np.median(per_anchor):5.1f}°, "
                   f"worst anchor {max(per_anchor):5.1f}°")
+    if "shapes" in parts:
+        for k, kind in enumerate(("box", "cylinder", "sphere")):
+            scenes = []
+            for i in range(128):
+                rng = np.random.default_rng(300000 + 1000 * k + i)
+                light = ANCHORS[i % 16].vector if i < 64 else vector(rng.uniform(-180, 180), rng.uniform(15, 65))
+                solid = one_solid(kind, rng)
+                scenes.append(render((solid,), light, pitch_deg=float(rng.uniform(25, 45)), seed=i))
+            report_both(f"{kind} alone", scenes)
+        report_both("mixed 1-3 solids", [sample_scene(a.vector, seed=400000 + 1000 * k + s)
+                                         for k, a in enumerate(ANCHORS) for s in range(8)])
+    if "crowded" in parts:
+        for n in (4, 5):
+            scenes = []
+            for i in range(100):
+                rng = np.random.default_rng(700000 + 1000 * n + i)
+                solids = random_solids(rng, n)
+                light = vector(rng.uniform(-180, 180), rng.uniform(20, 55))
+                scenes.append(render(solids, light, pitch_deg=float(rng.uniform(25, 45)), seed=i))
+            report_both(f"{n} objects", scenes)
 
 
 if __name__ == "__main__":

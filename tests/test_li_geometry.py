@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vistar.metrics.light_geometry import (anchors_from_params, find_anchor, li_score, pair_direction, parse_light,
-                                           robust_direction)
+                                           robust_direction, silhouette_fits)
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.prompts_dsl.derive import resolved_controls
@@ -66,6 +66,7 @@ def test_pair_direction_hand_computed():
     shadow = np.zeros_like(obj)
     shadow[97, 20:60] = True
     g = pair_direction(obj, shadow, pitch_deg=30)
+    assert g.shape == "upright"
     # footprint = (15, 100 - 0.5*10*sin30) = (15, 97.5); tip = far pixel x=59 -> ground (44.5, 0)
     assert g.base == pytest.approx((15.0, 97.5))
     height = (50 - 10 * 0.5) / math.cos(math.radians(30))
@@ -73,6 +74,27 @@ def test_pair_direction_hand_computed():
     assert g.length == pytest.approx(44.5 - 5)
     elevation = math.atan2(height, 39.5)
     assert g.vector == pytest.approx([-math.cos(elevation), math.sin(elevation), 0.0], abs=1e-9)
+
+
+def test_round_object_uses_the_ball_geometry():
+    # a disc of radius 20 centred at (50, 60) is a ball's silhouette; shadow: one row to its right at the contact
+    yy, xx = np.mgrid[:160, :200] + 0.5
+    obj = (xx - 50) ** 2 + (yy - 60) ** 2 <= 20 ** 2
+    disc_fit, upright_fit = silhouette_fits(obj, 30)
+    assert disc_fit > 0.95 > upright_fit
+    shadow = np.zeros_like(obj)
+    shadow[77, 70:110] = True
+    g = pair_direction(obj, shadow, pitch_deg=30)
+    assert g.shape == "round"
+    # contact = disc centre + r·cos30 down the image; tip = far pixel (109.5, 77.5); ground depth = dy / sin30
+    contact_y = 60 + 20 * math.cos(math.radians(30))
+    assert g.base == pytest.approx((50.0, contact_y))
+    gx, gz = 109.5 - 50, (77.5 - contact_y) / 0.5
+    reach = math.hypot(gx, gz)
+    assert g.length == pytest.approx(reach) and g.height == pytest.approx(40)
+    elevation = 2 * math.atan(20 / reach)      # a ball's shadow tip lies r·cot(e/2) from its contact point
+    assert g.vector == pytest.approx([-math.cos(elevation) * gx / reach, math.sin(elevation),
+                                      -math.cos(elevation) * gz / reach], abs=1e-9)
 
 
 def test_shadow_down_the_image_means_light_from_behind():

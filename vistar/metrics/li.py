@@ -85,7 +85,7 @@ def estimate_light(instances: Instances, shadow: np.ndarray, params: dict) -> tu
             row["tier"] = "shadow too small"
         else:
             row["tier"] = _TIERS[2] if _truncated(shadow, geometry) else _TIERS[1] if contested else _TIERS[0]
-            row.update(_describe(geometry.vector), tip=[round(v, 1) for v in geometry.tip])
+            row.update(_describe(geometry.vector), tip=[round(v, 1) for v in geometry.tip], shape=geometry.shape)
             candidates.append((_TIERS.index(row["tier"]), geometry.vector, row))
         rows.append(row)
     if not candidates:
@@ -123,4 +123,4 @@ def _li(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
                            angle_deg=round(math.degrees(angle), 2), n_pairs=sum(bool(p.get("used")) for p in pairs))
 
 
-METRIC = Metric(name="LI", angle="LI", version="1", features=("instances", "shadows"), fn=_li)
+METRIC = Metric(name="LI", angle="LI", version="2", features=("instances", "shadows"), fn=_li)

@@ -86,27 +86,67 @@ def li_score(estimate: np.ndarray, expected: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class PairGeometry:
-    base: tuple[float, float]     # estimated footprint centre in the image (x, y), pixels
+    base: tuple[float, float]     # estimated footprint centre (upright) or contact point (round) in the image (x, y), pixels
     tip: tuple[float, float]      # shadow tip in the image
     height: float                 # object height on the ground-plane scale, pixels
-    length: float                 # shadow length from the footprint edge on the ground-plane scale, pixels
+    length: float                 # shadow length on the ground-plane scale, pixels: from the footprint edge
+                                  # (upright) or from the contact point (round)
     vector: np.ndarray            # implied light direction (unit)
+    shape: str = "upright"        # which solid model explained the silhouette: "upright" or "round"
+
+
+def silhouette_fits(object_mask: np.ndarray, pitch_deg: float) -> tuple[float, float]:
+    """How well the silhouette's per-row widths match (a) a disc as wide as the mask — the outline of a ball
+    under the locally orthographic camera, from any viewpoint — and (b) an upright solid with vertical sides
+    as wide as the mask: full width between two elliptical caps of half-height width·sin φ / 2 (the outlines
+    of its footprint and top). Each is an IoU of the row widths in [0, 1]; the mask must be non-empty."""
+    ys, xs = np.nonzero(object_mask)
+    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
+    width, height = float(x1 - x0), float(y1 - y0)
+    rows = np.bincount(ys - y0, minlength=y1 - y0).astype(float)
+    v = np.arange(y1 - y0) + 0.5
+    disc = 2 * np.sqrt(np.clip((width / 2) ** 2 - (v - height / 2) ** 2, 0, None))
+    cap = min(width * np.sin(np.radians(pitch_deg)) / 2, height / 2)
+    into_cap = np.maximum(np.clip((cap - v) / cap, 0, 1), np.clip((v - (height - cap)) / cap, 0, 1)) if cap > 0 else 0 * v
+    upright = width * np.sqrt(1 - into_cap ** 2)
+
+    def iou(model: np.ndarray) -> float:
+        return float(np.minimum(rows, model).sum() / np.maximum(rows, model).sum())
+
+    return iou(disc), iou(upright)
+
+
+def _tip(sx: np.ndarray, sy: np.ndarray, base: tuple[float, float], sin_p: float, quantile: float):
+    """(tip in the image, tip on the ground relative to BASE): the mean of the shadow pixels whose ground
+    distance from BASE is at or above QUANTILE (robust to a stray pixel)."""
+    gx = sx + 0.5 - base[0]
+    gz = (sy + 0.5 - base[1]) / sin_p
+    dist = np.hypot(gx, gz)
+    far = dist >= np.quantile(dist, quantile)
+    return (float(sx[far].mean()) + 0.5, float(sy[far].mean()) + 0.5), np.array([gx[far].mean(), gz[far].mean()])
+
+
+def _light(horizontal: np.ndarray, elevation: float) -> np.ndarray:
+    return np.array([np.cos(elevation) * horizontal[0], np.sin(elevation), np.cos(elevation) * horizontal[1]])
 
 
 def pair_direction(object_mask: np.ndarray, shadow_mask: np.ndarray, pitch_deg: float,
                    tip_quantile: float = 0.98) -> PairGeometry | None:
     """Light direction implied by one object and its cast shadow, assuming a level camera pitched down by
-    PITCH_DEG at a horizontal ground (locally orthographic):
+    PITCH_DEG at a horizontal ground (locally orthographic): a ground displacement (dx, dz) appears as
+    (dx, dz·sin φ) pixels (z towards the camera is down the image), a vertical height h as h·cos φ.
 
-    - image → ground: a ground displacement (dx, dz) appears as (dx, dz·sin φ) pixels (z towards the camera
-      is down the image), a vertical height h as h·cos φ;
-    - footprint centre: bottom-centre of the mask, raised by half the footprint's apparent depth
-      (object width · sin φ / 2);
-    - tip: the mean of the shadow pixels whose ground distance from the footprint is at or above the
-      TIP_QUANTILE quantile (robust to a stray pixel);
-    - azimuth: opposite to footprint→tip on the ground; elevation: atan(height / length), with the object's
-      height = (silhouette height − footprint depth) / cos φ and the length measured from the footprint's
-      edge (distance − half the width).
+    The tip is the mean of the shadow pixels whose ground distance from the base is at or above the
+    TIP_QUANTILE quantile; the azimuth is opposite to base→tip on the ground. The base and the elevation
+    depend on the solid, chosen by which outline fits the silhouette better (silhouette_fits):
+
+    - upright (vertical sides on a flat footprint: boxes, posts, people): base = footprint centre = the
+      bottom-centre of the mask raised by half the footprint's apparent depth (width · sin φ / 2);
+      elevation = atan(height / length), height = (silhouette height − width · sin φ) / cos φ, length =
+      ground distance to the tip − width / 2 (the tip is cast by the top edge on the shadow side);
+    - round (a ball of radius r = width / 2 touching the ground at one point): base = contact point, r·cos φ
+      below the disc's centre in the image; the tip is cast by the point where the light ray grazes the
+      ball, at ground distance D = r(1 + cos e)/sin e = r·cot(e/2) from the contact, so e = 2·atan(r / D).
     """
     ys, xs = np.nonzero(object_mask)
     sy, sx = np.nonzero(shadow_mask)
@@ -116,22 +156,25 @@ def pair_direction(object_mask: np.ndarray, shadow_mask: np.ndarray, pitch_deg: 
     sin_p, cos_p = np.sin(phi), np.cos(phi)
     x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
     width = float(x1 - x0)
+    disc_fit, upright_fit = silhouette_fits(object_mask, pitch_deg)
+    if disc_fit > upright_fit:
+        radius = 0.5 * width
+        base = (0.5 * float(x0 + x1), 0.5 * float(y0 + y1) + radius * cos_p)
+        tip, tip_g = _tip(sx, sy, base, sin_p, tip_quantile)
+        reach = float(np.hypot(*tip_g))
+        if reach <= 0:
+            return None
+        vector = _light(-tip_g / reach, 2 * np.arctan2(radius, reach))
+        return PairGeometry(base, tip, 2 * radius, reach, vector, "round")
     bottom = ys >= y1 - max(1.0, 0.05 * (y1 - y0))
     base = (float(xs[bottom].mean()) + 0.5, float(y1) - 0.5 * width * sin_p)
-    gx = sx + 0.5 - base[0]
-    gz = (sy + 0.5 - base[1]) / sin_p
-    dist = np.hypot(gx, gz)
-    far = dist >= np.quantile(dist, tip_quantile)
-    tip_g = np.array([gx[far].mean(), gz[far].mean()])
+    tip, tip_g = _tip(sx, sy, base, sin_p, tip_quantile)
     reach = float(np.hypot(*tip_g))
     if reach <= 0:
         return None
     height = max((float(y1 - y0) - width * sin_p) / cos_p, 1.0)
     length = max(reach - 0.5 * width, 1.0)
-    horizontal = -tip_g / reach
-    elevation = np.arctan2(height, length)
-    vector = np.array([np.cos(elevation) * horizontal[0], np.sin(elevation), np.cos(elevation) * horizontal[1]])
-    tip = (float(sx[far].mean()) + 0.5, float(sy[far].mean()) + 0.5)
+    vector = _light(-tip_g / reach, np.arctan2(height, length))
     return PairGeometry(base, tip, height, length, vector)
 
 
