@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from ..atomic import write_text_atomic
 from .runmeta import versions, write_json_atomic
+from .shards import label
 from .store import IDENTITY, ResultStore, read_visible
 
 SAME_WORK = ("ontology_hash", "prompts_sha256", "manifest_sha256", "angles", "max_pixels")  # must be equal in all
@@ -123,11 +124,11 @@ def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> 
         return []
     if not all(shards) or len({s["count"] for s in shards}) > 1:
         raise MergeError("shards of different splits (or sharded with unsharded runs): "
-                         + "; ".join(f"{src}: {_shard_text(s)}" for src, s in zip(sources, shards)))
+                         + "; ".join(f"{src}: {label(s) or 'no shard'}" for src, s in zip(sources, shards)))
     seen: dict[int, Path] = {}
     for src, shard in zip(sources, shards):
         if shard["index"] in seen:
-            raise MergeError(f"shard {_shard_text(shard)} given twice: {seen[shard['index']]} and {src}")
+            raise MergeError(f"shard {label(shard)} given twice: {seen[shard['index']]} and {src}")
         seen[shard["index"]] = src
     count = shards[0]["count"]
     missing = sorted(set(range(1, count + 1)) - set(seen))
@@ -141,10 +142,6 @@ def _same(key: str, sources: list[Path], values: list) -> None:
     if len({json.dumps(v, sort_keys=True) for v in values}) > 1:
         listing = "; ".join(f"{src}: {value!r}" for src, value in zip(sources, values))
         raise MergeError(f"the runs differ in {key}, so their rows are not one evaluation ({listing})")
-
-
-def _shard_text(shard: dict | None) -> str:
-    return f"{shard['index']}/{shard['count']}" if shard else "no shard"
 
 
 def _merged_models(sources: list[Path], metas: list[dict]) -> dict:

@@ -93,7 +93,8 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
         unknown = [a for a in cfg.angles if a not in ontology.angles]
         if unknown:
             raise ValueError(f"--angles: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
-    _check_same_shard(cfg)
+    previous = _previous_meta(cfg.out)
+    _check_same_shard(cfg, previous)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
     mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest, cfg.out)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
@@ -105,7 +106,7 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
     records = shards.select(cfg.shard, mapping.records)
 
     store = ResultStore(cfg.out)
-    meta = {**_run_meta(cfg, ontology), "work_digest": shards.folder_digest(mapping.records)}
+    meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records)}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
     try:
@@ -142,20 +143,27 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
     return summary
 
 
-def _check_same_shard(cfg: ScoreConfig) -> None:
-    """A run folder holds one shard's rows (or all): resuming it as another would mix them."""
+def _previous_meta(out: Path) -> dict | None:
+    """The run.json an earlier run left in `out` (None when there is none, or it is unreadable)."""
     try:
-        before = json.loads((cfg.out / "run.json").read_text()).get("shard")
-    except (OSError, ValueError, AttributeError):
+        old = json.loads((out / "run.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return old if isinstance(old, dict) else None
+
+
+def _check_same_shard(cfg: ScoreConfig, previous: dict | None) -> None:
+    """A run folder holds one shard's rows (or all): resuming it as another would mix them."""
+    if previous is None:
         return
-    now = {"index": cfg.shard.index, "count": cfg.shard.count} if cfg.shard else None
+    before, now = previous.get("shard"), cfg.shard.record if cfg.shard else None
     if before != now:
         raise ValueError(f"{cfg.out} was scored with {_shard_text(before)}; this run has {_shard_text(now)}. "
                          "Use another --out for another shard")
 
 
-def _shard_text(shard: dict | None) -> str:
-    return f"--shard {shard['index']}/{shard['count']}" if shard else "no --shard"
+def _shard_text(record: dict | None) -> str:
+    return f"--shard {shards.label(record)}" if record else "no --shard"
 
 
 def _models_missing_images(mapping, wanted: set[str]) -> list[dict]:
@@ -195,13 +203,9 @@ def _batches(items: list, size: int) -> Iterable[list]:
         yield items[i:i + size]
 
 
-def _run_meta(cfg: ScoreConfig, ontology: Ontology) -> dict:
-    previous = []
-    try:
-        old = json.loads((cfg.out / "run.json").read_text())
-        previous = old.get("history", []) + [{k: old.get(k) for k in ("command", "started", "finished", "status")}]
-    except (OSError, ValueError, AttributeError):
-        pass
+def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
+    previous = [] if old is None else (
+        old.get("history", []) + [{k: old.get(k) for k in ("command", "started", "finished", "status")}])
     prompts_sha = file_sha256(cfg.prompts) if Path(cfg.prompts).is_file() else None
     return {"command": cfg.command or " ".join(sys.argv), "images": str(Path(cfg.images).resolve()),
             "prompts": str(Path(cfg.prompts).resolve()), "prompts_sha256": prompts_sha,
@@ -211,7 +215,7 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology) -> dict:
             "ontology_hash": ontology.hash, "device": cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
             "prefetch": cfg.prefetch,
             "angles": cfg.angles, "max_pixels": cfg.max_pixels, "retry_errors": cfg.retry_errors, "history": previous,
-            "shard": {"index": cfg.shard.index, "count": cfg.shard.count} if cfg.shard else None}
+            "shard": cfg.shard.record if cfg.shard else None}
 
 
 def _write_problems(out: Path, problems: list[dict]) -> None:

@@ -20,9 +20,19 @@ class Shard:
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
+    @property
+    def record(self) -> dict:
+        """As run.json holds it."""
+        return {"index": self.index, "count": self.count}
+
     def owns(self, image: str) -> bool:
         """Whether this shard scores the image at this relative path (the `image` column)."""
         return shard_of(image, self.count) == self.index
+
+
+def label(record: dict | None) -> str | None:
+    """'K/N' for a run.json `shard` record, None for an unsharded run."""
+    return f"{record['index']}/{record['count']}" if record else None
 
 
 def shard_of(image: str, count: int) -> int:
