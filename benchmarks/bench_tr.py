@@ -109,23 +109,21 @@ def components(runs: int, extra: list[str], console) -> None:
         opts.intra_op_num_threads, opts.inter_op_num_threads, opts.graph_optimization_level = 1, 1, level
         sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         feed = {sess.get_inputs()[0].name: rng.standard_normal(shape, dtype=np.float32)}
-        sess.run(None, feed)
-        times = []
-        for _ in range(runs):
-            c0 = time.thread_time()
-            sess.run(None, feed)
-            times.append(time.thread_time() - c0)
-        return 1e3 * statistics.median(times)
+        return median_cpu_ms(lambda: sess.run(None, feed))
 
     def openvino_ms(path, shape, precision) -> float:
         from vistar.features.ocr_openvino import OpenVinoSession
 
         session, x = OpenVinoSession(path, 1, precision), rng.standard_normal(shape, dtype=np.float32)
-        session(x)
+        return median_cpu_ms(lambda: session(x))
+
+    def median_cpu_ms(call) -> float:
+        """Thread CPU ms of `call`, median of `runs` after one untimed call (allocations, first-run set-up)."""
+        call()
         times = []
         for _ in range(runs):
             c0 = time.thread_time()
-            session(x)
+            call()
             times.append(time.thread_time() - c0)
         return 1e3 * statistics.median(times)
 
