@@ -33,7 +33,7 @@ def calibrate(
     from ..calibration import calibrate as run_calibration
     from ..calibration import write_outputs
     from ..calibration.pairs import PairsError
-    from ..report.build import run_status_notes
+    from ..engine.runmeta import run_status_notes
 
     try:
         onto = Ontology.load(ontology, overrides=[weights] if weights else None)

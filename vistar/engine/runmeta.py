@@ -41,3 +41,49 @@ def hardware() -> dict:
 
 def write_json_atomic(path: str | Path, payload: dict) -> None:
     write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True, default=str))
+
+
+def run_status_notes(run_dir: Path) -> list[str]:
+    """A notice when `RUN_DIR/run.json` does not say the run finished: missing or unreadable (a half-written or
+    copied folder), `running` (interrupted, or still being scored), `partial` (`vistar merge --partial`, with its
+    missing shards) or any other status; also when the run is one shard of a sharded run."""
+    path = run_dir / "run.json"
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [(f"This run has no run.json ({path}): the folder may be half-written or copied without it, so whether "
+                 "the run finished is unknown; its scores may cover only part of the work.")]
+    except (OSError, ValueError) as exc:
+        return [(f"run.json cannot be read ({path}: {exc}): whether the run finished is unknown; its scores may cover "
+                 "only part of the work.")]
+    if not isinstance(meta, dict):
+        return [(f"run.json is not a JSON object ({path}): whether the run finished is unknown; its scores may cover "
+                 "only part of the work.")]
+    notes = []
+    status = meta.get("status")
+    if status != "complete":
+        what = {"running": ("it was interrupted, or is still being scored; rerun the same `vistar score` command to "
+                            "finish it"),
+                "partial": "it was merged with `vistar merge --partial` from an incomplete set of runs"}.get(
+                    status, "the run did not finish")
+        note = f"The run is not complete (run.json status: {status!r}): {what}; its scores cover only part of the work."
+        missing = _list(meta.get("missing_shards"))
+        merged_from = [m for m in _list(meta.get("merged_from")) if isinstance(m, dict)]
+        if missing:
+            count = next((m["shard"].get("count") for m in merged_from if isinstance(m.get("shard"), dict)), None)
+            shards = ", ".join(f"{k}/{count}" if count else str(k) for k in missing)
+            note += f" Missing shards: {shards}."
+        unfinished = [f"{m.get('run')} ({m.get('status')})" for m in merged_from if m.get("status") != "complete"]
+        if unfinished:
+            note += f" Merged from unfinished runs: {', '.join(unfinished)}."
+        notes.append(note)
+    shard = meta.get("shard")
+    if isinstance(shard, dict) and isinstance(shard.get("count"), int) and shard["count"] > 1:
+        notes.append(f"This run is shard {shard.get('index')}/{shard.get('count')}: it holds only that shard's images; "
+                     "`vistar merge` the shards for the whole work.")
+    return notes
+
+
+def _list(value) -> list:
+    """A run.json field that should be a list (a hand-edited or foreign file may hold anything)."""
+    return value if isinstance(value, list) else [] if value is None else [value]
