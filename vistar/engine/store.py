@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -42,6 +43,7 @@ SCHEMA = pa.schema([
 IDENTITY = ("image", "model", "prompt_id", "sample", "metric")  # one visible row per identity
 LINK, GENS = "scores.parquet", ".scores"
 MERGED_ROWS = 1_000_000  # rows per shard after compaction
+SHARD_NAME = re.compile(r"part-(\d+)(-[0-9a-f]+)?\.parquet")  # what `_write_table` names; anything else is foreign
 
 
 class ResultStore:
@@ -59,7 +61,11 @@ class ResultStore:
         return self.link.resolve() if self.link.is_symlink() else self.link
 
     def _shards(self) -> list[Path]:
-        return sorted(self.dir.glob("part-*.parquet")) if self.dir.is_dir() else []
+        return sorted(p for p in self.dir.glob("part-*.parquet") if SHARD_NAME.fullmatch(p.name)) if self.dir.is_dir() else []
+
+    def foreign_files(self) -> list[Path]:
+        """`part-*.parquet` files the store did not name (e.g. copied in by hand): never read, so a reader can say so."""
+        return sorted(p for p in self.dir.glob("part-*.parquet") if not SHARD_NAME.fullmatch(p.name)) if self.dir.is_dir() else []
 
     def _recover(self) -> None:
         """Bring the folder to a clean state after a kill: drop unfinished shards and generations,
