@@ -135,7 +135,7 @@ def test_a_key_given_twice_with_the_same_value_and_a_scale_in_parentheses_are_re
     (wise_legacy.parse, '{"consistency": 2, "realism": 1, "aesthetic_quality": 0, '
                         '"details": {"consistency": "fully consistent with the prompt"}}', WISE),
     # a brace inside a JSON string is text, not a cut-off object
-    (wise_verified.parse, '{"score": 1, "reason": "the sign shows a lone { brace"}', {"score": 1, "reason": ""}),
+    (wise_verified.parse, '{"score": 1, "reason": "the sign shows a lone { brace"}', {"score": 1, "reason": "the sign shows a lone { brace"}),
 ])
 def test_sentence_full_stops_nested_explanations_and_braces_in_strings_are_read(parse, reply, value):
     assert parse(reply) == value
@@ -194,3 +194,36 @@ def test_a_judge_that_stays_out_of_range_is_a_recorded_failure_with_its_reply(se
     assert not reply.ok and reply.parsed is None and len(server.requests) == 2
     assert reply.error.startswith("malformed reply after 2 attempt(s): 'consistency' must be an integer from 0 to 2, got 3")
     assert repr(bad) in reply.error and reply.text == bad
+
+
+FINAL = {"score": 1, "reason": "final"}
+LAST_ANSWER_WINS = [  # (reply, value): the judge's last object is its answer, not a draft or an example before it
+    ('Draft:\n```json\n{"score": 0, "reason": "draft"}\n```\nOn reflection:\n```json\n{"score": 1, "reason": "final"}\n```', FINAL),
+    ('```json\n{"score": 0, "reason": "example"}\n{"score": 1, "reason": "final"}\n```', FINAL),
+    ('```json\n{"score": 0, "reason": "draft"}\n```\nFinal answer: {"score": 1, "reason": "final"}', FINAL),
+    ('```json\n{"score": 1, "reason": "final"}\n```\nThat is my answer.', FINAL),
+    ('```python\n{\'score\': 0}\n```\n```json\n{"score": 1, "reason": "final"}\n```', FINAL),
+]
+BRACES_IN_STRINGS = [  # (reply, value): a brace inside a JSON string is text
+    ('{"score": 1, "reason": "the label reads }"}', {"score": 1, "reason": "the label reads }"}),
+    ('{"score": 0, "reason": "a lone { and a } and {x}"}', {"score": 0, "reason": "a lone { and a } and {x}"}),
+    ('```json\n{"score": 1, "reason": "quote \\" and brace } escaped"}\n```', {"score": 1, "reason": 'quote " and brace } escaped'}),
+    ('{"score": 0, "reason": "draft }"} then {"score": 1, "reason": "final { open"}', {"score": 1, "reason": "final { open"}),
+    ("{'score': 1, 'reason': 'a } in a Python string'}", {"score": 1, "reason": "a } in a Python string"}),
+]
+
+
+@pytest.mark.parametrize("reply,value", LAST_ANSWER_WINS + BRACES_IN_STRINGS)
+def test_the_last_object_wins_and_braces_in_strings_are_text(reply, value):
+    assert wise_verified.parse(reply) == value
+
+
+@pytest.mark.parametrize("reply,problem", [
+    ('```json\n{"score": 1, "reason": "final"}\n```\n```json\n{"score": 0, "reason": "cut', "cut off"),
+    ('{"score": 1, "reason": "a } brace"', "cut off"),
+    ('{"score": 1, "reason": "ok"} and then {"score": 2, "reason": "final"}', "'score' must be an integer from 0 to 1, got 2"),
+])
+def test_a_final_answer_that_is_cut_off_or_out_of_range_is_refused_not_replaced_by_a_draft(reply, problem):
+    with pytest.raises(ReplyFormatError) as info:
+        wise_verified.parse(reply)
+    assert problem in str(info.value)

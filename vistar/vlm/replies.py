@@ -14,7 +14,6 @@ import re
 
 from .errors import ReplyFormatError
 
-_FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _JSON_WORDS = re.compile(r"\b(true|false|null)\b")
 _PYTHON = {"true": "True", "false": "False", "null": "None"}
@@ -25,16 +24,17 @@ _SCORE_TEXT = re.compile(r"(?:score\s*[:=]?\s*)?(-?\d+(?:\.\d+)?)\s*(?:(?:/|out 
 
 
 def json_object(text: str) -> dict:
-    """The last well-formed `{...}` object in the reply (code fences, Python-dict quoting and trailing commas
-    accepted)."""
+    """The answer object of the reply: the last well-formed `{...}` object in reading order, so the last
+    object of the last code fence when the judge fences its answer, and a final answer after a draft (fenced
+    or not) wins over the draft. Python-dict quoting and trailing commas are accepted; braces inside strings
+    are text."""
     if not isinstance(text, str) or not text.strip():
         raise ReplyFormatError("empty reply")
     _require_closed(text)
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    for chunk in candidates:
-        for obj in reversed(list(_objects(chunk))):
-            return obj
-    raise _NoObject("no JSON object found in the reply")
+    found = list(_objects(text))  # fenced or not: a fence's backticks are never inside an object
+    if not found:
+        raise _NoObject("no JSON object found in the reply")
+    return found[-1]
 
 
 class _NoObject(ReplyFormatError):
@@ -59,21 +59,47 @@ def _require_closed(text: str) -> None:
 
 
 def _objects(chunk: str):
-    """Top-level objects in reading order (a parsed object's inner braces are not revisited)."""
+    """Top-level objects in reading order (a parsed object's inner braces are not revisited). The end of the
+    object starting at a `{` is found with strings read as text (double quotes, then also single quotes for
+    Python dicts), falling back to plain brace counting for a dict whose quoting is itself broken."""
     start = chunk.find("{")
     while start != -1:
-        depth, end = 0, None
-        for i in range(start, len(chunk)):
-            depth += {"{": 1, "}": -1}.get(chunk[i], 0)
-            if depth == 0:
-                end = i
-                break
-        obj = _load(chunk[start:end + 1]) if end is not None else None
+        obj, end = None, None
+        for quotes in ('"', "\"'", ""):
+            close = _closing_brace(chunk, start, quotes)
+            if close is not None and close != end:
+                end, obj = close, _load(chunk[start:close + 1])
+                if isinstance(obj, dict):
+                    break
         if isinstance(obj, dict):
             yield obj
             start = chunk.find("{", end + 1)
         else:
             start = chunk.find("{", start + 1)
+
+
+def _closing_brace(chunk: str, start: int, quotes: str) -> int | None:
+    """Index of the `}` closing the `{` at `start`; characters inside strings delimited by any of `quotes`
+    (backslash escapes honoured) are text. None when it never closes."""
+    depth, quote, escaped = 0, None, False
+    for i in range(start, len(chunk)):
+        ch = chunk[i]
+        if quote is not None:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+        elif ch in quotes:
+            quote = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
 
 
 def _load(piece: str):
