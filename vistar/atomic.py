@@ -4,6 +4,7 @@ Text UTF-8 cannot hold (the lone surrogates Python uses for a file name that is 
 `\\udcXX` escape, which JSON reads back unchanged, instead of failing the write."""
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -11,5 +12,20 @@ from pathlib import Path
 def write_text_atomic(path: str | Path, text: str) -> None:
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
-    os.replace(tmp, path)
+    with names_path(path):
+        tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
+        os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def names_path(path: str | Path):
+    """An OSError raised inside names `path` when it named no file: a failed `write()` or a pyarrow write says only
+    `[Errno 28] No space left on device`, and the user must know which disk filled up."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        if exc.errno is None:  # pyarrow: the errno is inside the message
+            raise OSError(f"cannot write {path}: {exc}") from exc
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc

@@ -49,6 +49,7 @@ def score(
     model_path: Optional[list[str]] = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)"),
     max_pixels: int = typer.Option(64_000_000, "--max-pixels", min=1, help="Largest decoded image accepted"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Re-score rows that ended in status=error"),
+    verify: bool = typer.Option(False, "--verify", help="Re-hash every image instead of trusting the hash cache"),
     shard: Optional[str] = typer.Option(None, "--shard", help="K/N: score only shard K of N (one run per machine; then `vistar merge`)"),
     judge_url: Optional[str] = judge_cli.JudgeUrlOpt,
     judge_model: Optional[str] = judge_cli.JudgeModelOpt,
@@ -80,7 +81,7 @@ def score(
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
                       angles=[a.strip() for a in angles.split(",") if a.strip()] if angles else None,
-                      model_paths=parse_model_paths(model_path), max_pixels=max_pixels, retry_errors=retry_errors,
+                      model_paths=parse_model_paths(model_path), max_pixels=max_pixels, retry_errors=retry_errors, verify=verify,
                       options=options, command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard)
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bar:

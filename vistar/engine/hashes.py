@@ -1,8 +1,11 @@
 """sha256 of image files, with a per-run cache so a rerun over a million images does not re-read them all.
 
-The cache (`RUN_DIR/.hashes.parquet`) maps a resolved path to (size, mtime_ns, inode, sha256); a file whose
-stat still matches is not re-read. Entries modified within `RACY_S` of the cache write are not stored (like
-git's "racy" index entries) so a same-size rewrite within a coarse filesystem timestamp tick is still caught.
+The cache (`RUN_DIR/.hashes.parquet`) maps a resolved path to (size, mtime_ns, ctime_ns, inode, sha256); a file
+whose stat still matches is not re-read. ctime is there because mtime can be set back: `cp -p` or
+`rsync --inplace -t` rewrite the bytes in place and restore the old mtime, but every write moves ctime, and
+nothing but the kernel sets it. Entries changed within `RACY_S` of the cache write are not stored (like git's
+"racy" index entries) so a same-size rewrite within a coarse filesystem timestamp tick is still caught.
+`verify=True` (`vistar score --verify`) ignores the cache and re-reads every file.
 """
 from __future__ import annotations
 
@@ -14,25 +17,32 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..atomic import names_path
 from .images import file_sha256, printable_path
 
 CACHE = ".hashes.parquet"
 RACY_S = 2.0
-_SCHEMA = pa.schema([("path", pa.string()), ("size", pa.int64()), ("mtime_ns", pa.int64()), ("ino", pa.int64()),
-                     ("sha256", pa.string())])
+_FIELDS = ("size", "mtime_ns", "ctime_ns", "ino")
+_SCHEMA = pa.schema([("path", pa.string()), *((f, pa.int64()) for f in _FIELDS), ("sha256", pa.string())])
 
 
-def _load(run_dir: Path) -> dict[str, tuple[int, int, int, str]]:
+def _load(run_dir: Path) -> dict[str, tuple[tuple[int, ...], str]]:
     try:
         table = pq.read_table(run_dir / CACHE, schema=_SCHEMA).to_pydict()
-    except (OSError, pa.ArrowException):
-        return {}  # no cache, or an unreadable one: hash everything
-    return {p: (s, m, i, h) for p, s, m, i, h in zip(table["path"], table["size"], table["mtime_ns"], table["ino"], table["sha256"])}
+    except (OSError, pa.ArrowException, KeyError):
+        return {}  # no cache, an unreadable one, or one from before ctime was kept: hash everything
+    stats = zip(*(table[f] for f in _FIELDS))
+    return {p: (st, h) for p, st, h in zip(table["path"], stats, table["sha256"])}
 
 
-def hash_files(paths: list[Path], run_dir: Path, threads: int = 4) -> dict[Path, str | OSError]:
-    """sha256 of each path (or the OSError that prevented reading it); refreshes the cache in `run_dir`."""
-    cached = _load(run_dir)
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def hash_files(paths: list[Path], run_dir: Path, threads: int = 4, verify: bool = False) -> dict[Path, str | OSError]:
+    """sha256 of each path (or the OSError that prevented reading it); refreshes the cache in `run_dir`.
+    `verify`: read every file, trusting no cached hash."""
+    cached = {} if verify else _load(run_dir)
     result: dict[Path, str | OSError] = {}
     stats: dict[Path, os.stat_result] = {}
     todo = []
@@ -43,8 +53,8 @@ def hash_files(paths: list[Path], run_dir: Path, threads: int = 4) -> dict[Path,
             result[path] = exc
             continue
         hit = cached.get(printable_path(str(path)))
-        if hit and hit[:3] == (st.st_size, st.st_mtime_ns, st.st_ino):
-            result[path] = hit[3]
+        if hit and hit[0] == _identity(st):
+            result[path] = hit[1]
         else:
             todo.append(path)
 
@@ -58,9 +68,10 @@ def hash_files(paths: list[Path], run_dir: Path, threads: int = 4) -> dict[Path,
         for path, sha in zip(todo, pool.map(one, todo)):
             result[path] = sha
     horizon = time.time_ns() - int(RACY_S * 1e9)
-    rows = [{"path": printable_path(str(p)), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "sha256": result[p]}
-            for p, st in stats.items() if isinstance(result[p], str) and st.st_mtime_ns < horizon]
+    rows = [{"path": printable_path(str(p)), **dict(zip(_FIELDS, _identity(st))), "sha256": result[p]}
+            for p, st in stats.items() if isinstance(result[p], str) and max(st.st_mtime_ns, st.st_ctime_ns) < horizon]
     tmp = run_dir / f".{CACHE}.tmp"
-    pq.write_table(pa.Table.from_pylist(rows, schema=_SCHEMA), tmp)
+    with names_path(run_dir / CACHE):
+        pq.write_table(pa.Table.from_pylist(rows, schema=_SCHEMA), tmp)
     os.replace(tmp, run_dir / CACHE)
     return result

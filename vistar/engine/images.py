@@ -9,7 +9,7 @@ import hashlib
 import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +67,7 @@ class Mapping:
     unmatched_images: dict[str, str]       # image (relative path) -> why it matched no prompt
     prompts_without_images: list[str]
     models: list[str]                      # every model folder (empty ones too) or manifest model
+    duplicates: dict[str, str] = field(default_factory=dict)  # image not scored -> the files sharing its sample
 
 
 def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path | None = None,
@@ -101,9 +102,29 @@ def discover(images_dir: str | Path, prompt_ids: set[str], manifest: str | Path 
         else:
             seen.add((rec.rel, rec.model, rec.prompt_id, rec.sample))
             records.append(rec)
-    records.sort(key=lambda r: (r.model, r.prompt_id, r.sample, r.rel))
+    records, duplicates = one_file_per_sample(records)
     used = {r.prompt_id for r in records}
-    return Mapping(records, dict(sorted(unmatched.items())), sorted(prompt_ids - used), sorted(models))
+    return Mapping(records, dict(sorted(unmatched.items())), sorted(prompt_ids - used), sorted(models), duplicates)
+
+
+def one_file_per_sample(records: list[ImageRecord]) -> tuple[list[ImageRecord], dict[str, str]]:
+    """Records sorted by (model, prompt, sample, path), one per (model, prompt, sample): when several files map to
+    one sample (`p.png`, `p.jpg`, `p_0.png`) the one whose relative path sorts first (code-point order, as
+    `LC_ALL=C ls`) is scored and each other file is reported, naming all of them, so a sample is never counted
+    twice and which file stands for it does not depend on listing order."""
+    groups: dict[tuple[str, str, int], list[ImageRecord]] = {}
+    for rec in sorted(records, key=lambda r: (r.model, r.prompt_id, r.sample, r.rel)):
+        groups.setdefault((rec.model, rec.prompt_id, rec.sample), []).append(rec)
+    kept, duplicates = [], {}
+    for (model, prompt_id, sample), group in groups.items():
+        kept.append(group[0])
+        if len(group) > 1:
+            names = ", ".join(r.rel for r in group)
+            for rec in group[1:]:
+                duplicates[rec.rel] = (f"not scored: {len(group)} files are model '{model}', prompt '{prompt_id}', "
+                                       f"sample {sample} ({names}); only the first, {group[0].rel}, is scored. "
+                                       "Remove or rename the others")
+    return kept, duplicates
 
 
 def _is_run_dir(path: Path) -> bool:

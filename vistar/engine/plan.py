@@ -34,6 +34,7 @@ class RunSummary:
     reused: int = 0
     rows_by_status: dict[str, int] = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
+    scope: dict = field(default_factory=dict)  # prompts, angles and matched images: why a run had nothing to score
 
     def count(self, rows: list[dict]) -> None:
         for r in rows:
@@ -129,11 +130,14 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
 
     A row is reused when the visible row for its (image, model, prompt_id, sample, metric) has the same key
     and status ok (or error, unless --retry-errors); any other visible row for it is stale, and so is a row of a
-    metric the image's prompt no longer has (its angle or protocol was edited)."""
+    metric the image's prompt no longer has (its angle or protocol was edited), and a row of another file for the
+    same (model, prompt_id, sample) (renamed, or not the one `images.one_file_per_sample` keeps): one sample, one row."""
     jobs, rows, stale = [], [], set()
     by_image: dict[tuple, list[tuple[str, str]]] = {}  # (image, model, prompt_id, sample) -> [(metric, key)]
-    for (*image, metric), (key, _) in existing.items():
-        by_image.setdefault(tuple(image), []).append((metric, key))
+    by_sample: dict[tuple, list[tuple[str, str]]] = {}  # (model, prompt_id, sample) -> [(image, key)]
+    for (image, *sample, metric), (key, _) in existing.items():
+        by_image.setdefault((image, *sample), []).append((metric, key))
+        by_sample.setdefault(tuple(sample), []).append((image, key))
     todo = []  # (record, prompt, why it is invalid or None, the same without file and line)
     for rec in records:
         prompt, why, why_key = (prompts[rec.prompt_id], None, None) if rec.prompt_id in prompts else invalid[rec.prompt_id]
@@ -142,7 +146,7 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
                                      "message": f"prompt '{rec.prompt_id}' could not be read: {why}"})
         elif not cfg.angles or prompt.angle in cfg.angles:
             todo.append((rec, prompt, why, why_key))
-    shas = hash_files([rec.path for rec, *_ in todo], cfg.out)
+    shas = hash_files([rec.path for rec, *_ in todo], cfg.out, verify=cfg.verify)
 
     def settle(rec: ImageRecord, name: str, key: str) -> bool:
         """True when the visible row can be reused; otherwise marks it stale."""
@@ -159,6 +163,7 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
         names = metric_names(prompt)
         stale.update(key for metric, key in by_image.get((rec.rel, rec.model, rec.prompt_id, rec.sample), ())
                      if metric not in names)
+        stale.update(key for image, key in by_sample.get((rec.model, rec.prompt_id, rec.sample), ()) if image != rec.rel)
         sha = shas[rec.path]
         if isinstance(sha, OSError):
             for name in names:

@@ -48,6 +48,7 @@ class ScoreConfig:
     model_paths: dict[str, str] = field(default_factory=dict)
     max_pixels: int = DEFAULT_MAX_PIXELS
     retry_errors: bool = False
+    verify: bool = False          # re-hash every image, trusting no cached hash (`--verify`)
     options: dict = field(default_factory=dict)
     command: str = ""
     shard: Shard | None = None    # score only this shard's images (docs/engine.md, "Sharding")
@@ -98,6 +99,7 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
     mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest, cfg.out)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
+    summary.problems += [{"kind": "duplicate_sample", "item": i, "message": why} for i, why in mapping.duplicates.items()]
     wanted = {p for p, prompt in prompts.items() if not cfg.angles or prompt.angle in cfg.angles}
     summary.problems += [{"kind": "prompt_without_image", "item": p, "message": "no image for this prompt"}
                          for p in mapping.prompts_without_images if p in wanted]

@@ -22,6 +22,8 @@ from typing import Callable, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..atomic import names_path
+
 SCHEMA = pa.schema([
     ("image", pa.string()),
     ("image_sha256", pa.string()),
@@ -136,11 +138,12 @@ class ResultStore:
         table = table.set_column(table.schema.get_field_index("shard"), "shard", pa.array([seq] * len(table), pa.int64()))
         final = folder / f"part-{seq:06d}-{uuid.uuid4().hex[:8]}.parquet"
         tmp = folder / f".{final.name}.tmp"
-        pq.write_table(table, tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-        _fsync_dir(folder)
+        with names_path(final):
+            pq.write_table(table, tmp)
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+            _fsync_dir(folder)
         return final
 
     def forget(self, keys: Iterable[str]) -> int:
