@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import traceback
 
-from ..models.errors import MissingWeightError
+from ..models.errors import MissingWeightError, as_missing_dependency
 from ..prompts_dsl import resolved_controls
 from . import registry
 from .plan import Job, row
@@ -46,8 +46,10 @@ def score_batch(groups: list[list[Job]], images: list, ctx, ontology) -> list[di
         except MissingWeightError as exc:
             outputs = [exc] * len(inputs)
         except Exception as exc:  # a stage crash costs this batch's rows for this stage, never the run
-            exc.add_note(traceback.format_exc(limit=3))
-            outputs = [exc] * len(inputs)
+            missing = as_missing_dependency(exc)   # an optional package not installed: skipped, naming the install
+            if missing is None:
+                exc.add_note(traceback.format_exc(limit=3))
+            outputs = [missing or exc] * len(inputs)
         for i, out in zip(idx, outputs):
             features[i][name] = out
     for (group, _), feats in zip(live, features):
