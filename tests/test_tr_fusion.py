@@ -1,9 +1,9 @@
-"""TR's pure parts against hand-computed values: normalisation policy, char/token similarity, the fusion."""
+"""TR's pure parts against hand-computed values: normalisation policy, char similarity, word alignment, the fusion."""
 from __future__ import annotations
 
 import pytest
 
-from vistar.metrics.text_similarity import char_similarity, normalize_text, token_jaccard
+from vistar.metrics.text_similarity import char_similarity, normalize_text, word_similarity
 from vistar.metrics.tr import tr_score
 
 
@@ -19,6 +19,8 @@ from vistar.metrics.tr import tr_score
     ("«Qué?» ¡Sí!", "qué sí"),                              # diacritics are kept
     ("SALE 50% $5 +1 ©", "sale 50 $5 +1 ©"),                # % is punctuation; $ + © are symbols, kept
     ("  a \t b\n\nc  ", "a b c"),                           # whitespace collapsed and trimmed
+    ("ΚΑΛΗ ΟΡΕΞΗ", "kaλh opeξh"),                           # Greek capitals drawn like Latin ones read as Latin
+    ("Καλή", "kαλή"),                                       # accents kept by default; lowercase α stays Greek
     ("...", ""),
 ])
 def test_normalisation_policy(raw, expected):
@@ -28,6 +30,8 @@ def test_normalisation_policy(raw, expected):
 def test_normalisation_switches():
     assert normalize_text("Don't, Stop", case_sensitive=True) == "Dont Stop"
     assert normalize_text("Don't, Stop", strip_punctuation=False) == "don't, stop"
+    assert normalize_text("Crème brûlée, Καλή όρεξη", fold_accents=True) == "creme brulee kαλη ορεξη"
+    assert normalize_text("Łódź", fold_accents=True) == "łodz"  # ł is a letter of its own, not l with a mark
 
 
 @pytest.mark.parametrize("a, b, value", [
@@ -43,35 +47,54 @@ def test_char_similarity(a, b, value):
 
 
 @pytest.mark.parametrize("a, b, value", [
-    ("a b c", "a b d", 2 / 4),
-    ("b a", "a b", 1.0),                # order ignored
-    ("a a b", "a b", 1.0),              # repeats ignored
+    ("a b c", "a b d", 1 - 1 / 3),                   # one wrong word of three
+    ("fresh coffee dailx", "fresh coffee daily", 1 - (1 / 5) / 3),   # a typo costs 1/5 of a word ...
+    ("fresh coffee", "fresh coffee daily", 1 - 1 / 3),              # ... a missing word a whole one
+    ("no no", "no no no", 1 - 1 / 3),                # a dropped repeat costs: words are a multiset, not a set
+    ("grandopening", "grand opening", 1 - (1 / 13) / 2),  # a lost space: one character of the pair
+    ("grand openi ng", "grand opening", 1 - (1 / 8) / 3),   # a space too many: one character of the pair
+    ("hello xqz", "hello", 1 - 1 / 2),               # an extra word costs one word, not a cheap "split"
+    ("b a", "a b", 0.0),                             # order counts: each word is out of place
     ("a", "", 0.0),
     ("", "", 1.0),
 ])
-def test_token_jaccard(a, b, value):
-    assert token_jaccard(a, b) == pytest.approx(value)
+def test_word_similarity(a, b, value):
+    assert word_similarity(a, b) == pytest.approx(value)
+    assert word_similarity(b, a) == pytest.approx(value)   # symmetric
 
 
 def test_fusion_one_letter_dropped():
-    # "grand openng" vs "grand opening": 1 deletion over 13 chars; tokens {grand, openng} vs {grand, opening}
+    # "grand openng" vs "grand opening": 1 deletion over 13 chars; words: openng for opening costs 1/7 of 2 words
     r = tr_score("GRAND OPENNG", "Grand Opening", w_char=0.5)
     assert r["char"] == pytest.approx(12 / 13)
-    assert r["token"] == pytest.approx(1 / 3)
-    assert r["score"] == pytest.approx(0.5 * 12 / 13 + 0.5 / 3)
+    assert r["token"] == pytest.approx(1 - (1 / 7) / 2)
+    assert r["score"] == pytest.approx(0.5 * 12 / 13 + 0.5 * 13 / 14)
     assert (r["recognised"], r["expected"]) == ("grand openng", "grand opening")
 
 
 def test_fusion_missing_word():
-    # "fresh coffee" vs "fresh coffee daily": 6 deletions (" daily") over 18 chars; 2 of 3 tokens
+    # "fresh coffee" vs "fresh coffee daily": 6 deletions (" daily") over 18 chars; 1 of 3 words missing
     r = tr_score("FRESH COFFEE", "FRESH COFFEE DAILY", w_char=0.5)
     assert (r["char"], r["token"]) == (pytest.approx(12 / 18), pytest.approx(2 / 3))
     assert r["score"] == pytest.approx(2 / 3)
 
 
+@pytest.mark.parametrize("w", [0.0, 0.25, 0.5, 0.75, 1.0])
+def test_a_typo_costs_less_than_a_missing_word_at_any_weight(w):
+    expected = "FRESH COFFEE DAILY"
+    typo, missing = tr_score("FRESH COFFEE DAILX", expected, w)["score"], tr_score("FRESH COFFEE", expected, w)["score"]
+    assert typo == pytest.approx(w * 17 / 18 + (1 - w) * (1 - 1 / 15)) and typo > missing
+
+
+def test_a_dropped_repeated_word_costs():
+    # the old token Jaccard compared sets: {buy, one, get} either way, a dropped "ONE" cost nothing there
+    r = tr_score("BUY ONE GET", "BUY ONE GET ONE", w_char=0.5)
+    assert r["token"] == pytest.approx(1 - 1 / 4) and r["char"] == pytest.approx(11 / 15)
+
+
 def test_fusion_weight_endpoints_and_linearity():
-    rec, exp = "SUMMER SAIE 50", "SUMMER SALE 50"   # 1 substitution over 14 chars; tokens 2 of 4
-    char, token = 1 - 1 / 14, 2 / 4
+    rec, exp = "SUMMER SAIE 50", "SUMMER SALE 50"   # 1 substitution over 14 chars; 1/4 of one of 3 words
+    char, token = 1 - 1 / 14, 1 - (1 / 4) / 3
     assert tr_score(rec, exp, w_char=1.0)["score"] == pytest.approx(char)
     assert tr_score(rec, exp, w_char=0.0)["score"] == pytest.approx(token)
     assert tr_score(rec, exp, w_char=0.25)["score"] == pytest.approx(0.25 * char + 0.75 * token)

@@ -46,17 +46,17 @@ def test_score_uses_reading_order_not_detector_order():
 def test_confidence_filter():
     lines = ocr(line("HELLO", 100, 100, conf=0.95), line("XQZ", 400, 100, conf=0.2))
     kept, dropped = filter_lines(lines, min_confidence=0.5, min_box_height_frac=0.0)
-    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 1, "tiny_box": 0}
+    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 1, "tiny_box": 0, "glyph": 0}
     result = score(lines, {"text": "HELLO"}, min_confidence=0.5)
     assert result.score == 1.0 and result.details["dropped_lines"]["low_confidence"] == 1
-    # with the filter off the noise line counts: "hello xqz" vs "hello" → char 5/9, token 1/2
+    # with the filter off the noise line counts: "hello xqz" vs "hello" → char 5/9, token 1 − 1 extra word / 2
     assert score(lines, {"text": "HELLO"}, min_confidence=0.0).score == pytest.approx(0.5 * 5 / 9 + 0.5 * 0.5)
 
 
 def test_tiny_box_filter():
     lines = ocr(line("HELLO", 100, 100, h=40), line("ii", 600, 700, h=6))  # 6 px high in a 1000 px image
     kept, dropped = filter_lines(lines, min_confidence=0.0, min_box_height_frac=0.01)
-    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 0, "tiny_box": 1}
+    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 0, "tiny_box": 1, "glyph": 0}
     kept, _ = filter_lines(lines, min_confidence=0.0, min_box_height_frac=0.005)
     assert len(kept) == 2
 
@@ -71,14 +71,14 @@ def test_text_list_joined_in_given_order():
     lines = ocr(line("SUMMER SALE", 100, 100), line("50% OFF", 100, 300))
     assert score(lines, {"text": ["SUMMER SALE", "50% OFF"]}).score == 1.0
     swapped = score(lines, {"text": ["50% OFF", "SUMMER SALE"]})
-    assert swapped.details["token"] == 1.0 and swapped.details["char"] < 1.0  # order matters only to char
+    assert swapped.details["token"] == 0.0 and swapped.details["char"] < 1.0  # order matters: every word is misplaced
 
 
 def test_details_hold_sub_scores_and_evidence():
     result = score(ocr(line("GRAND OPENNG", 100, 100, conf=0.876543)), {"text": "GRAND OPENING"})
     d = result.details
-    assert (d["char"], d["token"]) == (pytest.approx(12 / 13), pytest.approx(1 / 3))
-    assert result.score == pytest.approx(0.5 * 12 / 13 + 0.5 / 3)
+    assert (d["char"], d["token"]) == (pytest.approx(12 / 13), pytest.approx(1 - (1 / 7) / 2))
+    assert result.score == pytest.approx(0.5 * 12 / 13 + 0.5 * 13 / 14)
     assert d["ocr_lines"] == [{"text": "GRAND OPENNG", "confidence": 0.8765, "box": [[100, 100], [300, 100], [300, 140], [100, 140]]}]
 
 

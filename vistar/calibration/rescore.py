@@ -15,6 +15,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..metrics.tr import fuse  # the metric's own formula, so a re-score equals a re-run
+
 
 @dataclass(frozen=True)
 class Rescorer:
@@ -40,8 +42,7 @@ class Rescorer:
 
 
 def _tr(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
-    w = float(params["w_char"])
-    return w * sub[:, 0] + (1.0 - w) * sub[:, 1]
+    return fuse(sub[:, 0], sub[:, 1], float(params["w_char"]))
 
 
 def _weighted_mean(names: tuple[str, ...]):
@@ -63,7 +64,7 @@ def _weighted_mean(names: tuple[str, ...]):
 
 
 RESCORERS: dict[str, Rescorer] = {
-    # TR = w_char · char + (1 − w_char) · token (vistar/metrics/tr.py)
+    # TR = vistar.metrics.tr.fuse(char, token, w_char)
     "TR": Rescorer(params=("w_char",), subscores=("char", "token"), combine=_tr),
     # CPA = weighted mean of count, posture and expression agreement over the terms that apply
     "CPA": Rescorer(params=("w_c", "w_p", "w_e"), subscores=("s_count", "s_posture", "s_expression"),

@@ -1,7 +1,8 @@
 """Text normalisation and similarity used by TR (kept separate so calibration and tests can call them).
 
-Policy (docs/metrics/tr.md): NFKC, casefold, apostrophes deleted, every other Unicode punctuation
-character replaced by a space, whitespace collapsed. Symbols ($, %, +, ©) and diacritics are kept.
+Policy (docs/metrics/tr.md): NFKC, Greek capitals drawn like Latin ones folded to Latin, casefold, apostrophes
+deleted, every other Unicode punctuation character replaced by a space, whitespace collapsed. Symbols ($, %, +,
+©) and diacritics are kept unless `fold_accents`.
 """
 from __future__ import annotations
 
@@ -13,18 +14,31 @@ from rapidfuzz.distance import Levenshtein
 _WS = re.compile(r"\s+")
 # Deleted rather than spaced, so "DON'T" ≈ "DONT" (OCR often misses them) and stays one token.
 APOSTROPHES = frozenset("'\u2018\u2019\u02bc\u02bb")  # ʻ: the ʻokina, drawn and read as an apostrophe
+# Greek capitals whose glyph is the Latin capital's: no reader (nor the recogniser, which reads ΚΑΛΗ as "KAΛH")
+# can tell them apart, so both sides are folded to Latin before comparing.
+GREEK_LATIN_CAPITALS = str.maketrans("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")
 
 
 def _punct_to_space(text: str) -> str:
     return "".join("" if c in APOSTROPHES else " " if unicodedata.category(c).startswith("P") else c for c in text)
 
 
-def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation: bool = True) -> str:
+def strip_accents(text: str) -> str:
+    """`text` without combining marks (é → e, ή → η, ł stays: it is a letter of its own)."""
+    return unicodedata.normalize("NFC", "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c)))
+
+
+def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation: bool = True,
+                   fold_accents: bool = False) -> str:
     """NFKC (folds full-width and ligature forms), invisible format characters dropped (zero-width spaces, bidi
-    marks, soft hyphens: never drawn, so never read), optional casefold, punctuation policy, whitespace collapsed."""
+    marks, soft hyphens: never drawn, so never read), Greek look-alike capitals to Latin, optional casefold,
+    optional accent folding, punctuation policy, whitespace collapsed."""
     text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    text = text.translate(GREEK_LATIN_CAPITALS)
     if not case_sensitive:
         text = unicodedata.normalize("NFKC", text.casefold())  # casefolding can undo NFKC composition (ǰ)
+    if fold_accents:
+        text = strip_accents(text)
     if strip_punctuation:
         text = _punct_to_space(text)
     return _WS.sub(" ", text).strip()
@@ -37,9 +51,41 @@ def char_similarity(recognised: str, expected: str) -> float:
     return 1.0 - Levenshtein.normalized_distance(recognised, expected)
 
 
-def token_jaccard(recognised: str, expected: str) -> float:
-    """|A ∩ B| / |A ∪ B| of the whitespace-separated token sets (order and repeats ignored)."""
-    a, b = set(recognised.split()), set(expected.split())
-    if not a and not b:
+def word_cost(a: str, b: str) -> float:
+    """Cost of reading word `a` where `b` was asked: its normalised Levenshtein distance, a fraction of one word."""
+    return Levenshtein.normalized_distance(a, b)
+
+
+def joined_cost(word: str, first: str, second: str) -> float:
+    """Cost of reading two words as one (`first second` as `word`, a lost space) or one as two: the best split of
+    `word` into two parts, each costing `word_cost` against its word, plus the space, one character of the pair.
+    GRANDOPENING for GRAND OPENING costs 1/13; an unrelated extra word never comes cheaper than inserting it."""
+    best = min(word_cost(word[:k], first) + word_cost(word[k:], second) for k in range(len(word) + 1))
+    return best + 1.0 / (len(first) + len(second) + 1)
+
+
+def word_distance(recognised: list[str], expected: list[str]) -> float:
+    """Edit distance over words: a missing or extra word costs 1, a misspelt one `word_cost` (a one-letter typo in
+    a 5-letter word 0.2), two words read as one or one read as two `joined_cost`. Order and repeats count."""
+    n, m = len(expected), len(recognised)
+    d = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n + 1):
+        for j in range(m + 1):
+            if i == 0 or j == 0:
+                d[i][j] = float(i + j)
+                continue
+            best = min(d[i - 1][j] + 1.0, d[i][j - 1] + 1.0, d[i - 1][j - 1] + word_cost(recognised[j - 1], expected[i - 1]))
+            if i > 1:
+                best = min(best, d[i - 2][j - 1] + joined_cost(recognised[j - 1], *expected[i - 2:i]))
+            if j > 1:
+                best = min(best, d[i - 1][j - 2] + joined_cost(expected[i - 1], *recognised[j - 2:j]))
+            d[i][j] = best
+    return d[n][m]
+
+
+def word_similarity(recognised: str, expected: str) -> float:
+    """1 − word_distance / max(word counts): 1 for the same words in the same order, 0 when nothing matches."""
+    rec, exp = recognised.split(), expected.split()
+    if not rec and not exp:
         return 1.0
-    return len(a & b) / len(a | b)
+    return max(0.0, 1.0 - word_distance(rec, exp) / max(len(rec), len(exp)))
