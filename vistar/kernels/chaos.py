@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
+from ._dispatch import numba_module
+
 N_STATS = 9
 
 
@@ -42,7 +44,7 @@ def pair_stats_ref(masks: np.ndarray, depth: np.ndarray, pairs: np.ndarray, touc
 
 
 def _numba_kernel():
-    import numba
+    numba = numba_module()
 
     @numba.njit(parallel=True, cache=True)
     def kernel(masks, dilated, depth, pairs, band_px, out):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dispatch import is_cuda_tensor, numba_available, pick
+from ._dispatch import is_cuda_tensor, numba_available, numba_module, pick
 
 P = 8
 METHODS = {"default": 2 ** P, "uniform": P + 2}  # method → number of histogram bins
@@ -77,7 +77,7 @@ def tile_histograms_ref(codes: np.ndarray, tiles: int, bins: int, border: int = 
 
 
 def _numba_kernel():
-    import numba
+    numba = numba_module()
 
     @numba.njit(cache=True)
     def kernel(padded, dr, dc, r_lo, c_lo, uniform, out):
