@@ -40,7 +40,7 @@ def _score(tmp, server, out, *extra):
     if server is not None:
         args += ["--judge-url", server.url, "--judge-model", "test-judge", "--judge-key-env", "VISTAR_E2E_KEY",
                  "--judge-config", str(tmp / "judge.yaml")]
-    result = CliRunner().invoke(app, args + list(extra))
+    result = CliRunner().invoke(app, args + ["--partial-ok"] + list(extra))  # some runs here expect error rows
     assert result.exit_code == 0, result.output
     frame = read_scores(tmp / out)
     return " ".join(result.output.split()), {r.prompt_id: r for r in frame.itertuples()}

@@ -1,22 +1,55 @@
 """Options and helpers shared by several commands."""
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+
+from .exit_codes import ExitCode
 
 console = Console(stderr=True)
 out = Console()
 
 OntologyOpt = typer.Option(None, "--ontology", help="YAML file merged over the default ontology.", exists=True, dir_okay=False)
 WeightsOpt = typer.Option(None, "--weights", help="Weights YAML (e.g. from `vistar calibrate --fit`), merged over the ontology.", exists=True, dir_okay=False)
+PartialOkOpt = typer.Option(False, "--partial-ok", help="Exit 0 instead of 3 when the work completed with error rows or invalid prompts")
+
+_UNSAFE = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}  # controls, format (bidi overrides), surrogates, private use, line/paragraph separators
 
 
-def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
-    raise typer.Exit(code)
+def printable(text: str) -> str:
+    """`text` with every non-printable character written as a Python escape (`\\x1b`, `\\u202e`), so a file's
+    bytes can never drive the terminal; line breaks and tabs of multi-line messages stay."""
+    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in _UNSAFE else _escaped(ch) for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def safe(text: object) -> str:
+    """User-derived text ready for a rich print: non-printables escaped, `[...]` not read as markup."""
+    return escape(printable(str(text)))
+
+
+def say(message: object, style: str | None = None, *, to: Console = console) -> None:
+    """One message naming user input (a file, a prompt, a problem), escaped and never hard-wrapped (the terminal
+    wraps it, so the text stays searchable at any width); `style` colours the part before the first ': '."""
+    text = safe(message)
+    if style:
+        head, sep, rest = text.partition(": ")
+        text = f"[{style}]{head}[/]{sep}{rest}" if sep else f"[{style}]{text}[/]"
+    to.print(text, highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = ExitCode.USAGE) -> None:
+    console.print(f"[bold red]error:[/] {safe(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(int(code))
 
 
 def parse_model_paths(items: Optional[list[str]]) -> dict[str, str]:
@@ -27,3 +60,21 @@ def parse_model_paths(items: Optional[list[str]]) -> dict[str, str]:
             fail(f"--model-path expects NAME=PATH, got '{item}'")
         paths[name] = str(Path(path).expanduser())
     return paths
+
+
+def parse_angles(text: Optional[str], known, option: str = "--angles") -> Optional[list[str]]:
+    """Comma-separated angle codes, matched to the ontology's spelling whatever their case (`tr` is TR);
+    an unknown code is a usage error before anything is written."""
+    if text is None:
+        return None
+    by_fold = {code.casefold(): code for code in known}
+    codes, unknown = [], []
+    for part in (p.strip() for p in text.split(",")):
+        if part:
+            code = by_fold.get(part.casefold())
+            (codes if code else unknown).append(code or part)
+    if unknown:
+        fail(f"{option}: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    if not codes:
+        fail(f"{option}: no angle code given (known: {', '.join(known)})")
+    return list(dict.fromkeys(codes))

@@ -7,19 +7,19 @@ from typing import Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+from ..engine.device import resolve_device
 from ..engine.runner import RunLocked, ScoreConfig, run_score
 from ..engine.shards import parse_shard
-from ..ontology import OntologyError
+from ..ontology import Ontology, OntologyError
 from ..vlm import cli_support as judge_cli
-from .common import OntologyOpt, WeightsOpt, console, fail, out, parse_model_paths
-from .summary import print_summary
+from .common import OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths, say
+from .outcome import finish_score
+from .summary import print_not_scored, print_summary
 
 
 def print_problems(problems: list[dict], out_dir: Path, per_kind: int = 10) -> None:
     """The first few problems of each kind (a run over a million images can have thousands); all are in problems.jsonl."""
     from collections import Counter
-
-    from rich.markup import escape
 
     shown: Counter = Counter()
     for problem in problems:
@@ -27,20 +27,20 @@ def print_problems(problems: list[dict], out_dir: Path, per_kind: int = 10) -> N
         if shown[problem["kind"]] <= per_kind:
             item, message = str(problem["item"]), str(problem["message"])
             what = message if item in message else f"{item}: {message}"  # name the file/prompt once
-            console.print(f"[yellow]{problem['kind']}[/]: {escape(what)}", highlight=False, soft_wrap=True)
+            say(f"{problem['kind']}: {what}", "yellow")
     hidden = {k: n - per_kind for k, n in shown.items() if n > per_kind}
     if hidden:
         more = ", ".join(f"{n} more {k}" for k, n in sorted(hidden.items()))
-        console.print(f"[yellow]{escape(more)}[/]: see {escape(str(out_dir / 'problems.jsonl'))}", highlight=False, soft_wrap=True)
+        say(f"{more}: see {out_dir / 'problems.jsonl'}", "yellow")
 
 
 def score(
-    images: Path = typer.Argument(..., exists=True, file_okay=False, help="IMAGES/<model>/<prompt_id>[_<k>].<ext>"),
+    images: Path = typer.Argument(..., exists=True, file_okay=False, metavar="IMAGES", help="IMAGES/<model>/<prompt_id>[_<k>].<ext>"),
     prompts: Optional[Path] = typer.Option(None, "--prompts", exists=True, dir_okay=False, help=".vistar or .jsonl prompt file (or use --suite)"),
     out_dir: Path = typer.Option(..., "--out", file_okay=False, help="Run directory (created; rerun to resume)"),
     angles: Optional[str] = typer.Option(None, "--angles", help="Comma-separated angle codes to score, e.g. TR,LI"),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda"),
-    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda, cuda:N, or auto (cuda when there is one)"),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images scored together by each feature stage"),
     workers: int = typer.Option(0, "--workers", min=0, help="Image-decoding worker processes (0: decode in-process)"),
     prefetch: int = typer.Option(2, "--prefetch", min=0, help="Batches decoded ahead of the one being scored (0: decode on demand)"),
     ontology: Optional[Path] = OntologyOpt,
@@ -60,29 +60,38 @@ def score(
     hwpq_dir: Optional[Path] = judge_cli.HwpqDirOpt,
     suite: Optional[str] = judge_cli.SuiteOpt,
     data_dir: Optional[Path] = judge_cli.DataDirOpt,
+    upstream: Optional[Path] = judge_cli.UpstreamOpt,
+    partial_ok: bool = PartialOkOpt,
 ) -> None:
     """Score every image against its prompt's angle; resumable, crash-safe."""
     import sys
 
-    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
-        fail(f"--device must be cpu or cuda, not '{device}'")
+    try:  # a GPU the machine lacks is refused here, naming what was found
+        resolve_device(device)
+    except ValueError as exc:
+        fail(str(exc))
     if (prompts is None) == (suite is None):
         fail("pass exactly one of --prompts FILE or --suite NAME")
+    try:  # every option is checked here, before the run folder exists (a refused run leaves nothing behind)
+        onto = Ontology.load(ontology, overrides=[weights] if weights else None)
+    except OntologyError as exc:
+        fail(str(exc))
+    wanted_angles = parse_angles(angles, onto.angles)
+    model_paths = parse_model_paths(model_path)
     try:
         parsed_shard = parse_shard(shard) if shard is not None else None
         options = judge_cli.judge_options(judge_url, judge_model, judge_key_env, judge_mode, judge_config,
-                                          judge_cache_only, hwpq_dir, data_dir)
+                                          judge_cache_only, hwpq_dir, data_dir, upstream)
         if suite:
-            prompts, problems = judge_cli.suite_prompts(suite, data_dir, out_dir)
+            prompts, problems = judge_cli.suite_prompts(suite, data_dir, out_dir, upstream)
             for problem in problems:
-                console.print(f"[yellow]suite_item[/]: {problem}", highlight=False)
+                say(f"suite_item: {problem}", "yellow")
     except (KeyError, ValueError, OSError) as exc:
         fail(str(exc))
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
-                      angles=[a.strip() for a in angles.split(",") if a.strip()] if angles else None,
-                      model_paths=parse_model_paths(model_path), max_pixels=max_pixels, retry_errors=retry_errors, verify=verify,
-                      options=options, command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard)
+                      angles=wanted_angles, model_paths=model_paths, max_pixels=max_pixels, retry_errors=retry_errors,
+                      verify=verify, options=options, command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard)
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("scoring images", total=None)
@@ -92,6 +101,9 @@ def score(
             fail(str(exc))
     print_problems(summary.problems, out_dir)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.rows_by_status.items())) or "nothing new"
-    out.print(f"scored {summary.scored} rows ({statuses}); {summary.reused} already in {out_dir}", highlight=False)
-    print_summary(out_dir)
+    out.print(f"scored {summary.scored} rows ({statuses}); {summary.reused} already in {out_dir}", highlight=False,
+              markup=False, soft_wrap=True)
+    frame = print_summary(out_dir)
     judge_cli.after_run(out_dir, options, suite, lambda line: out.print(line, highlight=False))
+    print_not_scored(frame)
+    raise typer.Exit(int(finish_score(summary, cfg, frame, partial_ok)))

@@ -1,38 +1,100 @@
-"""The per-model summary table printed at the end of `vistar score`."""
+"""What `vistar score` prints at the end: the per-model table, then why rows were not scored and what fixes it."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from rich.cells import cell_len, set_cell_size
 from rich.table import Table
 
 from ..engine.store import read_scores
-from .common import out
+from .common import out, printable
+
+WIDTH = 80  # the not-scored lines are cut to this, whatever the terminal: they are read in logs and CI output too
 
 
-def summary_frame(run_dir: str | Path):
+def summary_frame(rows):
     """model × metric: mean score (0–100) over ok rows, and counts per status."""
     import pandas as pd
 
-    df = read_scores(run_dir)
-    if df.empty:
+    if rows.empty:
         return pd.DataFrame()
-    ok = df[df.status == "ok"].groupby(["model", "metric"])["score"].mean().mul(100).rename("mean")
-    counts = df.pivot_table(index=["model", "metric"], columns="status", values="key", aggfunc="count", fill_value=0)
+    ok = rows[rows.status == "ok"].groupby(["model", "metric"])["score"].mean().mul(100).rename("mean")
+    counts = rows.pivot_table(index=["model", "metric"], columns="status", values="key", aggfunc="count", fill_value=0)
     frame = pd.concat([ok, counts], axis=1).reset_index()
     return frame.sort_values(["metric", "mean", "model"], ascending=[True, False, True], kind="stable")
 
 
-def print_summary(run_dir: str | Path) -> None:
-    frame = summary_frame(run_dir)
+def print_summary(run_dir: str | Path):
+    """Print the table; returns the run's rows (the caller's exit code and not-scored summary read them)."""
+    rows = read_scores(run_dir)
+    frame = summary_frame(rows)
     if frame.empty:
         out.print("no scores yet")
-        return
-    out.print(f"scores in {run_dir} (mean over ok rows, 0–100):", highlight=False)
+        return rows
+    out.print(f"scores in {printable(str(run_dir))} (mean over ok rows, 0–100):", highlight=False, markup=False, soft_wrap=True)
     table = Table()
     statuses = [c for c in ("ok", "error", "skipped") if c in frame.columns]
     for col in ["model", "metric", "mean", *statuses]:
         table.add_column(col, justify="left" if col in ("model", "metric") else "right")
     for row in frame.itertuples(index=False):
         mean = getattr(row, "mean")
-        table.add_row(row.model, row.metric, "-" if mean != mean else f"{mean:.1f}", *(str(int(getattr(row, s))) for s in statuses))
+        table.add_row(printable(row.model), row.metric, "-" if mean != mean else f"{mean:.1f}",
+                      *(str(int(getattr(row, s))) for s in statuses))
     out.print(table)
+    return rows
+
+
+def not_scored_lines(rows, width: int = WIDTH) -> list[str]:
+    """Skipped and error rows grouped by (status, angle): count, the first reason, and the command that fixes it.
+
+    Rows are taken in the store's order (model, prompt, sample), so "first" is the same on every rerun."""
+    if rows.empty:
+        return []
+    lines = []
+    for status in ("skipped", "error"):
+        part = rows[rows.status == status]
+        for angle, group in part.groupby("angle", sort=True):
+            reasons = group["error"].fillna("").astype(str)
+            first = reasons.iloc[0]
+            others = reasons.nunique() - 1
+            lines.append(_cut(f"  {angle} {len(group)} {status}: " + printable(_cause(first)), width))
+            more = f" (+{others} other reason{'s' if others > 1 else ''})" if others else ""
+            lines.append(_cut(printable(f"      fix: {fix_for(first, status)}{more}"), width))
+    if lines:
+        lines.insert(0, "not scored (first reason per angle; all reasons are in the rows' `error` field):")
+    return lines
+
+
+def print_not_scored(rows) -> None:
+    for line in not_scored_lines(rows):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+_HINT = re.compile(r":\s+(?:run|pass|install)\b.*$")
+_FETCH = re.compile(r"vistar models fetch (\S+?)`")
+
+
+def _cause(reason: str) -> str:
+    """The reason without its how-to-fix tail (the fix line says it)."""
+    return _HINT.sub("", reason) or reason
+
+
+def fix_for(reason: str, status: str) -> str:
+    """The command that turns these rows into scores."""
+    if reason.startswith("invalid prompt"):
+        return "correct the prompt (`vistar dsl check FILE`), then rerun"
+    if fetch := _FETCH.search(reason):
+        return f"vistar models fetch {fetch[1]} (or --model-path NAME=PATH)"
+    if "no judge configured" in reason:
+        return "--judge-url URL --judge-model MODEL_ID (docs/judge.md)"
+    if command := re.search(r"`((?:vistar|pip install|--)[^`]*)`", reason):
+        return command[1]
+    if status == "error":
+        return "fix the cause, then rerun with --retry-errors"
+    return "fix the cause and rerun (skipped rows are retried on every run)"
+
+
+def _cut(line: str, width: int) -> str:
+    """At most `width` terminal cells (a wide character takes two)."""
+    return line if cell_len(line) <= width else set_cell_size(line, width - 1) + "…"

@@ -12,9 +12,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import sys
 import time
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -23,11 +25,11 @@ from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
 from . import registry, shards
 from .batch import score_batch
-from .device import prepare_process
+from .device import prepare_process, resolve_device, stage_devices
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
 from .prefetch import Prefetcher
-from .runmeta import hardware, versions, write_json_atomic
+from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
 
@@ -38,7 +40,7 @@ class ScoreConfig:
     prompts: Path
     out: Path
     angles: list[str] | None = None
-    device: str = "cpu"
+    device: str = "cpu"              # cpu, cuda, cuda:N or auto: run_score resolves it to the device used
     batch_size: int = 8
     workers: int = 0
     prefetch: int = 2             # batches decoded ahead of the one being scored (0: decode on demand)
@@ -52,6 +54,7 @@ class ScoreConfig:
     options: dict = field(default_factory=dict)
     command: str = ""
     shard: Shard | None = None    # score only this shard's images (docs/engine.md, "Sharding")
+    device_requested: str = ""     # what --device said (`auto`), set by run_score
 
 
 class RunLocked(RuntimeError):
@@ -64,8 +67,15 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
     if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
+    requested = cfg.device_requested or cfg.device
+    cfg = replace(cfg, device=resolve_device(cfg.device), device_requested=requested)  # no GPU: refused, nothing written
     if warm is not None and warm.device != cfg.device:
         raise ValueError(f"warm context is on {warm.device}, the run on {cfg.device}")
+    # every check that needs no run folder comes first: a refused run leaves nothing on disk
+    ontology = Ontology.load(cfg.ontology, overrides=[cfg.weights] if cfg.weights else None)
+    if warm is not None and warm.features != (ontology.data.get("features") or {}):
+        raise ValueError("warm context holds other stage parameters than this run's ontology")
+    cfg = replace(cfg, angles=canonical_angles(cfg.angles, ontology))
     cfg.out.mkdir(parents=True, exist_ok=True)
     lock = open(cfg.out / ".lock", "a+")
     try:
@@ -79,21 +89,30 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
         lock.truncate(0)
         lock.write(str(os.getpid()))
         lock.flush()
-        return _run_locked(cfg, progress, warm)
+        with sigterm_interrupts():
+            try:
+                return _run_locked(cfg, ontology, progress, warm)
+            except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the run says it was stopped
+                mark_interrupted(cfg.out / "run.json", exc)
+                raise
     finally:
         lock.close()  # closing releases the lock; a killed process releases it too
 
 
-def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) -> RunSummary:
+def canonical_angles(angles: list[str] | None, ontology: Ontology) -> list[str] | None:
+    """The requested angle codes in the ontology's spelling, whatever their case (`tr` is TR)."""
+    if not angles:
+        return angles
+    by_fold = {code.casefold(): code for code in ontology.angles}
+    unknown = [a for a in angles if a.casefold() not in by_fold]
+    if unknown:
+        raise ValueError(f"--angles: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
+    return list(dict.fromkeys(by_fold[a.casefold()] for a in angles))
+
+
+def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.StageContext | None) -> RunSummary:
     summary = RunSummary()
     clear_loaded()
-    ontology = Ontology.load(cfg.ontology, overrides=[cfg.weights] if cfg.weights else None)
-    if warm is not None and warm.features != (ontology.data.get("features") or {}):
-        raise ValueError("warm context holds other stage parameters than this run's ontology")
-    if cfg.angles:
-        unknown = [a for a in cfg.angles if a not in ontology.angles]
-        if unknown:
-            raise ValueError(f"--angles: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
     previous = _previous_meta(cfg.out)
     _check_same_shard(cfg, previous)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
@@ -104,6 +123,10 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
     summary.problems += [{"kind": "prompt_without_image", "item": p, "message": "no image for this prompt"}
                          for p in mapping.prompts_without_images if p in wanted]
     summary.problems += _models_missing_images(mapping, wanted)
+    summary.scope = {"prompts": len(prompts), "invalid_prompts": len(invalid), "wanted_prompts": len(wanted),
+                     "angles": dict(sorted(Counter(p.angle for p in prompts.values()).items())),
+                     "matched_images": sum(rec.prompt_id in wanted for rec in mapping.records),
+                     "unmatched_images": len(mapping.unmatched_images)}
     # every shard reports the problems of the whole folder and prompt file (`vistar merge` keeps each once)
     records = shards.select(cfg.shard, mapping.records)
 
@@ -140,6 +163,7 @@ def _run_locked(cfg: ScoreConfig, progress, warm: registry.StageContext | None) 
                 progress(done, len(groups))
     store.compact()
     meta["models"] = loaded_models()
+    meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "complete", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return summary
@@ -214,11 +238,18 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
             "manifest": str(Path(cfg.manifest).resolve()) if cfg.manifest else None,
             "manifest_sha256": file_sha256(cfg.manifest) if cfg.manifest else None,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "versions": versions(), "hardware": hardware(),
-            "ontology_hash": ontology.hash, "device": cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
+            "ontology_hash": ontology.hash, "device": cfg.device,
+            "device_requested": cfg.device_requested or cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
             "prefetch": cfg.prefetch,
             "angles": cfg.angles, "max_pixels": cfg.max_pixels, "retry_errors": cfg.retry_errors, "history": previous,
             "shard": cfg.shard.record if cfg.shard else None}
 
 
+_NON_PRINTABLE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
 def _write_problems(out: Path, problems: list[dict]) -> None:
-    write_text_atomic(out / "problems.jsonl", "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in problems))
+    """One JSON object per line; the raw text is kept, with every control or bidi character `\\u`-escaped
+    (json escapes only those below 0x20), so `cat problems.jsonl` cannot drive the terminal."""
+    lines = (_NON_PRINTABLE.sub(lambda m: f"\\u{ord(m[0]):04x}", json.dumps(p, ensure_ascii=False)) for p in problems)
+    write_text_atomic(out / "problems.jsonl", "".join(line + "\n" for line in lines))
