@@ -1,6 +1,8 @@
 """The sha256 cache makes reruns cheap without ever trusting a changed file."""
 import hashlib
 import os
+import time
+from types import SimpleNamespace
 
 from vistar.engine import hashes
 
@@ -12,8 +14,17 @@ def _write(path, data: bytes, mtime: int | None = 1_600_000_000):
     return path
 
 
+def _clock_after(monkeypatch, path):
+    """The cache's clock set so that `path` (and anything changed before it) is out of the racy window: ctime,
+    which the cache also checks, is the time of the write however the mtime was set."""
+    now = os.stat(path).st_ctime_ns + 1 + int(hashes.RACY_S * 1e9)
+    monkeypatch.setattr(hashes, "time", SimpleNamespace(time_ns=lambda: now))
+
+
 def test_cache_hits_misses_and_racy_files(tmp_path, monkeypatch):
     old = _write(tmp_path / "old.png", b"abc")
+    _clock_after(monkeypatch, old)
+    time.sleep(0.05)  # past the kernel's timestamp tick
     fresh = _write(tmp_path / "fresh.png", b"xyz", mtime=None)  # just written: within the racy window
     missing = tmp_path / "missing.png"
     first = hashes.hash_files([old, fresh, missing, old], tmp_path)
@@ -31,11 +42,12 @@ def test_cache_hits_misses_and_racy_files(tmp_path, monkeypatch):
     assert hashes.hash_files([old], tmp_path)[old] == hashlib.sha256(b"abd").hexdigest() and reads == ["old.png"]
 
 
-def test_unreadable_cache_is_ignored(tmp_path):
+def test_unreadable_cache_is_ignored(tmp_path, monkeypatch):
     f = _write(tmp_path / "a.png", b"abc")
+    _clock_after(monkeypatch, f)
     (tmp_path / hashes.CACHE).write_bytes(b"not parquet")
     assert hashes.hash_files([f], tmp_path)[f] == hashlib.sha256(b"abc").hexdigest()
-    assert hashes._load(tmp_path)[str(f)][3] == hashlib.sha256(b"abc").hexdigest()  # rewritten properly
+    assert hashes._load(tmp_path)[str(f)][1] == hashlib.sha256(b"abc").hexdigest()  # rewritten properly
 
 
 def test_read_failure_is_an_error_value_not_a_crash(tmp_path, monkeypatch):

@@ -1,5 +1,7 @@
 """What every torch stage does the same way: deterministic settings, getting a batch onto the device, autocast.
 
+- `resolve_device(requested)`: `--device auto` to `cuda` or `cpu`; a CUDA device the machine lacks is an error
+  naming what torch found, not a silent CPU run.
 - `setup_torch(ctx)`: once per run, deterministic algorithms (warn-only: an op without a deterministic
   kernel warns instead of failing the run), no cuDNN autotuning, no TF32 in fp32, one seed. cuBLAS needs
   `CUBLAS_WORKSPACE_CONFIG=:4096:8` set before its first call for deterministic GEMMs; the runner sets it.
@@ -29,6 +31,60 @@ DEFAULT_SEED = 0
 
 def is_cuda(device: str) -> bool:
     return str(device).startswith("cuda")
+
+
+class DeviceUnavailable(ValueError):
+    """`--device` names a device this machine does not have: refused before anything runs, never a silent CPU run."""
+
+
+def resolve_device(requested: str) -> str:
+    """The device a run uses for `--device cpu | cuda | cuda:N | auto`: `auto` is `cuda` when torch sees a GPU,
+    else `cpu`; `cuda[:N]` without that GPU raises `DeviceUnavailable` naming what was found."""
+    if requested == "cpu":
+        return "cpu"
+    if requested != "auto" and not (requested == "cuda" or (requested.startswith("cuda:") and requested[5:].isdecimal())):
+        raise ValueError(f"--device must be cpu, cuda, cuda:N or auto, not '{requested}'")
+    count, found = cuda_devices()
+    if requested == "auto":
+        return "cuda" if count else "cpu"
+    index = int(requested[5:]) if ":" in requested else 0
+    if index >= count:
+        raise DeviceUnavailable(f"--device {requested}: {found}; score with --device cpu (or --device auto)")
+    return requested
+
+
+# stages whose libraries have no GPU path: MediaPipe (faces, pose) and NumPy/OpenCV (panels, thumbnail)
+CPU_STAGES = frozenset({"faces", "pose", "panels", "thumbnail"})
+
+
+def ran_on(ctx, stage: str, device: str) -> None:
+    """A stage saying where it really ran, when its runtime decides (OCR: the provider its session was given)."""
+    ctx.cache.setdefault("stage_devices", {})[stage] = device
+
+
+def stage_devices(stages, ctx) -> dict[str, str]:
+    """Where each stage ran, for run.json: what it reported with `ran_on`, `cpu` for CPU-only libraries, else
+    the run's device (torch and ultralytics stages put their models and tensors on it)."""
+    said = ctx.cache.get("stage_devices", {})
+    return {name: said.get(name, "cpu" if name in CPU_STAGES else ctx.device) for name in stages}
+
+
+def cuda_devices() -> tuple[int, str]:
+    """(number of CUDA devices torch can use, what was found, in words for an error message)."""
+    try:
+        import torch
+    except ImportError:
+        return 0, "no CUDA device: torch is not installed (pip install 'vistar[cv]' with a CUDA build of torch)"
+    built = torch.version.cuda
+    if not built:
+        return 0, f"no CUDA device: torch {torch.__version__} is a CPU-only build"
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if not count:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        hint = f", CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
+        return 0, f"no CUDA device: torch {torch.__version__} (CUDA {built}) finds no GPU (no driver or device{hint})"
+    names = ", ".join(f"cuda:{i} {torch.cuda.get_device_name(i)}" for i in range(count))
+    return count, f"{count} CUDA device{'s' if count > 1 else ''} found ({names})"
 
 
 def prepare_process(device: str) -> None:

@@ -91,6 +91,7 @@ def _source_lock(src: Path):
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            fh.seek(0)  # "a+" opens at the end: the holder's pid is at the start
             raise MergeError(f"{src}: a `vistar score` is writing this run (pid {fh.read().strip() or '?'}); "
                              "merge it when that run has finished") from None
         yield

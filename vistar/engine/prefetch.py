@@ -5,10 +5,18 @@ model threads of this process: onnxruntime, torch); with no workers one backgrou
 and NumPy release the GIL while decoding, so it still overlaps the stages' compute). `depth` bounds how
 many decoded batches wait in memory. Results come back in submission order, so what is scored, and in
 which order, is exactly what a plain loop would do: prefetching changes when images decode, nothing else.
+
+Workers end with the run: a `kill -9` of `vistar score` gives its workers no chance to be told, and they are
+children of the forkserver, not of the run, so each watches the run's pid itself (`_exit_with_parent`) and
+exits when it is gone; the forkserver and the resource tracker then see their last client close and exit too.
 """
 from __future__ import annotations
 
 import multiprocessing
+import os
+import select
+import threading
+import time
 from collections import deque
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -26,6 +34,36 @@ def decode_image(path: Path, max_pixels: int):
         return exc
     except Exception as exc:  # a decoder bug must not end the run
         return ImageError(f"cannot decode image: {type(exc).__name__}: {exc}")
+
+
+def _exit_with_parent(pid: int) -> None:
+    """Worker initializer: a daemon thread that ends this worker as soon as process `pid` (the run) has exited."""
+    threading.Thread(target=_watch, args=(pid,), name="vistar-parent-watch", daemon=True).start()
+
+
+def _watch(pid: int) -> None:
+    try:
+        fd = os.pidfd_open(pid)  # readable once `pid` exits; immune to pid reuse (Linux >= 5.3)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])
+    else:
+        while _alive(pid):
+            time.sleep(0.5)
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    """`pid` exists and is not a zombie (a killed parent stays a zombie until its own parent reaps it)."""
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except ProcessLookupError:
+        return False
+    except OSError:  # no /proc (not Linux): existence is all we can tell
+        return True
 
 
 class Prefetcher:
@@ -49,7 +87,8 @@ class Prefetcher:
 
     def _new_pool(self) -> Executor | None:
         if self.workers > 0:
-            return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"))
+            return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"),
+                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
         if self.depth > 0:
             return ThreadPoolExecutor(1, thread_name_prefix="vistar-decode")
         return None

@@ -1,11 +1,15 @@
 """Run metadata for `run.json`: what was run, with which software, on which hardware."""
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata as md
 import json
 import os
 import platform
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 from ..atomic import write_text_atomic
@@ -43,6 +47,45 @@ def write_json_atomic(path: str | Path, payload: dict) -> None:
     write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True, default=str))
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM unwinding a run the way Ctrl-C does, so the run can record that it was stopped. `signum` says which."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """Within: SIGTERM raises `Interrupted` (the default would end the process with no word in run.json).
+    Only the main thread can take signals; elsewhere this changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def mark_interrupted(path: Path, exc: KeyboardInterrupt) -> None:
+    """`run.json` of a run stopped by SIGINT (Ctrl-C) or SIGTERM: `status: interrupted`, with the signal and time.
+    Only a run that got as far as saying `running`: an earlier run's finished record is left as it was."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(meta, dict) and meta.get("status") == "running":
+        name = signal.Signals(exc.signum).name if isinstance(exc, Interrupted) else "SIGINT"
+        write_json_atomic(path, {**meta, "status": "interrupted",
+                                 "interrupted": {"signal": name, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}})
+
+
 def run_status_notes(run_dir: Path) -> list[str]:
     """A notice when `RUN_DIR/run.json` does not say the run finished: missing or unreadable (a half-written or
     copied folder), `running` (interrupted, or still being scored), `partial` (`vistar merge --partial`, with its
@@ -64,6 +107,8 @@ def run_status_notes(run_dir: Path) -> list[str]:
     if status != "complete":
         what = {"running": ("it was interrupted, or is still being scored; rerun the same `vistar score` command to "
                             "finish it"),
+                "interrupted": (f"it was stopped by {(meta.get('interrupted') or {}).get('signal', 'a signal')}; rerun "
+                                "the same `vistar score` command to finish it"),
                 "partial": "it was merged with `vistar merge --partial` from an incomplete set of runs"}.get(
                     status, "the run did not finish")
         note = f"The run is not complete (run.json status: {status!r}): {what}; its scores cover only part of the work."

@@ -16,10 +16,10 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from ..engine.device import onnxruntime_provider
+from ..engine.device import onnxruntime_provider, ran_on
 from ..engine.registry import FeatureStage, StageContext, StageInput
 from ..models.provenance import record_loaded
-from .ocr_openvino import PRECISIONS, use_openvino
+from .ocr_openvino import PRECISIONS, OpenVinoSession, use_openvino
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,6 @@ class RapidOcrBackend:
     name = "rapidocr"
 
     def __init__(self, settings: OcrSettings = OcrSettings(), device: str = "cpu"):
-        import rapidocr
         from rapidocr import RapidOCR
 
         self.settings = settings
@@ -121,13 +120,25 @@ class RapidOcrBackend:
         logging.getLogger("RapidOCR").setLevel(logging.ERROR)  # "no text found" is a result here, not a warning
         recogniser = self.engine._load_rec_model()  # RapidOCR loads it lazily; load now to wrap its CTC decoder
         recogniser.postprocess_op = SpaceRestoringDecode(recogniser.postprocess_op, settings.space_prob)
-        openvino = use_openvino(self.engine, settings.threads, settings.precision) if settings.runtime == "openvino" else {}
+        if settings.runtime == "openvino":
+            use_openvino(self.engine, settings.threads, settings.precision)
         self.alphabet = frozenset(self.engine._load_rec_model().postprocess_op.character)
-        models = Path(rapidocr.__file__).parent / "models"
-        for onnx in sorted(models.glob("*.onnx")):
-            if settings.use_cls or "_cls_" not in onnx.name:
-                runs_on = {"provider": f"OpenVINO CPU {openvino[onnx.stem]}"} if onnx.stem in openvino else {"provider": self.provider}
-                record_loaded(f"rapidocr/{onnx.stem}", onnx, **runs_on, **({"note": note} if note else {}))
+        parts = [self.engine._load_det_model(), self.engine._load_rec_model()]
+        if settings.use_cls:
+            parts.append(self.engine._load_cls_model())
+        ran = set()
+        for part in parts:  # what each session reports it runs on, not what was asked for
+            session = part.session
+            if isinstance(session, OpenVinoSession):
+                onnx, runs_on, why = session.model_path, f"OpenVINO CPU {session.precision_used}", session.note
+                extra = {"ops_by_precision": session.ops_by_precision}
+                ran.add("CPUExecutionProvider")
+            else:
+                onnx, runs_on, extra = Path(session.session._model_path), session.session.get_providers()[0], {}
+                why = note or (f"{self.provider} asked for; onnxruntime runs {runs_on}" if runs_on != self.provider else None)
+                ran.add(runs_on)
+            record_loaded(f"rapidocr/{onnx.stem}", onnx, provider=runs_on, **extra, **({"note": why} if why else {}))
+        self.device = device if ran == {"CUDAExecutionProvider"} else "cpu"
 
     def __call__(self, image: np.ndarray) -> list[OcrLine]:
         out = self.engine(cv2.cvtColor(image, cv2.COLOR_RGB2BGR))  # RapidOCR takes OpenCV BGR; 7× faster than a [..., ::-1] copy
@@ -200,6 +211,7 @@ def _ocr_one(backend: OcrBackend, image: np.ndarray) -> OcrResult | Exception:
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exception]:
     settings = OcrSettings.from_params(ctx.params("ocr"))
     backend = ctx.model(f"ocr:{settings}:{ctx.device}", lambda: RapidOcrBackend(settings, ctx.device))
+    ran_on(ctx, "ocr", getattr(backend, "device", "cpu"))
     return [_ocr_one(backend, item.image) for item in batch]
 
 

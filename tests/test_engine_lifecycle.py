@@ -1,0 +1,181 @@
+"""A run's processes and files end honestly: no decode worker outlives a SIGKILLed `vistar score`, SIGTERM and Ctrl-C
+leave `run.json` saying `interrupted`, a failed write names its path, and a refused merge names the lock holder."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from tests import engine_plugins
+from vistar.engine import store as store_mod
+from vistar.engine.merge import MergeError, merge_runs
+from vistar.engine.runner import ScoreConfig, run_score
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def scene(folder: Path, n: int = 12) -> Path:
+    for i in range(n):
+        (folder / "imgs" / "m1").mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (12, 12), (i * 20, 40, 90)).save(folder / "imgs" / "m1" / f"p{i}.png")
+    (folder / "p.vistar").write_text("".join(f'p{i}: [GD|TR] "{i}"\n' for i in range(n)))
+    return folder / "p.vistar"
+
+
+def start_cli(folder: Path, run: Path, *extra: str, sleep: float = 1.0) -> subprocess.Popen:
+    env = {**os.environ, "VISTAR_TEST_SLEEP": str(sleep), "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "tests.engine_plugins", "score", str(folder / "imgs"), "--prompts", str(folder / "p.vistar"),
+           "--out", str(run), "--batch-size", "1", *extra]
+    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def children() -> dict[int, int]:
+    """pid -> parent pid of every process on the machine."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdecimal():
+            try:
+                out[int(entry.name)] = int((entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
+
+
+def descendants(pid: int) -> set[int]:
+    parents, found, frontier = children(), set(), {pid}
+    while frontier:
+        frontier = {p for p, pp in parents.items() if pp in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != b"Z"
+
+
+def wait_for(condition, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_no_worker_outlives_a_sigkilled_run(tmp_path):
+    scene(tmp_path)
+    proc = start_cli(tmp_path, tmp_path / "run", "--workers", "2")
+    try:
+        # resource tracker, forkserver and the 2 decode workers
+        tree = wait_for(lambda: (lambda d: d if len(d) >= 4 else None)(descendants(proc.pid)), 90, "the decode workers")
+        proc.kill()
+        proc.wait(10)
+        wait_for(lambda: not any(alive(p) for p in tree), 20, f"processes {sorted(p for p in tree if alive(p))} to end")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in locals().get("tree", ()):  # a failing run of this test must not leave them behind either
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_run_says_interrupted_in_run_json(tmp_path, signum):
+    scene(tmp_path)
+    run = tmp_path / "run"
+    proc = start_cli(tmp_path, run, sleep=0.5)
+    try:
+        wait_for(lambda: (run / "run.json").exists() and json.loads((run / "run.json").read_text())["status"] == "running",
+                 90, "the run to start")
+        proc.send_signal(signum)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "interrupted" and meta["interrupted"]["signal"] == signum.name
+    from vistar.engine.runmeta import run_status_notes
+
+    assert f"stopped by {signum.name}" in run_status_notes(run)[0]
+    assert proc.returncode != 0
+
+
+def test_a_sigkilled_run_leaves_running_not_interrupted(tmp_path):
+    """Only a run that could react says interrupted; a killed one stays `running` (the report says so too)."""
+    scene(tmp_path)
+    run = tmp_path / "run"
+    proc = start_cli(tmp_path, run, sleep=0.5)
+    try:
+        wait_for(lambda: (run / "run.json").exists(), 90, "the run to start")
+        proc.kill()
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert json.loads((run / "run.json").read_text())["status"] == "running"
+
+
+@pytest.mark.parametrize("pyarrow_style", [False, True])
+def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch, pyarrow_style):
+    engine_plugins.install(monkeypatch)
+    prompts = scene(tmp_path, 3)
+    real = store_mod.pq.write_table
+
+    def full(table, where, *args, **kwargs):
+        if ".scores" in str(where):  # the shard write; the hash cache before it still works
+            if pyarrow_style:  # pyarrow's own wording: no file named, the errno inside the message
+                raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+            raise OSError(28, "No space left on device")
+        return real(table, where, *args, **kwargs)
+
+    monkeypatch.setattr(store_mod.pq, "write_table", full)
+    with pytest.raises(OSError) as caught:
+        run_score(ScoreConfig(tmp_path / "imgs", prompts, tmp_path / "run"))
+    message = str(caught.value)
+    assert "No space left on device" in message and str(tmp_path / "run" / ".scores") in message
+    assert pyarrow_style or caught.value.errno == 28
+
+
+def test_a_full_disk_names_run_json(tmp_path, monkeypatch):
+    engine_plugins.install(monkeypatch)
+    prompts = scene(tmp_path, 2)
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name.startswith(".run.json"):
+            raise OSError(28, "No space left on device")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError, match=r"No space left on device: '.*run\.json'"):
+        run_score(ScoreConfig(tmp_path / "imgs", prompts, tmp_path / "run"))
+
+
+def test_merge_refusal_names_the_pid_holding_the_run(tmp_path, monkeypatch):
+    engine_plugins.install(monkeypatch)
+    prompts = scene(tmp_path, 2)
+    run = tmp_path / "run"
+    run_score(ScoreConfig(tmp_path / "imgs", prompts, run))
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fh = open({str(run / '.lock')!r}, 'a+'); fcntl.flock(fh, fcntl.LOCK_EX); fh.truncate(0)\n"
+        "fh.write(str(os.getpid())); fh.flush(); print('held', flush=True); time.sleep(60)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(MergeError, match=rf"\(pid {holder.pid}\)"):
+            merge_runs([run], tmp_path / "merged")
+    finally:
+        holder.kill()
+        holder.wait()
