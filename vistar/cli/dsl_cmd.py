@@ -5,19 +5,19 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
-
 from ..ontology import Ontology, OntologyError
 from ..prompts_dsl import read_prompts, validate_prompt
 from ..prompts_dsl.validate import as_issue
-from .common import OntologyOpt, console, fail, out
+from .common import OntologyOpt, fail, out, printable, say
+from .exit_codes import ExitCode
 
 app = typer.Typer(no_args_is_help=True, help="The prompt language.")
 
 
 @app.command("check")
-def check(file: Path = typer.Argument(..., exists=True, dir_okay=False), ontology: Optional[Path] = OntologyOpt) -> None:
-    """Parse and validate FILE (.vistar or .jsonl) against the ontology; exit 1 if any error."""
+def check(file: Path = typer.Argument(..., exists=True, dir_okay=False, metavar="FILE", help="Prompt file (.vistar or .jsonl)"),
+          ontology: Optional[Path] = OntologyOpt) -> None:
+    """Parse and validate FILE against the ontology; exit 1 if any error, 4 if it holds no prompt."""
     try:
         onto = Ontology.load(ontology)
     except OntologyError as exc:
@@ -27,10 +27,12 @@ def check(file: Path = typer.Argument(..., exists=True, dir_okay=False), ontolog
     for prompt in parsed.prompts:
         issues += validate_prompt(prompt, onto)
     for issue in issues:
-        style = "red" if issue.severity == "error" else "yellow"
-        console.print(f"[{style}]{escape(str(issue))}[/]", highlight=False, soft_wrap=True)
+        say(issue, "red" if issue.severity == "error" else "yellow")
     errors = sum(i.severity == "error" for i in issues)
     warnings = len(issues) - errors
-    out.print(f"{file}: {len(parsed.prompts)} prompts parsed, {errors} errors, {warnings} warnings", highlight=False, markup=False, soft_wrap=True)
+    out.print(printable(f"{file}: {len(parsed.prompts)} prompts parsed, {errors} errors, {warnings} warnings"),
+              highlight=False, markup=False, soft_wrap=True)
     if errors:
-        raise typer.Exit(1)
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    if not parsed.prompts:
+        fail(f"{file} holds no prompt (empty, or only blank and # comment lines)", ExitCode.NOTHING_SCORED)

@@ -21,6 +21,7 @@ from .parser import LONE_SURROGATE, LONE_SURROGATE_ERROR, parse_prompt
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _LINE_RE = re.compile(r"^\s*(?P<id>[^\s:]+)\s*:\s*(?P<prompt>.*)$")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")  # .json: JSON Lines files are often named so
+MAX_LINE_BYTES = 64 * 1024  # a longer line is an error naming it, never parsed (docs/dsl.md, "Limits")
 
 
 @dataclass
@@ -57,6 +58,11 @@ def read_prompts(path: str | Path) -> PromptFile:
     # a BOM written by some editors is not part of the first id; CRLF and CR end lines as LF does. Not
     # splitlines(): U+2028 and friends may sit inside a core
     raw = data.removeprefix(codecs.BOM_UTF8).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    for n, line in enumerate(raw, start=1):
+        if len(line) > MAX_LINE_BYTES:  # refused before decoding or parsing: memory stays bounded by the limit
+            result.errors.append(PromptValidationError(f"{path}:{n}", "line", f"{len(line)} bytes, longer than the "
+                                                        f"{MAX_LINE_BYTES} bytes a prompt line may hold"))
+            raw[n - 1] = b""
     bad = {n: problem for n, line in enumerate(raw, start=1) if (problem := _not_utf8(line))}
     lines = [line.decode("utf-8", "replace") for line in raw]
     jsonl = path.suffix.lower() in JSONL_SUFFIXES
