@@ -76,12 +76,14 @@ def test_relaxed_is_rounded_like_the_benchmark():
     assert genexam.scores(item, answer) == {"strict": 0.0, "relaxed": 0.236}
 
 
-def test_per_subject_is_a_mean_over_samples_and_overall_a_mean_over_subjects():
+def test_pooled_and_subject_averaged_overalls_are_both_reported_and_named():
     recs = [{"model": "m", "prompt_id": p, "metric": "genexam.relaxed", "score": s, "details": {"subject": subj}}
             for p, s, subj in [("a", 1.0, "Physics"), ("b", 0.5, "Physics"), ("c", 0.0, "Music")]]
     out = aggregate.genexam(rows(recs))["m"]["genexam.relaxed"]
-    # cal_score.py: Average = Σ subject means / number of subjects = (0.75 + 0.0) / 2, not (1 + 0.5 + 0) / 3
-    assert out["subjects"] == pytest.approx({"Physics": 0.75, "Music": 0.0}) and out["overall"] == pytest.approx(0.375)
+    # cal_score.py's Average pools the exams: (1 + 0.5 + 0) / 3; the subject average is (0.75 + 0.0) / 2
+    assert out["subjects"] == pytest.approx({"Physics": 0.75, "Music": 0.0})
+    assert out["overall"] == out["pooled"] == pytest.approx(0.5) and out["printed"] == "50.0%"
+    assert out["subject_averaged"] == pytest.approx(0.375) and "not in cal_score.py" in out["subject_averaged_rule"]
 
 
 def test_importer_on_the_public_data():

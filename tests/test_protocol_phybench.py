@@ -44,7 +44,7 @@ def test_importer_reads_the_public_layout(tmp_path):
 def test_the_benchmarks_file_names_and_odd_records(tmp_path):
     folder = tmp_path / "json_all"
     folder.mkdir()
-    # the public json_all/: chem.json and wuli.json (physical properties) are both material properties
+    # the public json_all/: chem.json and wuli.json (physical properties) are the two material categories
     (folder / "wuli.json").write_text(json.dumps([
         {"prompt": "an iron block", "normal": "it is silver-white", "grading": GRADING, "law": "color", "DALLE3": "/x/color_0.png"},
         {"prompt": "a copper block", "normal": None, "law": "color"},                 # unusable, but still color_1
@@ -57,7 +57,8 @@ def test_the_benchmarks_file_names_and_odd_records(tmp_path):
     # ids follow the image names (law_n counts every record of the law), so color_2 stays the gold block
     assert sorted(by_id) == ["7_0", "Combustion-supporting_0", "color_0", "color_2"]
     assert by_id["color_2"].prompt == "a gold block" and by_id["7_0"].prompt == "ein Eisblock ❄"
-    assert {i.category for i in items} == {"material"}
+    assert {i.id: i.category for i in items} == {"7_0": "material-physics", "Combustion-supporting_0": "material-chemistry",
+                                                  "color_0": "material-physics", "color_2": "material-physics"}
     text = "\n".join(items.problems)
     assert "wuli.json: item 1 (color_1): fields 'prompt' and 'normal'" in text and "broken.json" in text and "file skipped" in text
     assert len(items) + len(items.problems) == 4 + 1 + 1  # every record imported or reported, the broken file too
@@ -95,3 +96,31 @@ def test_metrics_and_per_category_aggregation():
     out = aggregate.phybench(rows(recs))["m"]["phybench.phy"]
     assert out["categories"] == pytest.approx({"mechanics": 2 / 3, "optics": 0.0})
     assert out["overall"] == pytest.approx(1 / 3)  # mean over categories, not over images
+
+
+def test_ids_follow_the_image_each_record_names_when_a_law_comes_back_later_in_its_file(tmp_path):
+    """The public force.json lists a law's records in two runs; their images are numbered by place in the
+    original file (Gravity_63.. for the second run), which a per-law counter (Gravity_21..) misses."""
+    records = [{"prompt": f"gravity {k}", "normal": "falls", "law": "Gravity", "DALLE3": f"/imgs/dalle3/Gravity_{k}.png",
+                "SDXL": f"/imgs/sdxl/Gravity_{k}.png"} for k in (0, 1)]
+    records += [{"prompt": "friction", "normal": "slows", "law": "Friction", "DALLE3": "/imgs/dalle3/Friction_0.png"}]
+    records += [{"prompt": f"gravity {k}", "normal": "falls", "law": "Gravity", "DALLE3": f"C:\\imgs\\Gravity_{k}.jpg"} for k in (3, 4)]
+    records += [{"prompt": "no image field", "normal": "floats", "law": "Buoyancy"},
+                {"prompt": "two images", "normal": "tilts", "law": "Lever", "A": "a/Lever_9.png", "B": "b/Lever_8.png"}]
+    (tmp_path / "force.json").write_text(json.dumps(records))
+    items = phybench.load_items(tmp_path)
+    assert [i.id for i in items] == ["Gravity_0", "Gravity_1", "Friction_0", "Gravity_3", "Gravity_4", "Buoyancy_0", "Lever_0"]
+    assert items[3].prompt == "gravity 3" and items[5].prompt == "no image field"
+    assert items.problems == [f"{tmp_path / 'force.json'}: item 6 (Lever_0): its image fields name different images "
+                              "(Lever_8, Lever_9); the id Lever_0 is used"]
+
+
+def test_items_without_a_score_are_counted_and_categories_stay_apart():
+    items = [phybench.PhyItem(p, c, "", "p", "p", "n", GRADING) for p, c in
+             [("a", "material-chemistry"), ("b", "material-physics"), ("c", "material-physics"), ("d", "optics")]]
+    recs = [{"model": "m", "prompt_id": p, "metric": "phybench.phy", "score": s, "details": {"category": c}}
+            for p, s, c in [("a", 1.0, "material-chemistry"), ("b", 1 / 3, "material-physics")]]
+    out = aggregate.phybench(rows(recs), items)["m"]["phybench.phy"]
+    assert out["categories"] == pytest.approx({"material-chemistry": 1.0, "material-physics": 1 / 3})
+    assert out["raw_categories"] == pytest.approx({"material-chemistry": 3.0, "material-physics": 1.0})
+    assert out["missing"] == 2  # c and d have no image (or no answer)

@@ -95,7 +95,7 @@ def test_other_judges_replies_end_to_end(tmp_path):
             result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", "wise-legacy", "--data-dir",
                                               str(shared("WISE")), "--out", str(tmp_path / out), "--judge-url", server.url,
                                               "--judge-model", "other-judge"], env={"VISTAR_HOME": str(tmp_path / out / "home")})
-        assert result.exit_code == 0, result.output
+        assert result.exit_code in (0, 3), result.output  # 3: a run that ends with error rows is partial
         return read_scores(tmp_path / out)
 
     ok = run("a", ["**Consistency**: 2\n**Realism**: 1\n**Aesthetic Quality**: 0"] * 2)

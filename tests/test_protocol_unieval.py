@@ -56,14 +56,38 @@ def test_accuracy_per_l2_averaged_into_l1_and_l0_headline_over_l1():
          "details": {"answers": [_answer(t_nouns, False, None)]}}]
     out = aggregate.unieval(rows(recs))["m"]
     # L2: basic 1/2, rare 1, art 1, org 1/2 -> L1: Col 0.75, Style 1, Nouns 0.5 -> L0: V 0.875, T 0.5
-    assert out["l1"] == pytest.approx({"V / Col": 0.75, "V / Style": 1.0, "T / Nouns": 0.5})
-    assert out["l0"] == pytest.approx({"V": 0.875, "T": 0.5})
-    assert out["uniscore"] == pytest.approx((0.75 + 1.0 + 0.5) / 3)
+    assert out["l1"] == {"V / Col": 0.75, "V / Style": 1.0, "T / Nouns": 0.5}
+    assert out["l0"] == {"V": 0.875, "T": 0.5}
+    assert out["uniscore"] == round((0.75 + 1.0 + 0.5) / 3, 3) == 0.75
     # case score per prompt over all its images' answers (prompt 1: 4 of 5 right, prompt 2: 0 of 1), then the mean
     # over prompts, as the benchmark's case-UniScore; not the mean over images (2/3 + 1 + 0) / 3
-    assert out["case_score"] == pytest.approx((4 / 5 + 0) / 2)
+    assert out["case_score"] == round((4 / 5 + 0) / 2, 3)
     assert out["prompts_all_right"] == 0.0  # prompt 1 has one wrong answer on its first image, prompt 2 is wrong
-    assert out["invalid_rate"] == pytest.approx(1 / 6) and out["options"]["A"] == pytest.approx(4 / 6)
+    assert out["invalid_rate"] == round(1 / 6, 3) and out["options"]["A"] == round(4 / 6, 3)
+
+
+def test_uniscore_averages_the_three_decimal_l1_scores_and_missing_answers_count_as_wrong():
+    tags = [("T", f"L1-{k}", "x") for k in range(3)]
+    qas = tuple(unieval.QA(str(k), "Q", "A", t, {}) for k, t in enumerate(tags))
+    items = [unieval.UniItem("0", "p", qas), unieval.UniItem("1", "p", qas)]
+    right = [{"qa": str(k), "tags": list(t), "correct": k != 2, "got": "A" if k != 2 else "B", "expected": "A"}
+             for k, t in enumerate(tags)]
+    # prompt 0 answered on three images (L1-0: 3/3, L1-1: 3/3, L1-2: 0/3); prompt 1 has no image at all
+    recs = [{"model": "m", "prompt_id": "0", "metric": "uniscore", "score": 2 / 3, "details": {"answers": right}}] * 3
+    out = aggregate.unieval(rows(recs), items)["m"]
+    # upstream: prompt 1's three questions count as invalid on as many images as prompt 0 has (3 each)
+    assert out["missing_answers"] == 9 and out["invalid_rate"] == round(9 / 18, 3)
+    assert out["l1"] == {"T / L1-0": 0.5, "T / L1-1": 0.5, "T / L1-2": 0.0} and out["uniscore"] == 0.333
+    assert out["case_score"] == round((2 / 3 + 0) / 2, 3)
+    assert out["vistar_observed"]["uniscore"] == pytest.approx(2 / 3) and out["vistar_observed"]["case_score"] == pytest.approx(2 / 3)
+    # rounding as uni_eval.py: L1 scores 1/2 and 1/3 print as 0.5 and 0.333, and UniScore is their mean 0.4165
+    # rounded (0.416), where the unrounded mean 0.41667 would give 0.417
+    answers = [{"qa": "0", "tags": ["T", "a", "x"], "correct": c, "got": "A"} for c in (True, False)]
+    answers += [{"qa": "1", "tags": ["T", "b", "x"], "correct": c, "got": "A"} for c in (True, False, False)]
+    out = aggregate.unieval(rows([{"model": "m", "prompt_id": "0", "metric": "uniscore", "score": 0.4,
+                                   "details": {"answers": answers}}]))["m"]
+    assert out["l1"] == {"T / a": 0.5, "T / b": 0.333} and out["uniscore"] == 0.416
+    assert round(out["vistar_observed"]["uniscore"], 3) == 0.417
 
 
 def test_importer_on_the_public_data():

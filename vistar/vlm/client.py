@@ -19,6 +19,8 @@ REASK = ("Your previous reply could not be used: {error}. Answer the same questi
 
 
 def build_messages(req: JudgeRequest) -> list[dict]:
+    if req.wire is not None:
+        return _wire_messages(req)
     messages = [{"role": "system", "content": req.system}] if req.system else []
     if req.images:
         parts = [{"type": "text", "text": req.user}]
@@ -28,6 +30,28 @@ def build_messages(req: JudgeRequest) -> list[dict]:
     else:
         messages.append({"role": "user", "content": req.user})
     return messages
+
+
+def _wire_messages(req: JudgeRequest) -> list[dict]:
+    """The messages as the benchmark's script builds them: content as parts, text first, then the images."""
+    wire = req.wire
+    messages = []
+    if req.system:
+        messages.append({"role": "system", "content": [{"type": "text", "text": req.system}] if wire.system_parts else req.system})
+    parts: list[dict] = [{"type": "text", "text": req.user}]
+    for png in req.images:
+        url = {"url": f"data:{wire.image_mime};base64," + base64.b64encode(png).decode()}
+        parts.append({"type": "image_url", "image_url": {**url, "detail": wire.image_detail} if wire.image_detail else url})
+    messages.append({"role": "user", "content": parts})
+    return messages
+
+
+def request_body(cfg: JudgeConfig, req: JudgeRequest, messages: list[dict]) -> dict:
+    """vistar's decoding (temperature, seed, max_tokens), or exactly the fields the benchmark's script sends."""
+    if req.wire is not None:
+        return {"model": cfg.model, "messages": messages, **dict(req.wire.body)}
+    return {"model": cfg.model, "messages": messages, "temperature": cfg.temperature,
+            "seed": cfg.seed + req.vote, "max_tokens": req.max_tokens or cfg.max_tokens}
 
 
 class ChatClient:
@@ -46,19 +70,23 @@ class ChatClient:
         """Ask, parse, re-ask on a malformed answer (at most `max_reasks` times); never raises for judge faults."""
         messages = build_messages(req)
         reply = JudgeReply(ok=False)
-        for reask in range(self.cfg.max_reasks + 1):
+        tries = req.wire.attempts if req.wire is not None else self.cfg.max_reasks + 1
+        for reask in range(tries):
             reply.reasks = reask
             text, error = self._post(req, messages, reply)
             if error is not None:
                 reply.error = error
                 break
+            if req.wire is not None and req.wire.clean is not None:
+                text = req.wire.clean(text)
             reply.text = text
             try:
                 reply.parsed = parse(text)
             except ReplyFormatError as exc:
                 reply.error = f"malformed reply after {reask + 1} attempt(s): {exc}; last reply: {_clip(text)}"
-                messages = messages + [{"role": "assistant", "content": text},
-                                       {"role": "user", "content": REASK.format(error=exc)}]
+                if req.wire is None:  # a benchmark's script asks again with the same messages
+                    messages = messages + [{"role": "assistant", "content": text},
+                                           {"role": "user", "content": REASK.format(error=exc)}]
                 continue
             reply.ok, reply.error = True, None
             break
@@ -68,8 +96,7 @@ class ChatClient:
     def _post(self, req: JudgeRequest, messages: list[dict], reply: JudgeReply) -> tuple[str | None, str | None]:
         """One answer text, retrying transient faults; returns (text, None) or (None, error)."""
         cfg = self.cfg
-        body = {"model": cfg.model, "messages": messages, "temperature": cfg.temperature,
-                "seed": cfg.seed + req.vote, "max_tokens": req.max_tokens or cfg.max_tokens}
+        body = request_body(cfg, req, messages)
         last = "no attempt made"
         for attempt in range(cfg.max_retries + 1):
             if attempt:

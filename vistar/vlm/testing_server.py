@@ -9,13 +9,15 @@ Answer rules (documented so tests can compute expectations independently):
 - a yes/no question is answered yes iff it names the dominant colour; a question naming no colour is answered
   yes iff the image is bright.
 - 0–N rubric scores are N when the image is bright, else 0; multiple choice picks the option naming the
-  dominant colour, else (E).
+  dominant colour, else (E). The benchmarks' own prompts (`--upstream`) are answered by the same rules, in
+  the format each asks for (`Score: 1`, `Consistency: 2` lines, GenExam's fenced `answers` object).
 
 Run standalone: `python -m vistar.vlm.testing_server --port 8765` (then --judge-url http://127.0.0.1:8765/v1).
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import io
 import json
@@ -76,6 +78,9 @@ def usage_tokens(messages: list[dict]) -> int:
 
 def _reply(q: str, dominant: str, bright: bool) -> str:
     level = (lambda top: top if bright else 0)
+    upstream = _upstream_reply(q, dominant, bright, level)
+    if upstream is not None:
+        return upstream
     if "hierarchical questionnaire" in q:
         core = re.search(r"Prompt: (.*)", q).group(1)
         return json.dumps({"levels": [
@@ -106,6 +111,23 @@ def _reply(q: str, dominant: str, bright: bool) -> str:
     if "Write detailed, item-specific scoring criteria" in q:
         return "Scene score: 2 if the scene is fully present.\nPhysics score: 3 if the phenomenon is shown correctly."
     return "I cannot tell."
+
+
+def _upstream_reply(q: str, dominant: str, bright: bool, level) -> str | None:
+    """Answers to the benchmarks' own judge prompts (`vistar score --upstream`), in the format each asks for."""
+    if "# WISE Text-to-Image Evaluation Protocol" in q:
+        return f"Score: {int(bright)}"
+    if "# Text-to-Image Quality Evaluation Protocol" in q:
+        return f"Consistency: {level(2)}\nRealism: {level(2)}\nAesthetic Quality: 1"
+    if "## Scoring Points\n" in q and "global_evaluation" in q:
+        points = ast.literal_eval(q.split("## Scoring Points\n", 1)[1].strip())
+        glob = {"reasoning": "-", "score": level(2)}
+        return "```json\n" + json.dumps({"description": "-", "answers": [
+            {"reasoning": "-", "answer": int(yes(p, dominant, bright))} for p in points], "global_evaluation": {
+            "Spelling": glob, "Clarity and Readability": glob, "Logical Consistency": glob}}) + "\n```"
+    if "generate detailed scoring criteria" in q:
+        return "Scene Score: 2 if the scene is fully present.\nPhysical laws Score: 3 if the law is shown correctly."
+    return None
 
 
 class JudgeServer(ThreadingHTTPServer):

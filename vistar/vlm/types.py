@@ -12,6 +12,19 @@ def text_hash(*parts: str) -> str:
 
 
 @dataclass(frozen=True)
+class WireFormat:
+    """How a request goes on the wire when it must be the one a benchmark's own script sends: content as
+    parts, the image's MIME label and detail, the script's decoding fields, and its retry rule."""
+
+    system_parts: bool = True                      # system content as [{"type": "text", ...}]
+    image_mime: str = "image/png"
+    image_detail: str | None = None                # e.g. "high"
+    body: tuple[tuple[str, object], ...] = ()      # the script's decoding fields, e.g. (("temperature", 0.0),)
+    attempts: int = 1                              # the script's tries for an unparseable reply (same messages)
+    clean: Callable[[str], str] | None = None      # what the script does to the reply text before parsing it
+
+
+@dataclass(frozen=True)
 class JudgeRequest:
     """One question to the judge. `protocol`, `template_hash`, `image_sha256` and `item_id` (which includes the
     vote index) are the cache identity together with the judge model and decoding parameters."""
@@ -29,6 +42,7 @@ class JudgeRequest:
     # or prompt fingerprint is in the id) and the text is still rendered as when older vistar versions wrote
     # the cache: an answer stored under the key without the text hash (cache.legacy_key) answered this text
     text_fixed_by_id: bool = False
+    wire: WireFormat | None = None  # an upstream-exact request (protocols/upstream_*.py); None: vistar's own format
 
 
 Parser = Callable[[str], Any]  # raises ReplyFormatError on a malformed reply

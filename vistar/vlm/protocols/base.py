@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from ...prompts_dsl.model import Prompt
 from ..errors import DataError
-from ..types import Parser, text_hash
+from ..types import Parser, WireFormat, text_hash
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ class Query:
     with_image: bool = True
     extra_images: tuple[bytes, ...] = ()   # e.g. GenExam's ground-truth image, sent after the scored one
     max_tokens: int | None = None
+    wire: WireFormat | None = None           # upstream-exact request format (upstream_families)
+    encode: Callable[[Any], bytes] | None = None  # how the scored image is sent (default: PNG, judge's max side)
 
 
 @dataclass

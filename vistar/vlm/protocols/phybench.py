@@ -1,13 +1,17 @@
-"""PhyBench: physical commonsense of generated images (mechanics, optics, thermodynamics, material).
+"""PhyBench: physical commonsense of generated images (mechanics, optics, thermodynamics, material properties).
 
 Stage 1 (text only, cached like questionnaires): an LLM writes item-specific scoring criteria from the scene
 and the expected phenomenon, unless the item already carries them (`grading`). Stage 2: the VLM gives a scene
 score 0–2 and a physics score 0–3 for the image under those criteria. phybench.phy = phy/3 and
 phybench.scene = scene/2; per category they are averaged over images. The official repository publishes no
 aggregation, so the per-category and overall means are this engine's interpretation (docs/protocols.md).
+Material properties are two categories, as the benchmark's files and the paper's tables keep them:
+chemistry (`chem.json`) and physical properties (`wuli.json`).
 
-Public layout: a folder of JSON files (force.json, light.json, heat.json, material/chem.json, ...), each a list
-of items `{"prompt", "normal" (expected phenomenon), "scene"?, "grading"? (criteria), "law" (scenario)}`.
+Public layout: a folder of JSON files (force.json, light.json, heat.json, chem.json, wuli.json), each a list
+of items `{"prompt", "normal" (expected phenomenon), "scene"?, "grading"? (criteria), "law" (scenario),
+"<MODEL>": image path?}`. An item's id is the name of the image its record points to (the benchmark's
+evaluation script reads the image from that field), else `<law>_<n>`.
 """
 from __future__ import annotations
 
@@ -19,11 +23,14 @@ from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json_list
 
-NAME, VERSION = "phybench", "1"
+NAME, VERSION = "phybench", "2"  # 2: chemistry and physical properties apart; ids from the records' image paths
+MATERIAL_CHEMISTRY, MATERIAL_PHYSICS = "material-chemistry", "material-physics"
 CATEGORIES = {"force": "mechanics", "mechanics": "mechanics", "mechanical": "mechanics", "light": "optics",
               "optics": "optics", "optical": "optics", "heat": "thermodynamics", "thermodynamics": "thermodynamics",
-              "thermal": "thermodynamics", "chem": "material", "chemistry": "material", "material": "material",
-              "materials": "material", "wuli": "material"}  # wuli.json: physical properties of materials
+              "thermal": "thermodynamics", "chem": MATERIAL_CHEMISTRY, "chemistry": MATERIAL_CHEMISTRY,
+              "chemical": MATERIAL_CHEMISTRY, "wuli": MATERIAL_PHYSICS,  # wuli.json: physical properties of materials
+              "physical": MATERIAL_PHYSICS, "material": MATERIAL_PHYSICS, "materials": MATERIAL_PHYSICS}
+_IMAGE_PATH = re.compile(r"[^\n]*?([^/\\\n]+)\.(?:png|jpe?g|webp)", re.I)
 
 CRITERIA_SYSTEM = "You are an experienced physicist who writes grading rubrics for images of physical scenes."
 CRITERIA_USER = """Write detailed, item-specific scoring criteria for judging whether an image of the scene below
@@ -63,7 +70,7 @@ class PhyItem:
     criteria: str | None       # the item's own grading text when the data carries it
 
     def to_prompt(self):
-        role, angle = ("PH", "MA") if self.category == "material" else ("ED", "PSC")
+        role, angle = ("PH", "MA") if self.category.startswith("material") else ("ED", "PSC")
         return make_prompt(self.id, role, angle, self.prompt, NAME, category=self.category, law=self.law or None)
 
 
@@ -82,8 +89,9 @@ def load_items(data_dir: str | Path) -> Items:
             # the id counts every record of its law, usable or not, so ids stay aligned with the image names
             law = str(rec.get("law") or "").strip() if isinstance(rec, dict) else ""
             base = _ID_SAFE.sub("_", law or path.stem).strip("_") or path.stem
-            item_id = str(rec["id"]) if isinstance(rec, dict) and rec.get("id") else f"{base}_{counters.get(base, 0)}"
+            counted = f"{base}_{counters.get(base, 0)}"
             counters[base] = counters.get(base, 0) + 1
+            item_id = str(rec["id"]) if isinstance(rec, dict) and rec.get("id") else _image_name(rec, counted, problems, f"{path}: item {n}")
             where = f"{path}: item {n} ({item_id})"
             if not isinstance(rec, dict) or not all(isinstance(rec.get(k), str) and rec[k].strip() for k in ("prompt", "normal")):
                 problems.append(f"{where}: fields 'prompt' and 'normal' (expected phenomenon) must be non-empty strings")
@@ -101,6 +109,18 @@ def load_items(data_dir: str | Path) -> Items:
             items.append(PhyItem(item_id, category, law, rec["prompt"], str(rec.get("scene") or rec["prompt"]),
                                  rec["normal"], grading if isinstance(grading, str) and grading.strip() else None))
     return Items(items, problems)
+
+
+def _image_name(rec, counted: str, problems: list[str], where: str) -> str:
+    """The name (without extension) of the image the record points to, e.g. `"DALLE3": ".../Gravity_63.png"`:
+    the benchmark numbers a law's images by their place in its original file, which the counter `<law>_<n>`
+    does not reproduce when a law's records are not contiguous. Without such a field, the counter."""
+    names = {m.group(1) for k, v in (rec.items() if isinstance(rec, dict) else ()) if k not in ("prompt", "normal", "scene", "grading")
+             and isinstance(v, str) and (m := _IMAGE_PATH.fullmatch(v.strip()))}
+    if len(names) > 1:
+        problems.append(f"{where} ({counted}): its image fields name different images ({', '.join(sorted(names))}); "
+                        f"the id {counted} is used")
+    return names.pop() if len(names) == 1 else counted
 
 
 def _category(name) -> str | None:
