@@ -70,7 +70,11 @@ def test_calibrate_on_sharp_preferred_pairs(run, pairs, tmp_path):
     summary = json.loads((tmp_path / "calibration.json").read_text())
     (tr,) = summary["metrics"]
     assert tr["judgments"] == 4 * len(PROMPTS) + 1
-    assert tr["ppa"] == 1.0 and tr["ppa_ci_low"] == 1.0 and tr["tau_b"] == 1.0  # sharp scores 1.0, the others less
+    assert tr["ppa"] == 1.0 and tr["tau_b"] == 1.0  # sharp scores 1.0, the others less
+    # every resample agrees perfectly: no interval rather than a zero-width one, and the reason
+    assert tr["ppa_ci_low"] is None and tr["image_pairs"] == 2 * len(PROMPTS) + 1
+    assert "metric TR: no ppa/acc23/tau_b interval: every resample gives 1" in said
+    assert any("sharp never lost to the others" in w for w in summary["warnings"])  # its BT gap is the prior's
     assert tr["acc23"] == 1.0 and tr["epsilon"] == 0.0
     assert summary["agreement"]["raters"] == 3
     assert summary["agreement"]["alpha_nominal"] == pytest.approx(1.0)
@@ -124,8 +128,9 @@ def test_odd_pairs_files_are_reported_not_fatal(tmp_path):
                                        row("A", "q", "TR", None, status="error", error="image: empty file (0 bytes)")])
     header_only = tmp_path / "header.csv"
     header_only.write_text("image_a,image_b,preferred\n")
-    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(header_only)])
-    assert result.exit_code == 2 and "no usable judgment" in " ".join(result.output.split())
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(header_only), "--out", str(tmp_path / "none")])
+    assert result.exit_code == 4 and "no usable judgment" in " ".join(result.output.split())
+    assert not (tmp_path / "none").exists()
     odd = tmp_path / "odd.csv"  # column names in another case and padded, a blank line, a judgment of an errored image
     odd.write_text(" Image_A,IMAGE_B ,Preferred\n\nA/p.png,B/p.png,A\nA/q.png,B/q.png,b\n")
     result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(odd), "--resamples", "100",
@@ -149,3 +154,39 @@ def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
     result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--resamples", "100",
                                       "--out", str(tmp_path / "file" / "cal")])
     assert result.exit_code == 2 and "Not a directory" in result.output and "Traceback" not in result.output
+
+
+def test_a_file_with_no_usable_judgment_fails_with_the_reasons(tmp_path):
+    """Every line names images the run has, but none has an ok score on both sides: exit 4, each line's reason,
+    no output files (an empty metrics.csv would read as 'calibrated, nothing to see')."""
+    from tests.scores_builder import row, write_run
+
+    run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", None, status="error", error="unreadable"),
+                                       row("A", "q", "TR", 0.4), row("B", "q", "TR", 0.5)])
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("image_a,image_b,preferred,angle\nA/p.png,B/p.png,a,\nA/q.png,B/q.png,b,CSE\n")
+    result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--out", str(tmp_path / "cal")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 4, result.output
+    assert f"{pairs}:2: no metric has an ok score for both images; not used" in said
+    assert f"{pairs}:3: angle 'CSE' is not an angle of this run (TR); not used" in said
+    assert not (tmp_path / "cal").exists()
+
+
+def test_dedupe_option(tmp_path):
+    from tests.scores_builder import row, write_run
+    from vistar.engine.store import ResultStore
+
+    first, later = row("A", "p", "TR", 0.9), row("A", "p2", "TR", 0.1)
+    later["image"] = first["image"]
+    run = write_run(tmp_path / "run", [row("B", "p", "TR", 0.5), first])
+    ResultStore(run).write([later])
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("image_a,image_b,preferred\nA/p.png,B/p.png,a\n")
+    refused = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--out", str(tmp_path / "a")])
+    assert refused.exit_code == 2 and "A/p.png TR (model A prompt p sample 0, model A prompt p2 sample 0)" in " ".join(refused.output.split())
+    kept = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--dedupe", "latest", "--out", str(tmp_path / "b")])
+    assert kept.exit_code == 0, kept.output
+    assert json.loads((tmp_path / "b" / "calibration.json").read_text())["metrics"][0]["ppa"] == 0.0  # the later 0.1 row
+    bad = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--dedupe", "first"])
+    assert bad.exit_code == 2 and "--dedupe must be one of error, latest" in bad.output

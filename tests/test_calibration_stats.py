@@ -9,8 +9,8 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import kendalltau
 
-from vistar.calibration import (acc23, bootstrap_ci, bradley_terry, kendall_tau_b, krippendorff_alpha, mcnemar,
-                                pair_stats, ppa, win_matrix)
+from vistar.calibration import (acc23, bootstrap_ci, bradley_terry, fit_bradley_terry, kendall_tau_b, krippendorff_alpha,
+                                mcnemar, pair_stats, ppa, units_of, win_matrix)
 from vistar.calibration.rescore import RESCORERS
 
 
@@ -81,10 +81,75 @@ def test_mcnemar_by_hand():
 def test_bootstrap_ci_seeded_and_bracketing():
     h = np.array([1] * 30 + [-1] * 10)
     d = np.array([0.1] * 25 + [-0.1] * 5 + [-0.1] * 10)
-    lo, hi = bootstrap_ci(ppa, (h, d), seed=1, resamples=300)
-    assert lo <= ppa(h, d) <= hi and 0.7 < lo < hi < 1.0
-    assert bootstrap_ci(ppa, (h, d), seed=1, resamples=300) == (lo, hi)
-    assert bootstrap_ci(ppa, (np.ones(5, int), np.ones(5)), seed=0, resamples=50) == (1.0, 1.0)
+    lo, hi, note = bootstrap_ci(ppa, (h, d), seed=1, resamples=300)
+    assert note is None and lo <= ppa(h, d) <= hi and 0.7 < lo < hi < 1.0
+    assert bootstrap_ci(ppa, (h, d), seed=1, resamples=300) == (lo, hi, None)
+
+
+def test_bootstrap_gives_no_interval_it_cannot_support():
+    """Too few independent pairs, or every resample equal: NaN bounds and the reason, never a zero-width interval."""
+    few = bootstrap_ci(ppa, (np.array([1, -1] * 10), np.ones(20)), units=np.arange(20) // 4)  # 5 pairs of 4 votes
+    assert math.isnan(few.low) and math.isnan(few.high) and "5 independent unit(s), fewer than 10" in few.note
+    same = bootstrap_ci(ppa, (np.ones(40, int), np.ones(40)), seed=0, resamples=50)
+    assert math.isnan(same.low) and "every resample gives 1" in same.note
+
+
+def test_cluster_bootstrap_moves_the_votes_on_a_pair_together():
+    """20 pairs with 5 identical votes each carry the evidence of 20 votes, not 100: with units the interval is
+    exactly the one of 20 single votes (same seed, same draws); resampling votes would make it narrower."""
+    rng = np.random.default_rng(0)
+    h1, d1 = rng.choice([-1, 1], 20), rng.normal(size=20)
+    h5, d5, units = np.repeat(h1, 5), np.repeat(d1, 5), np.repeat(np.arange(20), 5)
+    assert bootstrap_ci(ppa, (h5, d5), seed=4, units=units) == bootstrap_ci(ppa, (h1, d1), seed=4)
+    by_pair, by_vote = bootstrap_ci(ppa, (h5, d5), seed=4, units=units), bootstrap_ci(ppa, (h5, d5), seed=4)
+    assert by_vote.high - by_vote.low < 0.6 * (by_pair.high - by_pair.low)
+    assert np.array_equal(units_of(["x", "y", "x", "z"], ["y", "x", "z", "x"]), [0, 0, 1, 1])  # unordered pairs
+
+
+@pytest.mark.parametrize("stat", [ppa, kendall_tau_b])
+def test_bulk_resampled_statistics_equal_the_plain_ones(stat):
+    """PPA and τ-b are evaluated for all resamples at once; a plain call per resample must give the same interval."""
+    rng = np.random.default_rng(1)
+    h, d, units = rng.choice([-1, 0, 1], 300), np.round(rng.normal(size=300), 1), rng.integers(0, 60, 300)
+    assert bootstrap_ci(stat, (h, d), seed=3, resamples=200, units=units) == \
+        bootstrap_ci(lambda a, b: stat(a, b), (h, d), seed=3, resamples=200, units=units)
+
+
+def _coverage(sims: int, pairs: int, raters: int, units: bool, seed: int) -> float:
+    """Share of simulated studies whose 95% PPA interval covers the true PPA. Each pair has its own chance q ~
+    Beta(2, 1) that a rater agrees with the metric (true PPA = E[q] = 2/3), and `raters` independent votes."""
+    rng = np.random.default_rng(seed)
+    covered = 0
+    for s in range(sims):
+        q = rng.beta(2.0, 1.0, pairs)
+        delta = np.repeat(rng.choice([-1.0, 1.0], pairs) * rng.uniform(0.1, 1.0, pairs), raters)
+        agree = (rng.random((pairs, raters)) < q[:, None]).ravel()
+        h = np.where(agree, np.sign(delta), -np.sign(delta)).astype(int)
+        ci = bootstrap_ci(ppa, (h, delta), seed=s, resamples=500,
+                          units=np.repeat(np.arange(pairs), raters) if units else None)
+        covered += ci.low <= 2 / 3 <= ci.high
+    return covered / sims
+
+
+def test_pair_bootstrap_covers_the_truth_at_the_nominal_rate():
+    """5 raters per pair, 100 pairs, 2000 simulated studies (seeded; Monte Carlo error of the rate ≈ 0.005).
+    Resampling votes treats correlated votes as independent and undercovers (≈ 0.8); resampling pairs does not."""
+    assert 0.93 <= _coverage(2000, 100, 5, units=True, seed=0) <= 0.97
+    assert _coverage(200, 100, 5, units=False, seed=0) < 0.88
+
+
+def test_labels_must_be_exactly_minus_one_zero_or_one_and_differences_finite():
+    with pytest.raises(ValueError, match="exactly"):
+        ppa([1, 0.6], [0.1, 0.2])  # a 0.6 is not a tie
+    with pytest.raises(ValueError, match="exactly"):
+        acc23(["a", "b"], [0.1, 0.2])
+    with pytest.raises(ValueError, match="exactly"):
+        kendall_tau_b([1, math.nan], [0.1, 0.2])
+    with pytest.raises(ValueError, match="not finite"):
+        ppa([1, -1], [0.1, math.nan])
+    with pytest.raises(ValueError, match="not finite"):
+        acc23([1, -1], [math.inf, 0.2])
+    assert ppa(np.array([1.0, -1.0]), [0.1, 0.2]) == 0.5  # float labels that are exactly ±1 are fine
 
 
 def test_krippendorff_published_example():
@@ -131,6 +196,22 @@ def test_bradley_terry_matches_direct_likelihood_maximisation():
 def test_bradley_terry_prior_keeps_winless_item_finite():
     p = bradley_terry(win_matrix(["a", "b"], [("a", "b", 1)] * 4), prior=0.1)
     assert np.all(np.isfinite(np.log(p))) and p[0] / p[1] == pytest.approx(4.1 / 0.1)
+
+
+def test_bradley_terry_says_when_strengths_are_not_estimates():
+    """`a` never loses: no MLE exists. Without a prior the MM iteration drifts apart and is stopped unconverged;
+    with one, the gap is the prior's. A connected set of comparisons gives no warning."""
+    never_lost = win_matrix(["a", "b", "c"], [("a", "b", 1)] * 4 + [("b", "c", 1), ("c", "b", 1)])
+    drifting = fit_bradley_terry(never_lost, prior=0.0, max_iter=2000, names=["a", "b", "c"])
+    assert not drifting.converged
+    assert any("a never lost to the others" in w and "without bound" in w for w in drifting.warnings)
+    assert any("not converged after 2000 iterations" in w for w in drifting.warnings)
+    huge = fit_bradley_terry(win_matrix(["a", "b"], [("a", "b", 1)] * 4), prior=1e-300)  # strengths ±350
+    assert any("diverging" in w for w in huge.warnings)
+    by_prior = fit_bradley_terry(never_lost, prior=0.1, names=["a", "b", "c"])
+    assert by_prior.converged and any("set by the prior of 0.1" in w for w in by_prior.warnings)
+    fine = fit_bradley_terry(win_matrix(["a", "b"], [("a", "b", 1)] * 3 + [("b", "a", 1)]), prior=0.0)
+    assert fine.converged and fine.warnings == [] and fine.strengths[0] / fine.strengths[1] == pytest.approx(3.0)
 
 
 def test_rescorers_by_hand():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.stats import binomtest, chi2
@@ -35,12 +36,17 @@ class PairStats:
 
 
 def _arrays(h, delta) -> tuple[np.ndarray, np.ndarray]:
-    h, delta = np.asarray(h, dtype=np.int8), np.asarray(delta, dtype=np.float64)
+    """Validated copies: labels exactly −1/0/+1 (a 0.6 is an error, not a tie), score differences finite."""
+    h, delta = np.asarray(h), np.asarray(delta, dtype=np.float64)
     if h.shape != delta.shape:
         raise ValueError(f"labels and score differences differ in length ({h.shape} vs {delta.shape})")
-    if not np.isin(h, (-1, 0, 1)).all():
-        raise ValueError("human labels must be +1, -1 or 0")
-    return h, delta
+    if h.dtype.kind not in "biuf" or not ((h == -1) | (h == 0) | (h == 1)).all():
+        bad = [v for v in h.ravel().tolist() if isinstance(v, str) or v not in (-1, 0, 1)][:5]
+        raise ValueError(f"human labels must be exactly +1, -1 or 0; got {', '.join(map(repr, bad))}")
+    if not np.isfinite(delta).all():
+        where = np.flatnonzero(~np.isfinite(delta))
+        raise ValueError(f"{len(where)} score difference(s) are not finite (first at position {int(where[0])})")
+    return h.astype(np.int8), delta
 
 
 def pair_stats(h, delta, eps: float = 0.0) -> PairStats:
@@ -91,23 +97,85 @@ def kendall_tau_b(h, delta) -> float:
     return (s.C - s.D) / denom if denom > 0 else math.nan
 
 
-def bootstrap_ci(stat, arrays: tuple, seed: int = 0, resamples: int = 1000, level: float = 0.95) -> tuple[float, float]:
-    """Percentile CI of `stat(*arrays)` over pairs resampled with replacement (seeded)."""
+class Interval(NamedTuple):
+    low: float
+    high: float
+    note: str | None  # why there is no interval (NaN bounds); None when there is one
+
+
+MIN_UNITS = 10  # fewer independent units than this: no bootstrap interval (percentile CIs undercover badly)
+
+
+def units_of(image_a, image_b) -> np.ndarray:
+    """Cluster id per judgment: the unordered image pair, so every vote on one pair is resampled together."""
+    keys = [(a, b) if a <= b else (b, a) for a, b in zip(image_a, image_b)]
+    return np.unique(np.asarray([f"{a}\x1f{b}" for a, b in keys], dtype=object), return_inverse=True)[1].ravel()
+
+
+def bootstrap_ci(stat, arrays: tuple, seed: int = 0, resamples: int = 1000, level: float = 0.95,
+                 units=None, min_units: int = MIN_UNITS) -> Interval:
+    """Percentile CI of `stat(*arrays)`, seeded.
+
+    `units`: a cluster id per row (e.g. `units_of(image_a, image_b)`); whole clusters are resampled with
+    replacement, so several raters' votes on one pair do not pass for independent evidence. Without it
+    each row is its own unit. No interval (NaN, with the reason) below `min_units` units, or when every
+    resample gives the same value (a zero-width interval says nothing about uncertainty)."""
+    arrays = tuple(np.asarray(a) for a in arrays)
     n = len(arrays[0])
-    if n == 0:
-        return math.nan, math.nan
+    units = np.arange(n) if units is None else np.unique(np.asarray(units), return_inverse=True)[1].ravel()
+    k = int(units.max()) + 1 if n else 0
+    if k == 0 or k < min_units:
+        return Interval(math.nan, math.nan, f"{k} independent unit(s), fewer than {min_units}: too few for an interval")
     rng = np.random.default_rng(seed)
+    batched = BATCHED.get(stat)
+    chunk = max(1, 2_000_000 // k)  # resamples per block: bounded memory for the count matrix
     values = []
-    for _ in range(resamples):
-        idx = rng.integers(0, n, n)
-        values.append(stat(*(np.asarray(a)[idx] for a in arrays)))
-    values = np.asarray(values, dtype=float)
+    for start in range(0, resamples, chunk):
+        block = min(chunk, resamples - start)
+        drawn = rng.integers(0, k, (block, k)) + k * np.arange(block)[:, None]  # k units drawn per resample
+        counts = np.bincount(drawn.ravel(), minlength=block * k).reshape(block, k)  # times each unit was drawn
+        if batched is not None:
+            values.append(batched(counts, units, *arrays))
+        else:
+            values.append([stat(*(a[np.repeat(np.arange(n), c[units])] for a in arrays)) for c in counts])
+    values = np.concatenate([np.asarray(v, dtype=float) for v in values])
     values = values[np.isfinite(values)]
     if len(values) == 0:
-        return math.nan, math.nan
+        return Interval(math.nan, math.nan, "the statistic is undefined in every resample")
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(values, [tail, 100 - tail])
-    return float(lo), float(hi)
+    if lo == hi:
+        return Interval(math.nan, math.nan, f"every resample gives {lo:.6g}: the bootstrap cannot express the uncertainty")
+    return Interval(float(lo), float(hi), None)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def _resampled_sums(counts: np.ndarray, units: np.ndarray, *indicators: np.ndarray) -> list[np.ndarray]:
+    """Per resample, the sum of each per-row indicator: (times each unit was drawn) @ (its sum within the unit)."""
+    k, counts = counts.shape[1], counts.astype(np.float64)  # float: the product runs in BLAS
+    return [counts @ np.bincount(units, weights=ind.astype(float), minlength=k) for ind in indicators]
+
+
+def _ppa_resampled(counts, units, h, delta) -> np.ndarray:
+    """`ppa` of every resample at once (same numbers as calling it on each resample's rows)."""
+    h, delta = _arrays(h, delta)
+    keep = h != 0
+    right, judged = _resampled_sums(counts, units, keep & (h * delta > 0), keep)
+    return _ratio(right, judged)
+
+
+def _tau_b_resampled(counts, units, h, delta) -> np.ndarray:
+    h, delta = _arrays(h, delta)
+    mtie, htie, agree = delta == 0, h == 0, h * np.sign(delta) > 0
+    c, d, th, tm = _resampled_sums(counts, units, ~htie & ~mtie & agree, ~htie & ~mtie & ~agree, htie & ~mtie, ~htie & mtie)
+    return _ratio(c - d, np.sqrt((c + d + tm) * (c + d + th)))
+
+
+BATCHED = {ppa: _ppa_resampled, kendall_tau_b: _tau_b_resampled}  # statistics `bootstrap_ci` evaluates in bulk
 
 
 @dataclass(frozen=True)

@@ -103,10 +103,10 @@ def _image_roots(meta: Path) -> list[PurePosixPath]:
     return [PurePosixPath(Path(root).as_posix()) for root in images if isinstance(root, str) and root]
 
 
-def attach_images(pairs: Pairs, scores: pd.DataFrame, run_dir: str | Path) -> pd.DataFrame:
-    """Pairs with image references replaced by run image keys, plus the model of each image."""
+def attach_images(pairs: Pairs, scores: pd.DataFrame, run_dir: str | Path, model_of: dict[str, str]) -> pd.DataFrame:
+    """Pairs with image references replaced by run image keys, plus the model of each image (`model_of`, from
+    the rows calibration uses, so it cannot come from a row that was set aside)."""
     resolve = image_resolver(scores, run_dir)
-    model_of = dict(zip(scores["image"], scores["model"]))
     frame = pairs.frame.copy()
     frame["image_a"] = [resolve(r) or f"?{r}" for r in frame["image_a"]]
     frame["image_b"] = [resolve(r) or f"?{r}" for r in frame["image_b"]]

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..ontology import Ontology, OntologyError
 from .common import OntologyOpt, WeightsOpt, console, fail, out
+from .exit_codes import ExitCode
 
 
 def _f(v, digits=3) -> str:
@@ -28,24 +29,35 @@ def calibrate(
     trials: int = typer.Option(60, "--trials", min=1, help="Optimiser trials per fitted target"),
     test_fraction: float = typer.Option(0.3, "--test-fraction", min=0.0, max=0.9, help="Share of image pairs held out"),
     min_pairs: int = typer.Option(50, "--min-pairs", min=1, help="Fewest non-tie training judgments to fit on"),
+    dedupe: str = typer.Option("error", "--dedupe", help="Several ok rows for one (image, metric): 'error' (name them "
+                               "and stop) or 'latest' (keep the newest shard's row)"),
 ) -> None:
-    """PPA, tie-calibrated acc23, Kendall τ-b (bootstrap CIs), McNemar, Krippendorff's α, Bradley–Terry; --fit."""
+    """PPA, tie-calibrated acc23, Kendall τ-b (bootstrap CIs), McNemar, Krippendorff's α, Bradley–Terry; --fit.
+
+    Exit 4 when no judgment is usable (each left-out line is named), 2 for other unusable input."""
     from ..calibration import calibrate as run_calibration
     from ..calibration import write_outputs
+    from ..calibration.calibrate import DEDUPE, NothingUsable
     from ..calibration.pairs import PairsError
     from ..engine.runmeta import run_status_notes
 
+    if dedupe not in DEDUPE:
+        fail(f"--dedupe must be one of {', '.join(DEDUPE)}, not '{dedupe}'")
     try:
         onto = Ontology.load(ontology, overrides=[weights] if weights else None)
         result = run_calibration(run_dir, pairs, onto, fit=fit, seed=seed, resamples=resamples, trials=trials,
-                                 test_fraction=test_fraction, min_pairs=min_pairs)
+                                 test_fraction=test_fraction, min_pairs=min_pairs, dedupe=dedupe)
+    except NothingUsable as exc:
+        fail(str(exc), ExitCode.NOTHING_SCORED)  # the reasons: each left-out line
     except (OntologyError, PairsError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     for note in run_status_notes(run_dir):  # an unfinished or partial run: the agreement covers part of the work
         console.print(f"[yellow]run[/]: {note}", highlight=False)
     for problem in result.problems:
         console.print(f"[yellow]pairs[/]: {problem}", highlight=False)
-    table = Table(title=f"agreement with {result.n_judgments} human judgments (95% bootstrap CI)")
+    for warning in result.warnings:
+        console.print(f"[yellow]warning[/]: {warning}", highlight=False)
+    table = Table(title=f"agreement with {result.n_judgments} human judgments (95% bootstrap CI over image pairs)")
     for col in ("metric", "judgments", "PPA", "acc23 (ε)", "τ-b"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for r in result.metrics.itertuples():
@@ -56,8 +68,10 @@ def calibrate(
         out.print(f"McNemar {r.metric_a} vs {r.metric_b}: b={r.b} c={r.c} exact p={r.p_exact:.4g}", highlight=False)
     agreement = result.agreement
     if "alpha_nominal" in agreement:
-        out.print(f"Krippendorff's α over {agreement['raters']} raters: nominal {_f(agreement['alpha_nominal'])}, "
-                  f"ordinal {_f(agreement['alpha_ordinal'])}", highlight=False)
+        out.print(f"Krippendorff's α over {agreement['raters']} raters and {agreement['units']} units (pair, angle, role): "
+                  f"nominal {_f(agreement['alpha_nominal'])}, ordinal {_f(agreement['alpha_ordinal'])}", highlight=False)
+    if agreement.get("note"):
+        console.print(f"[yellow]agreement[/]: {agreement['note']}", highlight=False)
     if len(result.bradley_terry):
         out.print("Bradley–Terry log-strengths:\n" + result.bradley_terry.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for f in result.fits:
