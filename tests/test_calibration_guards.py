@@ -1,6 +1,7 @@
 """`calibrate()` on hand-built runs: what it refuses, what it leaves out, and how it keys its units."""
 from __future__ import annotations
 
+import itertools
 import math
 import shutil
 
@@ -66,6 +67,33 @@ def test_alpha_has_one_unit_per_pair_angle_and_role():
     assert agreement["units"] == 4 and agreement["alpha_nominal"] == 1.0 and agreement["alpha_ordinal"] == 1.0
     by_role = votes.assign(angle=None, role=votes["angle"].map({"TR": "GD", "LI": "ED"}))  # "better for which role"
     assert rater_agreement(by_role)["alpha_nominal"] == 1.0
+
+
+def test_alpha_units_match_the_krippendorff_package():
+    """Random votes of 3 raters on 12 pairs × 2 angles, some missing, each written in a random column order:
+    α equals the `krippendorff` package's on the raters × (pair, angle) matrix built independently."""
+    import krippendorff
+    import numpy as np
+
+    from vistar.calibration.calibrate import rater_agreement
+
+    rng = np.random.default_rng(5)
+    truth = rng.choice([-1, 0, 1], (12, 2))
+    matrix = np.full((3, 24), np.nan)
+    votes = []
+    for r in range(3):
+        for pair, angle in itertools.product(range(12), range(2)):
+            if rng.random() < 0.2:
+                continue  # this rater skipped the question
+            h = truth[pair, angle] if rng.random() < 0.7 else rng.choice([-1, 0, 1])
+            matrix[r, pair * 2 + angle] = h
+            a, b = f"m1/p{pair}.png", f"m2/p{pair}.png"
+            votes.append((b, a, -h) if rng.random() < 0.5 else (a, b, h))
+            votes[-1] += (f"r{r}", ["TR", "LI"][angle], None)
+    got = rater_agreement(pd.DataFrame(votes, columns=["image_a", "image_b", "h", "rater", "angle", "role"]))
+    for level in ("nominal", "ordinal"):
+        ref = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level, value_domain=[-1, 0, 1])
+        assert got[f"alpha_{level}"] == pytest.approx(ref, abs=1e-12)
 
 
 def test_two_angles_and_case_insensitive_names_through_calibrate(tmp_path):
