@@ -14,7 +14,8 @@ def _metric(name: str, proto, score_fn) -> Metric:
             value, details = score_fn(features[stage])
         except ReplyFormatError as exc:
             return MetricResult(None, "error", f"{name}: {exc}", {})
-        return MetricResult.ok(value, **details, judge=features[stage].context.get("judge", ""))
+        context = features[stage].context
+        return MetricResult.ok(value, **details, judge=context.get("judge", ""), template=context.get("template", ""))
 
     return Metric(name=name, angle=proto.NAME, version=proto.VERSION, features=(stage,), fn=fn)
 

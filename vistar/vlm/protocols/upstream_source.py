@@ -60,16 +60,16 @@ UPSTREAMS = {
 
 
 def checkout(name: str, folder: str | Path) -> Path:
-    """The folder holding benchmark `name`'s upstream files: `folder` itself, or `folder/<name>` or
-    `folder/<name>/upstream` (a shared data root)."""
+    """The folder holding benchmark `name`'s upstream files: `folder` itself, or `folder/upstream`,
+    `folder/<name>` or `folder/<name>/upstream` (a benchmark's data folder, or a root holding several)."""
     up = UPSTREAMS[name]
     first = next(iter(up.pins))[0]
     root = Path(folder).expanduser()
-    for candidate in (root, root / name, root / name / "upstream"):
+    for candidate in (root, root / "upstream", root / name, root / name / "upstream"):
         if (candidate / first).is_file():
             return candidate
-    raise UpstreamError(f"{root}: no {name} upstream checkout here ({first} not found in it, in {name}/ or in "
-                        f"{name}/upstream/); fetch it with `vistar upstream fetch {name}`")
+    raise UpstreamError(f"{root}: no {name} upstream checkout here ({first} not found in it, in upstream/, {name}/ "
+                        f"or {name}/upstream/); fetch it with `vistar upstream fetch {name}`")
 
 
 def piece_source(path: Path, piece: str) -> str:

@@ -1,0 +1,140 @@
+"""The benchmarks' judge code is read from a checkout the user has: found in the usual layouts, refused with the
+piece named when it differs from the pinned commit, fetched with git (here from a local repository through a
+file:// URL), and `vistar score --suite NAME --upstream DIR` judges with it end to end and says so."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from vistar.cli import app
+from vistar.engine.store import read_scores
+from vistar.vlm.protocols import upstream_source
+from vistar.vlm.protocols.upstream_source import UPSTREAMS, Upstream, UpstreamError, checkout, verified_source
+from vistar.vlm.testing_server import JudgeServer
+
+from .protocol_helpers import shared
+from .upstream_helpers import upstream_dir
+from .vlm_helpers import BLACK, WHITE, solid
+
+
+def copy_of(bench: str, dest):
+    shutil.copytree(upstream_dir(bench), dest)
+    return dest
+
+
+def test_a_checkout_is_found_in_the_usual_layouts():
+    data_root = shared("WISE").parent
+    assert checkout("WISE", data_root) == checkout("WISE", data_root / "WISE") == checkout("WISE", upstream_dir("WISE"))
+    with pytest.raises(UpstreamError, match="no GenExam upstream checkout here.*vistar upstream fetch GenExam"):
+        checkout("GenExam", upstream_dir("WISE"))
+
+
+def test_an_edited_template_is_refused_naming_the_piece_and_commit(tmp_path):
+    folder = copy_of("WISE", tmp_path / "WISE")
+    path = folder / "vllm_eval.py"
+    path.write_text(path.read_text().replace("If there is serious doubt, return 0.", "If in doubt, return 1."))
+    with pytest.raises(UpstreamError) as info:
+        verified_source("WISE", folder, "vllm_eval.py", "build_evaluation_messages")
+    assert "'build_evaluation_messages' differs from WISE at commit eb51174" in str(info.value)
+    assert verified_source("WISE", folder, "vllm_eval.py", "extract_scores").startswith("def extract_scores")  # others still read
+    path.write_text(path.read_text().replace("def extract_scores", "def read_scores"))
+    with pytest.raises(UpstreamError, match="'extract_scores' not found"):
+        verified_source("WISE", folder, "vllm_eval.py", "extract_scores")
+
+
+def _git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(cwd), "PATH": "/usr/bin:/bin:/usr/local/bin"})
+
+
+def local_repository(tmp_path, bench: str, edit=None) -> tuple[str, str]:
+    """A git repository holding the pinned files (optionally edited), committed; returns (file:// URL, commit)."""
+    work = copy_of(bench, tmp_path / "work")
+    if edit:
+        edit(work)
+    _git("init", "-q", cwd=work)
+    _git("add", ".", cwd=work)
+    _git("commit", "-q", "-m", "pinned", cwd=work)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True, check=True).stdout.strip()
+    bare = tmp_path / "repo.git"
+    _git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    return f"file://{bare}", commit
+
+
+def test_fetch_clones_the_pinned_commit_and_checks_it(tmp_path, monkeypatch):
+    url, commit = local_repository(tmp_path, "UniEval")
+    monkeypatch.setitem(UPSTREAMS, "UniEval", Upstream("UniEval", url, commit, UPSTREAMS["UniEval"].pins))
+    result = CliRunner().invoke(app, ["upstream", "fetch", "unieval"], env={"VISTAR_HOME": str(tmp_path / "home")})
+    assert result.exit_code == 0, result.output
+    dest = tmp_path / "home" / "upstream" / "UniEval"
+    assert f"UniEval: {dest}" in result.output and (dest / "uni_eval.py").is_file()
+    again = CliRunner().invoke(app, ["upstream", "check", "UniEval", str(dest)])
+    assert again.exit_code == 0 and "matches upstream UniEval@" in again.output
+
+
+def test_fetch_refuses_a_repository_whose_code_differs_from_the_pins(tmp_path, monkeypatch):
+    def edit(work):
+        path = work / "uni_eval.py"
+        path.write_text(path.read_text().replace("if reply == '':", "if not reply:"))
+    url, commit = local_repository(tmp_path, "UniEval", edit)
+    monkeypatch.setitem(UPSTREAMS, "UniEval", Upstream("UniEval", url, commit, UPSTREAMS["UniEval"].pins))
+    result = CliRunner().invoke(app, ["upstream", "fetch", "UniEval", "--dest", str(tmp_path / "checkout")])
+    assert result.exit_code == 1 and "'check_answer' differs from UniEval" in result.output
+    missing = CliRunner().invoke(app, ["upstream", "fetch", "nope"])
+    assert missing.exit_code == 2 and "unknown benchmark 'nope'" in missing.output
+
+
+def test_fetch_reports_a_git_failure(tmp_path, monkeypatch):
+    monkeypatch.setitem(UPSTREAMS, "PhyBench", Upstream("PhyBench", f"file://{tmp_path}/absent.git", "0" * 40, {}))
+    with pytest.raises(UpstreamError, match="git clone .* failed"):
+        upstream_source.fetch("PhyBench", tmp_path / "dest")
+
+
+def test_score_with_upstream_templates_end_to_end(tmp_path):
+    """The local judge answers the benchmark's own prompt; rows, summary and run.json name the template family."""
+    folder = tmp_path / "images" / "modelA"
+    folder.mkdir(parents=True)
+    for name, rgb in {"1": WHITE, "641": BLACK}.items():
+        Image.fromarray(solid(rgb)).save(folder / f"{name}.png")
+    runner = CliRunner()
+    args = ["score", str(tmp_path / "images"), "--suite", "wise-verified", "--data-dir", str(shared("WISE")),
+            "--judge-model", "t"]
+    with JudgeServer() as server:
+        result = runner.invoke(app, [*args, "--out", str(tmp_path / "run"), "--judge-url", server.url,
+                                     "--upstream", str(upstream_dir("WISE"))], env={"VISTAR_HOME": str(tmp_path / "home")})
+        sent = server.requests
+    assert result.exit_code == 0, result.output
+    assert "judged with upstream WISE@eb51174" in result.output
+    frame = read_scores(tmp_path / "run")
+    assert dict(zip(frame.prompt_id, frame.score)) == {"1": 1.0, "641": 0.0}
+    assert {json.loads(d)["template"] for d in frame.details} == {"upstream WISE@eb51174"}
+    assert sent[0]["messages"][0]["content"][0]["text"].startswith("You are a professional text-to-image quality auditor")
+    assert sent[0]["temperature"] == 0.0 and sent[0]["max_tokens"] == 500 and "seed" not in sent[0]
+    summary = json.loads((tmp_path / "run" / "summary-wise-verified.json").read_text())
+    assert summary["template_family"] == "upstream WISE@eb51174" and summary["modelA"]["missing_ids"] == 998
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["judge_templates"] == {"wise-verified": "upstream WISE@eb51174"}
+
+    with JudgeServer() as server:  # vistar's own templates: labelled as not comparable
+        result = runner.invoke(app, [*args, "--out", str(tmp_path / "own"), "--judge-url", server.url],
+                               env={"VISTAR_HOME": str(tmp_path / "home")})
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "own" / "summary-wise-verified.json").read_text())
+    assert summary["template_family"] == "vistar-wise-verified-1: not comparable with published tables"
+
+
+def test_score_refuses_an_edited_checkout_before_judging(tmp_path):
+    folder = copy_of("WISE", tmp_path / "WISE")
+    path = folder / "vllm_eval.py"
+    path.write_text(path.read_text().replace("temperature\": 0.0", "temperature\": 0.7"))
+    (tmp_path / "images" / "m").mkdir(parents=True)
+    Image.fromarray(solid(WHITE)).save(tmp_path / "images" / "m" / "1.png")
+    result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", "wise-verified", "--data-dir",
+                                      str(shared("WISE")), "--out", str(tmp_path / "run"), "--upstream", str(folder)])
+    assert result.exit_code == 2 and "'_chat_completion_via_vllm' differs from WISE at commit eb51174" in result.output
