@@ -109,16 +109,16 @@ def test_role_weighted_scores(data):
 
 def test_rankings_note_where_role_differs(data):
     joined = " ".join(data.ranking_notes)
-    assert "ED: ranking differs from overall (A > B > C vs overall B > A > C)" in joined
+    assert "Role ED (Educator/Science Communicator): ranking differs from overall (A > B > C vs overall B > A > C)" in joined
     assert "best for ED is A, not the overall leader B" in joined
-    assert not any(n.startswith("PH:") for n in data.ranking_notes)  # B > A, same order as overall
+    assert not any(n.startswith("Role PH") for n in data.ranking_notes)  # B > A, same order as overall
 
 
 def test_missing_angles_are_stated(data):
     notes = " ".join(data.notes)
     assert "Angles not in this run:" in notes and "CPA (Character Portrayal)" in notes
     assert "Model C has no score for LI" in notes
-    assert "Role IL" in notes and "none of its angles" in notes
+    assert "Role IL (Illustrator/Concept Artist)" in notes and "none of its angles" in notes
     assert "1 row(s) ended in error and 1 were skipped" in notes
     assert "Metrics other than the angle scores (TR_char)" in notes
     reasons = data.skip_reasons
@@ -144,15 +144,15 @@ def test_a_model_with_only_errors_keeps_the_role_notes_consistent(tmp_path):
     rows = [row("good", "t", "TR", 0.6), row("good", "c", "CSE", 0.5), row("partial", "t", "TR", 0.4),
             row("broken", "t", "TR", None, status="error", error="image: empty file (0 bytes)")]
     data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=100)
-    gd = next(n for n in data.notes if n.startswith("Role GD:"))
-    assert gd == "Role GD: partial — scored on 40% of its weight; missing GC, MA, SF."  # TR and CSE were scored
+    gd = next(n for n in data.notes if n.startswith("Role GD "))
+    assert gd == "Role GD (Graphic Designer): partial — scored on 40% of its weight; missing GC, MA, SF."  # TR and CSE were scored
     assert any(n.startswith("Model broken has no score for TR, CSE") for n in data.notes)
     assert any(n.startswith("Model partial has no score for CSE") for n in data.notes)
 
 
 def _role_notes(tmp_path, rows) -> dict[str, str]:
     data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=100)
-    return {n.split(":")[0][len("Role "):]: n for n in data.notes if n.startswith("Role ")}
+    return {n.split(" ")[1]: n for n in data.notes if n.startswith("Role ")}
 
 
 def test_a_role_fully_scored_by_one_model_is_not_partial_because_another_has_only_errors(tmp_path):
@@ -163,7 +163,7 @@ def test_a_role_fully_scored_by_one_model_is_not_partial_because_another_has_onl
             row("weak", "t", "TR", 0.3)]
     notes = _role_notes(tmp_path, rows)
     assert "ED" not in notes  # covered on 100% by "good"; broken and weak have their own model notes
-    assert notes["GD"] == "Role GD: partial — scored on 40% of its weight; missing GC, MA, SF."
+    assert notes["GD"] == "Role GD (Graphic Designer): partial — scored on 40% of its weight; missing GC, MA, SF."
     assert not any(n.endswith("missing .") for n in notes.values())
 
 
@@ -171,7 +171,7 @@ def test_a_role_that_models_cover_differently_names_each_models_share(tmp_path):
     # X has TR and CSE, Y has TR and PSC: both 2/3 of ED, and no angle is missing for both
     rows = [row("X", "t", "TR", 0.6), row("X", "c", "CSE", 0.5), row("Y", "t", "TR", 0.4), row("Y", "p", "PSC", 0.4)]
     notes = _role_notes(tmp_path, rows)
-    assert notes["ED"] == "Role ED: partial — no model is scored on all of its weight: X on 67% (missing PSC), Y on 67% (missing CSE)."
+    assert notes["ED"] == "Role ED (Educator/Science Communicator): partial — no model is scored on all of its weight: X on 67% (missing PSC), Y on 67% (missing CSE)."
 
 
 def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):

@@ -1,11 +1,10 @@
 """`vistar` command line: one typer app; each command group lives in its own module."""
 from __future__ import annotations
 
-import typer
-
 from . import bench_cmd, dsl_cmd, ontology_cmd, score_cmd
+from .style import App
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Deterministic metric engine for text-to-image evaluation.")
+app = App(no_args_is_help=True, add_completion=False, help="Deterministic metric engine for text-to-image evaluation.")
 app.command("score")(score_cmd.score)
 app.command("report")(__import__("vistar.cli.report_cmd", fromlist=["report"]).report)
 app.command("calibrate")(__import__("vistar.cli.calibrate_cmd", fromlist=["calibrate"]).calibrate)

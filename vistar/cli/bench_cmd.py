@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from .common import OntologyOpt, fail, out, parse_model_paths
+from .common import ModelPathOpt, OntologyOpt, fail, out, parse_model_paths
 
 
 def bench(
@@ -16,11 +16,11 @@ def bench(
     images: Optional[Path] = typer.Option(None, "--images", exists=True, file_okay=False, help="Real images (score layout); default: synthetic"),
     n: int = typer.Option(16, "--n", min=1, help="Images in the workload"),
     size: int = typer.Option(1024, "--size", min=32, help="Side of synthetic images"),
-    device: str = typer.Option("cpu", "--device"),
-    batch_sizes: str = typer.Option("1,2,4,8", "--batch-sizes"),
-    repeats: int = typer.Option(3, "--repeats", min=1),
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda: where the stages run"),
+    batch_sizes: str = typer.Option("1,2,4,8", "--batch-sizes", help="Comma-separated batch sizes timed per stage"),
+    repeats: int = typer.Option(3, "--repeats", min=1, help="Timed repetitions per stage and batch size"),
     random_init: bool = typer.Option(False, "--random-init", help="Stages whose weights are absent use random-initialised full-size models"),
-    model_path: Optional[list[str]] = typer.Option(None, "--model-path"),
+    model_path: Optional[list[str]] = ModelPathOpt,
     ontology: Optional[Path] = OntologyOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full report here"),
     wide: bool = typer.Option(False, "--wide", help="Also print FLOPs, peak fraction and memory columns (over 80 columns)"),

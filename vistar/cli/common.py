@@ -16,6 +16,7 @@ out = Console()
 
 OntologyOpt = typer.Option(None, "--ontology", help="YAML file merged over the default ontology.", exists=True, dir_okay=False)
 WeightsOpt = typer.Option(None, "--weights", help="Weights YAML (e.g. from `vistar calibrate --fit`), merged over the ontology.", exists=True, dir_okay=False)
+ModelPathOpt = typer.Option(None, "--model-path", metavar="NAME=PATH", help="Local path of a model weight (repeatable)")
 PartialOkOpt = typer.Option(False, "--partial-ok", help="Exit 0 instead of 3 when the work completed with error rows or invalid prompts")
 
 _UNSAFE = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}  # controls, format (bidi overrides), surrogates, private use, line/paragraph separators

@@ -8,10 +8,11 @@ import typer
 from ..ontology import Ontology, OntologyError
 from ..prompts_dsl import read_prompts, validate_prompt
 from ..prompts_dsl.validate import as_issue
+from .style import App
 from .common import OntologyOpt, fail, out, printable, say
 from .exit_codes import ExitCode
 
-app = typer.Typer(no_args_is_help=True, help="The prompt language.")
+app = App(no_args_is_help=True, help="The prompt language.")
 
 
 @app.command("check")

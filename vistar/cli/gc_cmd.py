@@ -10,22 +10,23 @@ import typer
 
 from ..engine.images import IMAGE_EXTS, ImageError, load_rgb
 from ..models import MissingWeightError
-from .common import console, fail, out, parse_model_paths
+from .style import App
+from .common import ModelPathOpt, console, fail, out, parse_model_paths
 
-app = typer.Typer(no_args_is_help=True, help="Geometric consistency (GC) tools.")
+app = App(no_args_is_help=True, help="Geometric consistency (GC) tools.")
 
 
 @app.command("fit-padim")
 def fit_padim(
     ref_images: Path = typer.Argument(..., exists=True, file_okay=False, help="Folder of reference images (recursive)"),
     out_file: Path = typer.Option(..., "--out", help="Statistics file to write (.npz)"),
-    model_path: Optional[list[str]] = typer.Option(None, "--model-path", help="NAME=PATH for a model weight"),
-    device: str = typer.Option("cpu", "--device"),
+    model_path: Optional[list[str]] = ModelPathOpt,
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda: where the backbone runs"),
     input_size: int = typer.Option(224, "--input-size", min=32, help="Backbone input side (pixels)"),
     channels: int = typer.Option(100, "--channels", min=1, help="Random feature channels kept (of 448)"),
     pool: int = typer.Option(2, "--pool", min=1, help="Average-pool factor on the feature grid"),
     seed: int = typer.Option(0, "--seed", help="Seed of the channel subset"),
-    batch_size: int = typer.Option(16, "--batch-size", min=1),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="Images per backbone call"),
 ) -> None:
     """Per-position Gaussians of backbone patch features, stored with a content hash and the backbone's sha256."""
     from ..features.padim import BackboneConfig, fit_stats, load_backbone, save_stats

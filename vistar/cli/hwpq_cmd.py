@@ -7,9 +7,10 @@ from typing import Optional
 import typer
 
 from ..vlm import cli_support as judge_cli
+from .style import App
 from .common import console, fail, out
 
-app = typer.Typer(no_args_is_help=True, help="HWPQ questionnaires for the abstract angles SF, CUL, MA.")
+app = App(no_args_is_help=True, help="HWPQ questionnaires for the abstract angles SF, CUL, MA.")
 
 
 @app.command("generate")

@@ -1,17 +1,19 @@
 """`vistar models list | fetch NAME | verify [NAME]`: what weights exist, get them, check their hashes."""
 from __future__ import annotations
 
+import json
+import sys
 from typing import Optional
 
 import typer
+from rich.table import Table
 
 from ..models import MissingWeightError, catalog, spec
 from ..models.fetch import FetchError, fetch as fetch_model, verify as verify_model
-from .common import console, fail, out, parse_model_paths
+from .style import App
+from .common import ModelPathOpt, console, fail, out, parse_model_paths
 
-app = typer.Typer(no_args_is_help=True, help="Pretrained weights: list, fetch (the only network access), verify.")
-
-ModelPathOpt = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)")
+app = App(no_args_is_help=True, help="Pretrained weights: list, fetch (the only network access), verify.")
 
 
 def _where(name: str, model_paths: dict[str, str]) -> str:
@@ -24,11 +26,23 @@ def _where(name: str, model_paths: dict[str, str]) -> str:
 
 
 @app.command("list")
-def list_models(model_path: Optional[list[str]] = ModelPathOpt) -> None:
-    """One tab-separated line per model: name, library, licence, source, local path (or `missing`)."""
+def list_models(model_path: Optional[list[str]] = ModelPathOpt,
+                as_json: bool = typer.Option(False, "--json", help="Print JSON (with each model's source) instead of a table")) -> None:
+    """Every model in the catalogue: library, licence and where it is on disk (or `missing`)."""
     paths = parse_model_paths(model_path)
-    for name, model in sorted(catalog().items()):
-        out.print(f"{name}\t{model.library}\t{model.licence}\t{model.source}\t{_where(name, paths)}", highlight=False, soft_wrap=True)
+    models = [{"name": name, "library": m.library, "licence": m.licence, "source": m.source, "path": _where(name, paths)}
+              for name, m in sorted(catalog().items())]
+    if as_json:
+        sys.stdout.write(json.dumps(models, indent=2) + "\n")
+        return
+    table = Table(title="model weights (--json: every field)")
+    table.add_column("model", no_wrap=True)  # whole, to be copied into `vistar models fetch`
+    for col in ("library", "licence"):
+        table.add_column(col)
+    table.add_column("local copy", overflow="fold")
+    for m in models:  # the table keeps the first part of each description; --json has all of it
+        table.add_row(m["name"], m["library"].split(" (")[0], m["licence"].split(" (")[0], m["path"])
+    out.print(table)
 
 
 @app.command("fetch")

@@ -5,13 +5,14 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.table import Table
 
 from ..ontology import Ontology, OntologyError
-from .common import OntologyOpt, WeightsOpt, fail, out
+from .common import OntologyOpt, WeightsOpt, fail, out, printable
 
 
 def report(
-    run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="Run directory written by `vistar score`"),
+    run_dir: Path = typer.Argument(..., exists=True, file_okay=False, metavar="RUN_DIR", help="Run directory written by `vistar score`"),
     out_dir: Optional[Path] = typer.Option(None, "--out", file_okay=False, help="Output folder (default RUN_DIR/report)"),
     ontology: Optional[Path] = OntologyOpt,
     weights: Optional[Path] = WeightsOpt,
@@ -27,5 +28,20 @@ def report(
     except (OntologyError, OSError, ValueError) as exc:  # OSError: e.g. an output folder that cannot be written
         fail(str(exc))
     for note in data.notes + data.ranking_notes:
-        out.print(f"- {note}", highlight=False)
-    out.print(f"report: {paths['html']}  (also {paths['markdown'].name}, tables/*.csv, {paths['duckdb'].name})", highlight=False)
+        out.print(printable(f"- {note}"), highlight=False, markup=False, soft_wrap=True)
+    _print_summary(data)
+    out.print(printable(f"report: {paths['html']}  (also {paths['markdown'].name}, tables/*.csv, {paths['duckdb'].name})"),
+              highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_summary(data) -> None:
+    """Best model overall and per role, and what the numbers cover: the answer before opening the files."""
+    from ..report.summary import best_overall, best_per_role, coverage_line
+
+    out.print(printable(coverage_line(data)), highlight=False, markup=False, soft_wrap=True)
+    out.print(f"best overall: {printable(best_overall(data) or 'no model has a score')}", highlight=False,
+              markup=False, soft_wrap=True)
+    table = Table("role", "best model (score)", "weight covered", title="best model per role")
+    for role, name, leaders, covered in best_per_role(data):
+        table.add_row(printable(f"{role} {name}"), printable(leaders), covered)
+    out.print(table)

@@ -12,7 +12,8 @@ from ..engine.runner import RunLocked, ScoreConfig, run_score
 from ..engine.shards import parse_shard
 from ..ontology import Ontology, OntologyError
 from ..vlm import cli_support as judge_cli
-from .common import OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths, say
+from .common import (ModelPathOpt, OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths,
+                     say)
 from .outcome import finish_score
 from .summary import print_not_scored, print_summary
 
@@ -46,7 +47,7 @@ def score(
     ontology: Optional[Path] = OntologyOpt,
     weights: Optional[Path] = WeightsOpt,
     manifest: Optional[Path] = typer.Option(None, "--manifest", exists=True, dir_okay=False, help="CSV with image,prompt_id,model"),
-    model_path: Optional[list[str]] = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)"),
+    model_path: Optional[list[str]] = ModelPathOpt,
     max_pixels: int = typer.Option(64_000_000, "--max-pixels", min=1, help="Largest decoded image accepted"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Re-score rows that ended in status=error"),
     verify: bool = typer.Option(False, "--verify", help="Re-hash every image instead of trusting the hash cache"),

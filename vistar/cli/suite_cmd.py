@@ -15,9 +15,10 @@ from ..suites.export import FORMATS, render
 from ..suites.loader import LoadedSuite, list_suites, load_suite
 from ..suites.safety import ClassifierScreen, DetoxifyClassifier, WordListScreen
 from ..suites.stats import near_duplicates, suite_stats
-from .common import console, fail, out, parse_model_paths
+from .style import App
+from .common import ModelPathOpt, console, fail, out, parse_model_paths
 
-app = typer.Typer(no_args_is_help=True, help="Benchmark prompt suites: list, show, export for generation, statistics, safety screen.")
+app = App(no_args_is_help=True, help="Benchmark prompt suites: list, show, export for generation, statistics, safety screen.")
 
 NameArg = typer.Argument(..., help="Suite name (`vistar suite list`) or a prompt file (.vistar/.jsonl)")
 DataDirOpt = typer.Option(None, "--data-dir", help="Folder with the sibling benchmarks' data (default: ../shared/data beside the checkout)", file_okay=False)
@@ -118,7 +119,7 @@ def screen(name: str = NameArg,
            blocklist: Optional[list[Path]] = typer.Option(None, "--blocklist", help="Extra word list (YAML `categories: {name: [term, ...]}`); repeatable", exists=True, dir_okay=False),
            classifier: Optional[str] = typer.Option(None, "--classifier", help="Also run a learned classifier: detoxify"),
            threshold: float = typer.Option(0.5, "--threshold", help="Classifier probability that flags a prompt"),
-           model_path: Optional[list[str]] = typer.Option(None, "--model-path", help="NAME=PATH for a model weight (repeatable)"),
+           model_path: Optional[list[str]] = ModelPathOpt,
            data_dir: Optional[Path] = DataDirOpt) -> None:
     """Safety screen; exits 1 when any prompt is flagged."""
     prompts = _load(name, data_dir).prompts

@@ -165,10 +165,10 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
     for role in ontology.roles:
         sub = data.role_scores[data.role_scores.role == role]
         if sub["score"].isna().all():
-            notes.append(f"Role {role} ({ontology.roles[role]}): none of its angles "
+            notes.append(f"{role_label(role, ontology.roles[role])}: none of its angles "
                          f"({', '.join(ontology.mask.get(role, [])) or 'none in mask'}) were scored; no role score.")
         else:
-            note = _partial_role_note(role, sub[sub["score"].notna()])
+            note = _partial_role_note(role_label(role, ontology.roles[role]), sub[sub["score"].notna()])
             if note:
                 notes.append(note)
     others = sorted(set(scores_metrics) - set(rows["metric"]))
@@ -184,7 +184,12 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
     return notes
 
 
-def _partial_role_note(role: str, scored: pd.DataFrame) -> str | None:
+def role_label(role: str, name: str) -> str:
+    """How every note names a role: code and name, `Role GD (Graphic Designer)`."""
+    return f"Role {role} ({name})" if name and name != role else f"Role {role}"
+
+
+def _partial_role_note(label: str, scored: pd.DataFrame) -> str | None:
     """The role note from the models that have a role score (a model without one, or with fewer angles than
     another, has its own note): none when some model covers all of the role's weight; the share and the angles
     nobody scored when the best-covered models miss exactly those; else each model's share and gaps."""
@@ -195,10 +200,10 @@ def _partial_role_note(role: str, scored: pd.DataFrame) -> str | None:
     nobody = sorted(set.intersection(*(set(g) for g in gaps.values())))
     leaders = scored.loc[scored["covered_weight"] >= best - 1e-9, "model"]
     if all(gaps[m] == nobody for m in leaders):
-        return f"Role {role}: partial — scored on {best:.0%} of its weight; missing {', '.join(nobody)}."
+        return f"{label}: partial — scored on {best:.0%} of its weight; missing {', '.join(nobody)}."
     by_share = scored.sort_values(["covered_weight", "model"], ascending=[False, True])
     parts = [f"{m} on {w:.0%} (missing {', '.join(gaps[m])})" for m, w in zip(by_share["model"], by_share["covered_weight"])]
-    return f"Role {role}: partial — no model is scored on all of its weight: {', '.join(parts)}."
+    return f"{label}: partial — no model is scored on all of its weight: {', '.join(parts)}."
 
 
 def _order(frame: pd.DataFrame, col: str) -> list[str]:
@@ -222,7 +227,8 @@ def _ranking_notes(data: ReportData) -> list[str]:
                             for i, a in enumerate(common) for b in common[i + 1:])
         if reversed_pair:
             top = order[0]
-            msg = f"{role}: ranking differs from overall ({' > '.join(order)} vs overall {' > '.join(common)})"
+            label = role_label(role, sub["role_name"].iloc[0])
+            msg = f"{label}: ranking differs from overall ({' > '.join(order)} vs overall {' > '.join(common)})"
             if top != common[0] and role_score[top] > role_score[common[0]]:
                 msg += f"; best for {role} is {top}, not the overall leader {common[0]}"
             notes.append(msg + ".")

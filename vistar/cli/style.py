@@ -1,0 +1,38 @@
+"""How `--help` reads: usage lines name the arguments (`vistar score [OPTIONS] IMAGES`, not typer's `{images}`)
+and flags show no `<bool>` type. Every command group is an `App`, so every command gets this."""
+from __future__ import annotations
+
+import typer
+from typer.core import TyperArgument, TyperCommand
+
+
+class Command(TyperCommand):
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        for param in params:
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""  # a flag takes no value: no type column
+        return params
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or param.name.upper()
+                if param.nargs != 1 and not name.endswith("..."):
+                    name += "..."
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+
+class App(typer.Typer):
+    """typer.Typer whose commands use `Command`, and so do those of every group added to it."""
+
+    def command(self, *args, cls=None, **kwargs):
+        return super().command(*args, cls=cls or Command, **kwargs)
+
+    def add_typer(self, typer_instance: typer.Typer, **kwargs) -> None:
+        for info in typer_instance.registered_commands:  # a group written as a plain typer.Typer too
+            if info.cls in (None, TyperCommand):
+                info.cls = Command
+        super().add_typer(typer_instance, **kwargs)
