@@ -133,3 +133,14 @@ def test_odd_fields_are_read_or_reported_per_question(tmp_path):
                  "record 0 (prompt_id 7): QAs[4]: field 'QA_id': duplicate '70'",
                  "record 1: field 'prompt_id': duplicate '7'", "record 2: fields 'prompt'", "record 3: fields 'prompt'"):
         assert part in text, part
+
+
+def test_a_question_without_options_is_kept_and_reported(tmp_path):
+    (tmp_path / "uni_bench.json").write_text(json.dumps([{"prompt": "p", "prompt_id": 0, "QAs": [
+        {"question": "Question: What colour is the car? Answer with a letter.", "answer": "B", "tag": "a, b, c", "QA_id": 5}]}]))
+    items = unieval.load_items(tmp_path)
+    assert [q.id for q in items[0].qas] == ["5"] and items[0].qas[0].options == {}
+    assert items.problems == [f"{tmp_path / 'uni_bench.json'}: record 0 (prompt_id 0): QAs[0]: field 'question' lists no "
+                              "'(A) …' options; only replies that give a letter can be read"]
+    parse = unieval.make_parser(items[0].qas[0])
+    assert parse("(B)") == {"letter": "B"} and parse("the red one")["letter"] is None

@@ -138,3 +138,30 @@ def test_score_refuses_an_edited_checkout_before_judging(tmp_path):
     result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", "wise-verified", "--data-dir",
                                       str(shared("WISE")), "--out", str(tmp_path / "run"), "--upstream", str(folder)])
     assert result.exit_code == 2 and "'_chat_completion_via_vllm' differs from WISE at commit eb51174" in result.output
+
+
+@pytest.mark.parametrize("suite,bench,images,expected", [
+    ("wise-legacy", "WISE", {"1": WHITE, "701": BLACK}, {"1": (1.4 + 0.4 + 0.1) / 2, "701": 0.1 / 2}),
+    ("unieval", "UniEval", {"1_0": WHITE}, None),
+    ("phybench", "PhyBench", {"Gravity_0": WHITE, "Gravity_1": BLACK}, {"Gravity_0": 1.0, "Gravity_1": 0.0}),
+])
+def test_the_local_judge_answers_every_benchmarks_own_prompt(tmp_path, suite, bench, images, expected):
+    from .test_protocol_phybench import write_phybench
+
+    data = write_phybench(tmp_path / "PhyBench") if bench == "PhyBench" else shared(bench)
+    folder = tmp_path / "images" / "modelA"
+    folder.mkdir(parents=True)
+    for name, rgb in images.items():
+        Image.fromarray(solid(rgb)).save(folder / f"{name}.png")
+    with JudgeServer() as server:
+        result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", suite, "--data-dir", str(data),
+                                          "--out", str(tmp_path / "run"), "--judge-url", server.url, "--judge-model", "t",
+                                          "--upstream", str(upstream_dir(bench))], env={"VISTAR_HOME": str(tmp_path / "home")})
+    assert result.exit_code == 0, result.output
+    frame = read_scores(tmp_path / "run")
+    assert set(frame.status) == {"ok"}
+    if expected is not None:
+        main = frame[frame.metric != "phybench.scene"]
+        assert dict(zip(main.prompt_id, main.score)) == pytest.approx(expected)
+    summary = json.loads((tmp_path / "run" / f"summary-{suite}.json").read_text())
+    assert summary["template_family"].startswith(f"upstream {bench}@")

@@ -67,7 +67,8 @@ class LocalVLMTransport(httpx.BaseTransport):
                                                return_dict=True, return_tensors="pt").to(self.device)
         torch.manual_seed(int(body.get("seed") or 0))
         with torch.inference_mode():
-            out = model.generate(**inputs, max_new_tokens=int(body.get("max_tokens") or 256), do_sample=False)
+            limit = body.get("max_tokens") or body.get("max_completion_tokens") or 256  # the latter: GenExam's script
+            out = model.generate(**inputs, max_new_tokens=int(limit), do_sample=False)
         new = out[:, inputs["input_ids"].shape[1]:]
         text = processor.batch_decode(new, skip_special_tokens=True)[0]
         return text, int(inputs["input_ids"].shape[1]), int(new.shape[1])

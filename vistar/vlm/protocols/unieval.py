@@ -84,8 +84,11 @@ def load_items(data_dir: str | Path) -> Items:
             qa = _qa(raw, j, {q.id for q in qas})
             if isinstance(qa, str):
                 problems.append(f"{where} (prompt_id {pid}): QAs[{j}]: {qa}")
-            else:
-                qas.append(qa)
+                continue
+            if not qa.options:  # kept: a lettered reply is still read, but a reply naming an option's text is not
+                problems.append(f"{where} (prompt_id {pid}): QAs[{j}]: field 'question' lists no '(A) …' options; "
+                                "only replies that give a letter can be read")
+            qas.append(qa)
         if not qas:
             problems.append(f"{where} (prompt_id {pid}): field 'QAs' has no usable question")
             continue
