@@ -212,6 +212,10 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exc
     settings = OcrSettings.from_params(ctx.params("ocr"))
     backend = ctx.model(f"ocr:{settings}:{ctx.device}", lambda: RapidOcrBackend(settings, ctx.device))
     ran_on(ctx, "ocr", getattr(backend, "device", "cpu"))
+    if getattr(backend, "device", "cpu") != "cpu" and len(batch) > 1:   # the GPU: few, large session calls
+        from .ocr_batched import ocr_batch
+
+        return ocr_batch(backend, [item.image for item in batch])
     return [_ocr_one(backend, item.image) for item in batch]
 
 

@@ -1,0 +1,129 @@
+"""OCR of a whole batch in few session calls, for the GPU (`--device cuda` with `features.ocr.provider: cuda`).
+
+RapidOCR scores one image per call: one detector run per image, then its text lines through the recogniser in
+small groups. On a GPU that leaves the device idle between tiny launches. Here the detector runs once per distinct
+input shape of the batch (a T2I model writes one size, so usually once per batch): images are not padded to a
+shared size, because padding changes what the detector's convolutions see near the edges (boxes moved by up to
+3 px in a trial), while a stack of same-shape tensors is the single-image computation repeated. Each image's
+probability map is post-processed alone. Recognition (and the optional orientation classifier) then runs once over
+the text lines of the whole batch, RapidOCR's recogniser grouping them by aspect ratio across images. Everything
+else (resizing, vertical padding, cropping, mapping boxes back, filtering empty lines) is RapidOCR's own code,
+called in its order.
+
+A line's recogniser group, hence the width it is padded to, depends on the other lines of the batch, so results
+equal the single-image path within a tolerance (tests/test_ocr_batched.py: same text on rendered posters, box
+corners within 1 px, confidences within 0.02), not bit for bit. On the CPU the stage keeps the single-image path:
+CPU scores do not depend on the batch size.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ocr import OcrLine, OcrResult, RapidOcrBackend
+
+
+def ocr_batch(backend: RapidOcrBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
+    """OCR results for IMAGES (RGB), in order; an image that fails gets its exception, the others their result."""
+    from rapidocr.ch_ppocr_det import TextDetOutput
+    from rapidocr.ch_ppocr_rec import TextRecOutput
+
+    engine = backend.engine
+    staged = [_stage(engine, image) for image in images]
+    try:
+        detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)])
+        crops = [c for d in detections.values() for c in d[2]]
+        texts, scores, words = _recognise(engine, crops)
+    except Exception:   # a batch the runtime refuses (e.g. out of device memory): each image alone, as on the CPU
+        from .ocr import _ocr_one
+
+        return [_ocr_one(backend, image) for image in images]
+    out: list[OcrResult | Exception] = []
+    start = 0
+    for image, item in zip(images, staged):
+        height, width = image.shape[:2]
+        if isinstance(item, Exception):
+            out.append(_failure(backend, image, item))
+            continue
+        ori, img, record = item
+        boxes, box_scores, mine = detections[id(item)]
+        n = len(mine)
+        if n == 0:
+            out.append(OcrResult((), width, height, backend.alphabet))
+            continue
+        rec = TextRecOutput(imgs=list(mine), txts=tuple(texts[start:start + n]), scores=list(scores[start:start + n]),
+                            word_results=tuple(words[start:start + n]))
+        start += n
+        try:
+            result = engine.build_final_output(ori, TextDetOutput(img, boxes, box_scores), _no_cls(), rec, list(mine), record)
+        except Exception as exc:   # as the single-image path: this image fails, the batch goes on
+            out.append(_failure(backend, image, exc))
+            continue
+        out.append(OcrResult(tuple(_lines(result)), width, height, backend.alphabet))
+    return out
+
+
+def _stage(engine, image: np.ndarray):
+    """(BGR original, detector-ready image, RapidOCR's op record), as `RapidOCR.__call__` prepares them."""
+    import cv2
+    from rapidocr.utils.process_img import apply_vertical_padding
+
+    try:
+        ori = engine.load_img(cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+        img, record = engine.preprocess_img(ori)
+        if engine.cfg.Global.use_vertical_padding:
+            img, record = apply_vertical_padding(img, record, engine.width_height_ratio, engine.min_height)
+        else:
+            record["padding_1"] = {"top": 0, "left": 0}
+        return ori, img, record
+    except Exception as exc:
+        return exc
+
+
+def _detect(engine, staged: list) -> dict:
+    """{id(staged item): (boxes, scores, crops)}, one detector call per distinct input shape of the batch."""
+    detector = engine._load_det_model()
+    tensors = [detector.get_preprocess()(img) for _, img, _ in staged]
+    found = {id(item): (None, None, []) for item in staged}
+    groups: dict[tuple, list] = {}
+    for item, t in zip(staged, tensors):
+        if t is not None:
+            groups.setdefault(t.shape, []).append((item, t))
+    for group in groups.values():
+        preds = detector.session(np.concatenate([t for _, t in group]))
+        for k, (item, _) in enumerate(group):
+            img = item[1]
+            boxes, scores = detector.postprocess_op(preds[k:k + 1], img.shape[:2])
+            if len(boxes):
+                boxes = detector.sorted_boxes(boxes)
+                found[id(item)] = (boxes, scores, engine.crop_text_regions(img, boxes))
+    return found
+
+
+def _recognise(engine, crops: list[np.ndarray]) -> tuple[list, list, list]:
+    """Texts, confidences and word results of every text line of the batch, in input order."""
+    from rapidocr.ch_ppocr_rec import TextRecInput
+
+    if not crops:
+        return [], [], []
+    if engine.use_cls:
+        crops, _ = engine.cls_and_rotate(crops)
+    result = engine._load_rec_model()(TextRecInput(img=crops, return_word_box=engine.return_word_box))
+    return list(result.txts), list(result.scores), list(result.word_results)
+
+
+def _no_cls():
+    from rapidocr.ch_ppocr_cls import TextClsOutput
+
+    return TextClsOutput()
+
+
+def _lines(result) -> list[OcrLine]:
+    if getattr(result, "txts", None) is None or getattr(result, "boxes", None) is None:
+        return []
+    return [OcrLine(str(t), float(s), tuple((float(x), float(y)) for x, y in np.asarray(b).tolist()))
+            for t, s, b in zip(result.txts, result.scores, result.boxes)]
+
+
+def _failure(backend, image: np.ndarray, exc: Exception) -> Exception:
+    height, width = image.shape[:2]
+    return RuntimeError(f"OCR ({backend.name}) failed on this {width}×{height} image: {type(exc).__name__}: {exc}".rstrip(": "))
