@@ -5,12 +5,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+
 from ..ontology import Ontology, OntologyError
 from ..prompts_dsl import read_prompts, validate_prompt
-from ..prompts_dsl.validate import as_issue
-from .style import App
+from ..prompts_dsl.validate import as_issue, with_ontology_codes
 from .common import OntologyOpt, fail, out, printable, say
 from .exit_codes import ExitCode
+from .style import App
 
 app = App(no_args_is_help=True, help="The prompt language.")
 
@@ -26,7 +27,7 @@ def check(file: Path = typer.Argument(..., exists=True, dir_okay=False, metavar=
     parsed = read_prompts(file)
     issues = [as_issue(e) for e in parsed.errors]
     for prompt in parsed.prompts:
-        issues += validate_prompt(prompt, onto)
+        issues += validate_prompt(with_ontology_codes(prompt, onto), onto)
     for issue in issues:
         say(issue, "red" if issue.severity == "error" else "yellow")
     errors = sum(i.severity == "error" for i in issues)

@@ -10,8 +10,8 @@ import typer
 
 from ..engine.images import IMAGE_EXTS, ImageError, load_rgb
 from ..models import MissingWeightError
-from .style import App
 from .common import ModelPathOpt, console, fail, out, parse_model_paths
+from .style import App
 
 app = App(no_args_is_help=True, help="Geometric consistency (GC) tools.")
 

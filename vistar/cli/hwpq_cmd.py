@@ -6,9 +6,11 @@ from typing import Optional
 
 import typer
 
+from ..ontology import Ontology
+from ..prompts_dsl.validate import with_ontology_codes
 from ..vlm import cli_support as judge_cli
+from .common import fail, out, parse_angles, say
 from .style import App
-from .common import console, fail, out
 
 app = App(no_args_is_help=True, help="HWPQ questionnaires for the abstract angles SF, CUL, MA.")
 
@@ -39,13 +41,15 @@ def generate(
         fail(str(exc))
     if cfg is None:
         fail("no judge configured: pass --judge-url URL --judge-model MODEL (API key from the variable named by --judge-key-env)")
+    onto = Ontology.load()
+    wanted = set(parse_angles(angles, onto.angles))  # checked, case-insensitive, before the judge is called
     parsed = read_prompts(prompts)
     for err in parsed.errors:
-        console.print(f"[yellow]prompt_error[/]: {err}", highlight=False)
-    wanted = {a.strip() for a in angles.split(",") if a.strip()}
+        say(f"prompt_error: {err}", "yellow")
+    chosen = [p for p in (with_ontology_codes(q, onto) for q in parsed.prompts) if p.angle in wanted]
     store = QuestionnaireStore(out_dir)
-    todo = [p for p in parsed.prompts if p.angle in wanted and (force or not store.path(p).is_file())]
-    kept = sum(1 for p in parsed.prompts if p.angle in wanted) - len(todo)
+    todo = [p for p in chosen if force or not store.path(p).is_file()]
+    kept = len(chosen) - len(todo)
     judge = Judge(cfg)
     try:
         replies = judge.ask([(gen.request(p), gen.parse) for p in todo], bill=[("", p.fingerprint) for p in todo])
@@ -55,14 +59,14 @@ def generate(
     for prompt, reply in zip(todo, replies):
         if not reply.ok:
             failed += 1
-            console.print(f"[red]failed[/] {prompt.id}: {reply.error}", highlight=False)
+            say(f"failed: {prompt.id}: {reply.error}", "red")
             continue
         q = gen.finish(gen.from_reply(reply.parsed), prompt, cfg.model)
         path = store.put(q, prompt)
         written += 1
         if q.repairs:
             repaired += 1
-            console.print(f"[yellow]repaired[/] {prompt.id} ({path.name}): " + "; ".join(q.repairs), highlight=False)
+            say(f"repaired: {prompt.id} ({path.name}): " + "; ".join(q.repairs), "yellow")
     out.print(f"questionnaires in {store.dir}: {written} written ({repaired} repaired), {kept} kept as they were, "
               f"{failed} failed", highlight=False)
     for line in judge.ledger.lines():
@@ -90,16 +94,16 @@ def validate(
             q, repairs = repair(data, str(f))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, DataError) as exc:
             bad += 1
-            console.print(f"[red]invalid[/] {f}: {exc}", highlight=False)
+            say(f"invalid: {f}: {exc}", "red")
             continue
         if not repairs:
             continue
         if fix:
             f.write_text(json.dumps({**data, **q.to_json(), "repairs": list(q.repairs)}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            console.print(f"[yellow]repaired[/] {f}: " + "; ".join(repairs), highlight=False)
+            say(f"repaired: {f}: " + "; ".join(repairs), "yellow")
         else:
             bad += 1
-            console.print(f"[yellow]needs repair[/] {f}: " + "; ".join(repairs) + " (run with --fix)", highlight=False)
+            say(f"needs repair: {f}: " + "; ".join(repairs) + " (run with --fix)", "yellow")
     out.print(f"{len(files)} questionnaire(s) checked, {bad} with problems", highlight=False)
     if bad:
         raise typer.Exit(1)

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from ..models import MissingWeightError, catalog, spec
 from ..models.fetch import FetchError, fetch as fetch_model, verify as verify_model
-from .style import App
 from .common import ModelPathOpt, console, fail, out, parse_model_paths
+from .style import App
 
 app = App(no_args_is_help=True, help="Pretrained weights: list, fetch (the only network access), verify.")
 

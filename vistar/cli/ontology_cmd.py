@@ -8,8 +8,8 @@ import typer
 from rich.table import Table
 
 from ..ontology import Ontology, OntologyError
-from .style import App
 from .common import OntologyOpt, fail, out
+from .style import App
 
 app = App(no_args_is_help=True, help="Roles, angles, relevance mask, weights and metric parameters.")
 

@@ -15,8 +15,8 @@ from ..suites.export import FORMATS, render
 from ..suites.loader import LoadedSuite, list_suites, load_suite
 from ..suites.safety import ClassifierScreen, DetoxifyClassifier, WordListScreen
 from ..suites.stats import near_duplicates, suite_stats
+from .common import ModelPathOpt, console, fail, out, parse_model_paths, safe, say
 from .style import App
-from .common import ModelPathOpt, console, fail, out, parse_model_paths
 
 app = App(no_args_is_help=True, help="Benchmark prompt suites: list, show, export for generation, statistics, safety screen.")
 
@@ -30,7 +30,7 @@ def _load(name: str, data_dir: Optional[Path]) -> LoadedSuite:
     except SuiteError as exc:
         fail(str(exc))
     for problem in suite.problems:
-        console.print(f"[yellow]skipped: {problem}[/]", highlight=False, markup=True, soft_wrap=True)
+        say(f"skipped: {problem}", "yellow")
     return suite
 
 
@@ -53,12 +53,12 @@ def show(name: str = NameArg, limit: int = typer.Option(20, "--limit", help="Pro
     """A suite's version, size and its first prompts."""
     suite = _load(name, data_dir)
     info = suite.info
-    out.print(f"[bold]{info.name}[/] {info.version} ({info.origin}): {info.description}", highlight=False)
+    out.print(f"[bold]{safe(info.name)}[/] {safe(info.version)} ({safe(info.origin)}): {safe(info.description)}", highlight=False)
     out.print(f"{len(suite.prompts)} prompts", highlight=False)
     table = Table("id", "role|angle", "set", "core")
     shown = suite.prompts if limit <= 0 else suite.prompts[:limit]
     for p in shown:
-        table.add_row(str(p.id), f"{p.role}|{p.angle}", p.set or "", p.core)
+        table.add_row(safe(p.id), safe(f"{p.role}|{p.angle}"), safe(p.set or ""), safe(p.core))
     out.print(table)
     if len(shown) < len(suite.prompts):
         out.print(f"... {len(suite.prompts) - len(shown)} more (--limit 0 lists all)", highlight=False)
@@ -135,7 +135,7 @@ def screen(name: str = NameArg,
             fail(str(exc))
     flags = [flag for s in screens for flag in s.screen(prompts)]
     for f in flags:
-        console.print(f"[red]{f.prompt_id}: {f.category}: '{f.match}' ({f.screen}, {f.score:.2f})[/]", highlight=False, markup=True)
+        say(f"{f.prompt_id}: {f.category}: '{f.match}' ({f.screen}, {f.score:.2f})", "red")
     out.print(f"{len(prompts)} prompts screened by {', '.join(s.name for s in screens)}: {len(flags)} flags", highlight=False)
     if flags:
         raise typer.Exit(1)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt, read_prompts, validate_prompt
-from ..prompts_dsl.validate import as_issue
+from ..prompts_dsl.validate import as_issue, with_ontology_codes
 from . import registry
 from .hashes import hash_files
 from .images import ImageRecord
@@ -80,7 +80,7 @@ def load_prompts(path, ontology: Ontology, summary: RunSummary):
         issue = as_issue(exc)
         invalid[pid] = (None, f"{issue.location}: {issue.message}", unlocated(issue.message))
     prompts: dict[str, Prompt] = {}
-    for prompt in parsed.prompts:
+    for prompt in (with_ontology_codes(q, ontology) for q in parsed.prompts):  # `[gd|tr]` is [GD|TR]
         issues = validate_prompt(prompt, ontology)
         for issue in issues:
             summary.problems.append({"kind": f"prompt_{issue.severity}", "item": prompt.id, "message": str(issue)})

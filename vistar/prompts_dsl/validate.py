@@ -1,7 +1,7 @@
 """Semantic checks of parsed prompts against the ontology: codes, mask, required control keys, `set`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .derive import DERIVED_FROM, resolved_controls
 from .errors import PromptSyntaxError, PromptValidationError
@@ -23,6 +23,21 @@ class Issue:
         where = f"{self.location}:{self.column}" if self.column else self.location
         text = f"{self.severity}: {where}: field '{self.field}': {self.message}"
         return f"{text}\n{self.excerpt}" if self.excerpt else text
+
+
+def with_ontology_codes(prompt: Prompt, ontology) -> Prompt:
+    """The prompt with its role and angle in the ontology's spelling when they differ only in case (`[gd|tr]` is
+    `[GD|TR]`), so codes are case-insensitive in prompt files as on the command line; unknown codes stay as
+    written for `validate_prompt` to report."""
+    role = _canonical(prompt.role, ontology.roles)
+    angle = _canonical(prompt.angle, ontology.angles)
+    return prompt if (role, angle) == (prompt.role, prompt.angle) else replace(prompt, role=role, angle=angle)
+
+
+def _canonical(code: str, known) -> str:
+    if code in known:
+        return code
+    return next((k for k in known if k.casefold() == code.casefold()), code)
 
 
 def validate_prompt(prompt: Prompt, ontology) -> list[Issue]:
