@@ -17,7 +17,8 @@ def _metric(name: str, proto, score_fn) -> Metric:
         context = features[stage].context
         return MetricResult.ok(value, **details, judge=context.get("judge", ""), template=context.get("template", ""))
 
-    return Metric(name=name, angle=proto.NAME, version=proto.VERSION, features=(stage,), fn=fn)
+    # a protocol whose scoring changed while its judge questions did not bumps only METRIC_VERSION
+    return Metric(name=name, angle=proto.NAME, version=getattr(proto, "METRIC_VERSION", proto.VERSION), features=(stage,), fn=fn)
 
 
 WISCORE_LEGACY = _metric("wiscore.legacy", wise_legacy, wise_legacy.score)

@@ -23,7 +23,8 @@ from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json_list
 
-NAME, VERSION = "phybench", "2"  # 2: chemistry and physical properties apart; ids from the records' image paths
+NAME, VERSION = "phybench", "1"  # the judge's questions (their cached answers stay valid)
+METRIC_VERSION = "2"  # 2: chemistry and physical properties apart; ids from the records' image paths
 MATERIAL_CHEMISTRY, MATERIAL_PHYSICS = "material-chemistry", "material-physics"
 CATEGORIES = {"force": "mechanics", "mechanics": "mechanics", "mechanical": "mechanics", "light": "optics",
               "optics": "optics", "optical": "optics", "heat": "thermodynamics", "thermodynamics": "thermodynamics",
