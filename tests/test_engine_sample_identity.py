@@ -173,3 +173,20 @@ def _old_cache(folder: Path, image: Path, st: os.stat_result) -> Path:
     pq.write_table(pa.table({"path": [str(image)], "size": [st.st_size], "mtime_ns": [st.st_mtime_ns],
                              "ino": [st.st_ino], "sha256": ["0" * 64]}), path)
     return path
+
+
+def test_a_manifest_giving_one_sample_two_files_scores_one(tmp_path, fake):
+    flat = tmp_path / "flat"
+    b = save(flat / "b.png", (30, 30, 30))
+    save(flat / "a.png", (200, 200, 200))
+    (tmp_path / "m.csv").write_text("image,prompt_id,model,sample\nb.png,poster-open,m1,0\na.png,poster-open,m1,0\n"
+                                    "b.png,other,m1,\n")
+    run = tmp_path / "run"
+    run_score(ScoreConfig(flat, prompt_file(tmp_path), run, manifest=tmp_path / "m.csv"))
+    df = read_scores(run)
+    assert not df.duplicated(IDENTITY).any()
+    tr = df[df.metric == "TR"].set_index("prompt_id")
+    assert tr.loc["poster-open", "image"] == "a.png" and tr.loc["other", "image"] == "b.png"  # one file, two prompts
+    assert tr.loc["poster-open", "score"] == pytest.approx(200 / 255)
+    [dup] = [p for p in problems(run) if p["kind"] == "duplicate_sample"]
+    assert dup["item"] == "b.png" and "a.png, b.png" in dup["message"]
