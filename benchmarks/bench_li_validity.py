@@ -1,7 +1,7 @@
 """LI on held-out rendered scenes: seeds the tests never use, random light directions, 1-5 objects, extreme
 elevations, and each solid kind alone.
 
-    python benchmarks/bench_li_validity.py [anchors|random|count|elevation|kinds|shapes|crowded ...]
+    python benchmarks/bench_li_validity.py [anchors|random|count|elevation|kinds|shapes|crowded|pitch ...] [--split tuning]
 
 anchors: the 16 ontology anchors × 8 scenes, seeds 50000 + 1000·k + s. random: 120 scenes, azimuth uniform,
 elevation 15°-65°, seeds 70000+. count: 40 scenes each of 1..5 objects (random_solids), light at 20°-55°.
@@ -12,6 +12,8 @@ anchors x 4, then 64 random directions at 15°-65°), seeds 300000 + 1000·kind 
 (sample_scene, 16 anchors x 8, seeds 400000 + 1000·k + s); each with exact shadows and with the detector.
 crowded: 100 scenes each of 4 and 5 objects as in `count`, seeds 700000 + 1000·n + i, exact and detected.
 The classical shadow detector is used except for `kinds`; a scene without a usable pair counts as 90°.
+pitch: the validity set of vistar.validity.li (camera pitch 10°-45°, varied focal length and light elevation,
+200 scenes; `--split tuning` for the set the pitch cues were chosen on), one line per measure.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology
 from vistar.synth.lighting import Solid, random_solids, render, sample_scene
+from vistar.validity.li import TUNING, VALIDATION, run_scenes
 
 PARAMS = Ontology.load().metric_params("LI")
 ANCHORS = anchors_from_params(PARAMS["anchors"])
@@ -128,6 +131,12 @@ def main(parts: list[str]) -> None:
                 light = vector(rng.uniform(-180, 180), rng.uniform(20, 55))
                 scenes.append(render(solids, light, pitch_deg=float(rng.uniform(25, 45)), seed=i))
             report_both(f"{n} objects", scenes)
+
+
+    if "pitch" in parts:
+        split = TUNING if "--split" in parts and "tuning" in parts else VALIDATION
+        for row in run_scenes(200, 0, split):
+            print(f"{row.measure:48s} n={row.n:4d}  {row.value:7.3f}  goal {row.goal:6s}  {row.note}")
 
 
 if __name__ == "__main__":

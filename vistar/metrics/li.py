@@ -1,13 +1,17 @@
 """LI — lighting integrity: does the light direction implied by cast shadows match the requested one?
 
 Salient objects (`instances`) are paired with the cast-shadow pixels (`shadows`) that touch them; each
-reliable pair gives a light direction from its geometry (light_geometry.pair_direction); the scene
+reliable pair gives a light direction from its geometry (light_geometry.pair_direction), read at the camera
+pitch measured in the image (camera_pitch: horizon, object tops, else the assumed pitch); the scene
 direction is their robust (geometric) median; LI = 1 − angle(estimate, expected)/(π/2), clipped to [0, 1].
-No pair → `skipped` with the reason, never a silent 0 (docs/metrics/li.md).
+No pair → `skipped` with the reason, never a silent 0. Light from the front casts shadows behind the
+objects, where they hide their own tips: such an estimate is low-confidence and skipped with the tentative
+direction in the details (docs/metrics/li.md).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import ndimage
@@ -15,7 +19,9 @@ from scipy import ndimage
 from ..engine.registry import Metric, MetricResult
 from ..features.shadows import ShadowMap
 from ..features.types import Instances
-from .light_geometry import PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light, robust_direction
+from .camera_pitch import CameraPitch, estimate_pitch
+from .light_geometry import (PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light,
+                             robust_direction, silhouette_fits)
 
 
 def salient_objects(instances: Instances, min_confidence: float, min_area_frac: float) -> list[int]:
@@ -71,29 +77,58 @@ def _truncated(shadow: np.ndarray, geometry: PairGeometry, margin: int = 2) -> b
 _TIERS = ("clean", "shares a shadow with another object", "shadow leaves the frame")
 
 
-def estimate_light(instances: Instances, shadow: np.ndarray, params: dict) -> tuple[np.ndarray | None, list[dict], int]:
-    """(scene light vector or None, per-pair details, number of salient objects)."""
+@dataclass(frozen=True)
+class LightReading:
+    vector: np.ndarray | None     # scene light direction, None without a usable pair
+    pairs: list[dict]             # per object-shadow pair: tier, shape, direction, used
+    n_objects: int
+    pitch: CameraPitch
+    frontal: bool                 # the shadows run away from the camera, behind their objects: low confidence
+
+
+def read_light(instances: Instances, shadow: np.ndarray, params: dict, image: np.ndarray | None = None) -> LightReading:
+    """The scene light from every object-shadow pair, each read at its own local camera pitch. IMAGE (any
+    resolution, e.g. the thumbnail) lets the pitch come from the horizon."""
     objects = salient_objects(instances, float(params["min_confidence"]), float(params["min_object_area_frac"]))
+    upright = [instances.masks[i] for i in objects if _upright(instances.masks[i], float(params["camera_pitch_deg"]))]
+    pitch = estimate_pitch(image, upright, shadow.shape[0], params)
     pairs = associate(instances, objects, shadow, float(params["touch_frac"]))
     min_area = float(params["min_shadow_area_frac"]) * shadow.size
     candidates, rows = [], []
     for idx in sorted(pairs):
         pixels, contested = pairs[idx]
         row = {"object": idx, "class": instances.class_names[idx], "shadow_pixels": int(pixels.sum())}
-        geometry = pair_direction(instances.masks[idx], pixels, float(params["camera_pitch_deg"]))
+        local = pitch.local(float(np.nonzero(instances.masks[idx])[0].max()) + 1.0)
+        geometry = pair_direction(instances.masks[idx], pixels, min(max(local, 1.0), 89.0))
         if pixels.sum() < min_area or geometry is None:
             row["tier"] = "shadow too small"
         else:
             row["tier"] = _TIERS[2] if _truncated(shadow, geometry) else _TIERS[1] if contested else _TIERS[0]
-            row.update(_describe(geometry.vector), tip=[round(v, 1) for v in geometry.tip], shape=geometry.shape)
+            row.update(_describe(geometry.vector), tip=[round(v, 1) for v in geometry.tip], shape=geometry.shape,
+                       local_pitch_deg=round(local, 1))
             candidates.append((_TIERS.index(row["tier"]), geometry.vector, row))
         rows.append(row)
     if not candidates:
-        return None, rows, len(objects)
+        return LightReading(None, rows, len(objects), pitch, False)
     best = min(tier for tier, _, _ in candidates)
     for tier, _, row in candidates:
         row["used"] = tier == best
-    return robust_direction([v for tier, v, _ in candidates if tier == best]), rows, len(objects)
+    vector = robust_direction([v for tier, v, _ in candidates if tier == best])
+    frontal = math.degrees(math.atan2(abs(vector[0]), vector[2])) < float(params["frontal_cone_deg"])
+    return LightReading(vector, rows, len(objects), pitch, frontal)
+
+
+def estimate_light(instances: Instances, shadow: np.ndarray, params: dict,
+                   image: np.ndarray | None = None) -> tuple[np.ndarray | None, list[dict], int]:
+    """(scene light vector or None, per-pair details, number of salient objects): read_light without the
+    pitch and confidence records, for callers that only compare directions."""
+    reading = read_light(instances, shadow, params, image)
+    return reading.vector, reading.pairs, reading.n_objects
+
+
+def _upright(mask: np.ndarray, pitch_deg: float) -> bool:
+    disc, upright = silhouette_fits(mask, pitch_deg)
+    return upright >= disc
 
 
 def _describe(v: np.ndarray) -> dict:
@@ -110,17 +145,21 @@ def _li(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
         expected, label = parse_light(controls["light"], anchors)
     except ValueError as exc:
         return MetricResult(None, "error", str(exc), {})
-    instances: Instances = features["instances"]
     shadows: ShadowMap = features["shadows"]
-    estimate, pairs, n_objects = estimate_light(instances, shadows.mask, params)
-    info = {"expected": label, "expected_vector": [round(float(c), 4) for c in expected], "n_objects": n_objects,
-            "pairs": pairs, "shadow_source": shadows.source}
-    if estimate is None:
-        reason = "no salient object" if n_objects == 0 else "no object-shadow pair found"
+    reading = read_light(features["instances"], shadows.mask, params, features.get("thumbnail"))
+    info = {"expected": label, "expected_vector": [round(float(c), 4) for c in expected], "n_objects": reading.n_objects,
+            "pairs": reading.pairs, "shadow_source": shadows.source, "camera": reading.pitch.record()}
+    if reading.vector is None:
+        reason = "no salient object" if reading.n_objects == 0 else "no object-shadow pair found"
         return MetricResult.skipped(reason, **info)
-    angle = angle_between(estimate, expected)
-    return MetricResult.ok(li_score(estimate, expected), **info, estimate=_describe(estimate),
-                           angle_deg=round(math.degrees(angle), 2), n_pairs=sum(bool(p.get("used")) for p in pairs))
+    estimate = _describe(reading.vector)
+    if reading.frontal:
+        return MetricResult.skipped(
+            f"low confidence: the shadows run away from the camera (light within {params['frontal_cone_deg']}° of "
+            "the front), behind their objects, which can hide their tips", **info, tentative_estimate=estimate)
+    angle = angle_between(reading.vector, expected)
+    return MetricResult.ok(li_score(reading.vector, expected), **info, estimate=estimate,
+                           angle_deg=round(math.degrees(angle), 2), n_pairs=sum(bool(p.get("used")) for p in reading.pairs))
 
 
-METRIC = Metric(name="LI", angle="LI", version="2", features=("instances", "shadows"), fn=_li)
+METRIC = Metric(name="LI", angle="LI", version="3", features=("instances", "shadows"), fn=_li, optional=("thumbnail",))

@@ -1,0 +1,80 @@
+"""LI camera pitch measured in the image (horizon, object tops, assumed fallback) and the low-confidence rule
+for light from the front, on rendered scenes whose pitch and light are known."""
+import math
+
+import numpy as np
+import pytest
+
+from vistar.features.shadows import ShadowMap
+from vistar.metrics.camera_pitch import estimate_pitch, horizon_row, top_cap_pitch
+from vistar.metrics.gc_cues import resize_longest
+from vistar.metrics.li import METRIC, read_light
+from vistar.ontology import Ontology
+from vistar.synth.lighting import Solid, render
+from vistar.validity.li import light_vector, run_scenes
+
+PARAMS = Ontology.load().metric_params("LI")
+POST = Solid("cylinder", (0.4, 0.2), (0.3, 1.0), (0.8, 0.3, 0.3))
+BOX = Solid("box", (-0.9, -0.3), (0.3, 0.3, 0.9, 0.7), (0.3, 0.5, 0.8))
+BALL = Solid("sphere", (0.0, 0.0), (0.4,), (0.3, 0.7, 0.3))
+
+
+def test_horizon_row_matches_the_camera_geometry():
+    # pitch 12°, vertical fov 50°, 240 rows: the horizon is f·tan 12° above the centre row, f = 120 / tan 25°
+    scene = render((POST,), light_vector(90, 40), pitch_deg=12, fov_deg=50)
+    expected = 120 - 120 / math.tan(math.radians(25)) * math.tan(math.radians(12))
+    assert horizon_row(scene.image, scene.instances.masks.any(0)) == pytest.approx(expected, abs=1.0)
+    high = render((POST,), light_vector(90, 40), pitch_deg=40, fov_deg=50)     # horizon above the frame
+    assert horizon_row(high.image, high.instances.masks.any(0)) is None
+
+
+@pytest.mark.parametrize("pitch", [30, 40])
+def test_object_tops_give_the_local_pitch_without_a_horizon(pitch):
+    # seen from closer (distance 4): a top a few pixels deep (small objects, local pitch under ~10°) is
+    # quantised too coarsely to fit either outline (docs/metrics/li.md, limits)
+    for solid in (POST, BOX):
+        scene = render((solid,), light_vector(90, 40), pitch_deg=pitch, fov_deg=50, distance=4.0)
+        mask = scene.instances.masks[0]
+        top_row = np.nonzero(mask)[0].min() + 0.5
+        local = pitch + math.degrees(math.atan((top_row - 120) / (120 / math.tan(math.radians(25)))))
+        assert top_cap_pitch(mask) == pytest.approx(local, abs=5), solid.kind
+
+
+def test_unknown_pitch_is_measured_and_recorded_and_the_fallback_is_named():
+    # a low camera (15°): assuming 35° reads every ground step about twice too short
+    scene = render((POST, BOX), light_vector(120, 35), pitch_deg=15, fov_deg=50)
+    reading = read_light(scene.instances, scene.shadow, PARAMS, resize_longest(scene.image, 256))
+    assert reading.pitch.source == "horizon" and reading.pitch.pitch_deg == pytest.approx(15, abs=2)
+    no_image = read_light(scene.instances, scene.shadow, PARAMS)
+    assert no_image.pitch.source == "object tops" and no_image.pitch.pitch_deg == pytest.approx(15, abs=6)
+    ball = render((BALL,), light_vector(-100, 35), pitch_deg=15, fov_deg=50)
+    assumed = estimate_pitch(None, [], 240, PARAMS)
+    assert assumed.source == "assumed" and assumed.pitch_deg == PARAMS["camera_pitch_deg"]
+    result = METRIC.fn({"instances": ball.instances, "shadows": ShadowMap(ball.shadow, "exact")},
+                       {"light": "-0.8, 0.57, -0.14"}, PARAMS, None)
+    assert result.details["camera"]["source"] == "assumed"
+    measured = METRIC.fn({"instances": scene.instances, "shadows": ShadowMap(scene.shadow, "exact"),
+                          "thumbnail": resize_longest(scene.image, 256)}, {"light": list(scene.light)}, PARAMS, None)
+    assert measured.status == "ok" and measured.details["angle_deg"] < 8
+    assert measured.details["camera"] == {"pitch_deg": pytest.approx(15, abs=2), "source": "horizon",
+                                          "assumed_vertical_fov_deg": 50.0}
+
+
+def test_frontal_light_is_a_low_confidence_skip_with_the_tentative_estimate():
+    # light from the camera's side: each shadow falls behind its object, where the object hides its tip
+    scene = render((POST, BOX), light_vector(15, 40), pitch_deg=25, fov_deg=50)
+    result = METRIC.fn({"instances": scene.instances, "shadows": ShadowMap(scene.shadow, "exact"),
+                        "thumbnail": resize_longest(scene.image, 256)}, {"light": list(scene.light)}, PARAMS, None)
+    assert result.status == "skipped" and result.score is None
+    assert result.error.startswith("low confidence") and "tentative_estimate" in result.details
+    side = render((POST, BOX), light_vector(100, 40), pitch_deg=25, fov_deg=50)
+    result = METRIC.fn({"instances": side.instances, "shadows": ShadowMap(side.shadow, "exact")},
+                       {"light": list(side.light)}, PARAMS, None)
+    assert result.status == "ok" and result.details["angle_deg"] < 20
+
+
+def test_validity_slice_runs_and_reports_every_measure():
+    rows = run_scenes(6, 0)
+    assert {r.measure.split(",")[0] for r in rows} >= {"median angular error", "p90 angular error", "share of scenes scored"}
+    assert all(r.angle == "LI" and r.set == "rendered scenes" for r in rows)
+    assert 0 <= rows[2].value <= 1

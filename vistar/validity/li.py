@@ -1,0 +1,96 @@
+"""LI validity: rendered scenes with known light, camera pitch and focal length, read by the classical shadow
+detector and the LI light estimate (camera pitch measured in the image, docs/metrics/li.md).
+
+TUNING is what the pitch cues and the frontal rule were chosen on (`python benchmarks/bench_li_validity.py
+pitch --split tuning`); VALIDATION differs in seeds, field of view, light elevation and object count.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..features.shadows import ClassicalShadowDetector
+from ..metrics.gc_cues import resize_longest
+from ..metrics.li import read_light
+from ..metrics.light_geometry import angle_between
+from ..ontology import Ontology
+from ..synth.lighting import LightScene, random_solids, render
+from . import ValidityRow
+
+
+@dataclass(frozen=True)
+class Split:
+    seed_offset: int
+    pitch_deg: tuple[float, float]
+    fov_deg: tuple[float, float]          # vertical field of view (focal length)
+    elevation_deg: tuple[float, float]    # light elevation
+    objects: tuple[int, int]              # inclusive range of solids per scene
+
+
+TUNING = Split(800_000, (10, 45), (35, 65), (15, 65), (1, 3))
+VALIDATION = Split(3_000_000, (10, 45), (30, 70), (10, 70), (1, 4))
+FRONT_DEG = 30   # true light within this azimuth of the camera: its shadows fall behind the objects
+
+
+def light_vector(azimuth_deg: float, elevation_deg: float) -> np.ndarray:
+    """Unit vector towards the light; azimuth 0 = from the camera's side (front), 90 = from the right."""
+    az, el = math.radians(azimuth_deg), math.radians(elevation_deg)
+    return np.array([math.sin(az) * math.cos(el), math.sin(el), math.cos(az) * math.cos(el)])
+
+
+def sample(split: Split, index: int) -> tuple[LightScene, float]:
+    """(scene, true light azimuth) for item INDEX of SPLIT: everything drawn from one seeded generator."""
+    rng = np.random.default_rng(split.seed_offset + index)
+    solids = random_solids(rng, int(rng.integers(split.objects[0], split.objects[1] + 1)))
+    azimuth = float(rng.uniform(-180, 180))
+    light = light_vector(azimuth, float(rng.uniform(*split.elevation_deg)))
+    scene = render(solids, light, pitch_deg=float(rng.uniform(*split.pitch_deg)),
+                   fov_deg=float(rng.uniform(*split.fov_deg)), seed=index)
+    return scene, azimuth
+
+
+def measure(split: Split, n: int, seed: int = 0) -> dict:
+    """Per scene: angular error (None without a pair), low-confidence flag, pitch error, true azimuth."""
+    params, detector = Ontology.load().metric_params("LI"), ClassicalShadowDetector()
+    out = {"error": [], "frontal": [], "pitch_error": [], "azimuth": [], "source": []}
+    for i in range(n):
+        scene, azimuth = sample(split, seed * n + i)
+        reading = read_light(scene.instances, detector(scene.image, scene.instances), params,
+                             resize_longest(scene.image, 256))
+        out["error"].append(None if reading.vector is None else math.degrees(angle_between(reading.vector, scene.light)))
+        out["frontal"].append(reading.frontal)
+        out["pitch_error"].append(reading.pitch.pitch_deg - scene.pitch_deg)
+        out["azimuth"].append(azimuth)
+        out["source"].append(reading.pitch.source)
+    return out
+
+
+def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow]:
+    m = measure(split, n, seed)
+    scored = [e for e, f in zip(m["error"], m["frontal"]) if e is not None and not f]
+    front = [abs(a) < FRONT_DEG for a in m["azimuth"]]
+    flagged = [e is None or f for e, f in zip(m["error"], m["frontal"])]
+    med = float(np.median(scored)) if scored else float("nan")
+    p90 = float(np.percentile(scored, 90)) if scored else float("nan")
+    pitch = np.abs(m["pitch_error"])
+    note = (f"pitch 10-45°, vertical fov {split.fov_deg[0]:g}-{split.fov_deg[1]:g}°, light elevation "
+            f"{split.elevation_deg[0]:g}-{split.elevation_deg[1]:g}°, azimuth uniform; classical shadow detector")
+    n_front = sum(front)
+    caught = sum(fl for fl, fr in zip(flagged, front) if fr) / max(n_front, 1)
+    return [
+        ValidityRow("LI", "rendered scenes", len(scored), "median angular error, scored scenes (deg)", med, "<= 10",
+                    bool(med <= 10), note),
+        ValidityRow("LI", "rendered scenes", len(scored), "p90 angular error, scored scenes (deg)", p90, "<= 25",
+                    bool(p90 <= 25), "low-confidence (frontal) and pair-less scenes are skipped, not scored"),
+        ValidityRow("LI", "rendered scenes", n, "share of scenes scored", len(scored) / n, "report", True,
+                    "the rest: no object-shadow pair, or light estimated within frontal_cone_deg of the front"),
+        ValidityRow("LI", "rendered scenes", n_front, f"light within {FRONT_DEG}° of the front: skipped", caught,
+                    "report", True, "shadows behind their objects: low confidence or no pair"),
+        ValidityRow("LI", "rendered scenes", n, "median |pitch error| (deg)", float(np.median(pitch)), "report", True,
+                    " / ".join(f"{s} {m['source'].count(s)}" for s in ("horizon", "object tops", "assumed"))),
+    ]
+
+
+SETS = {"rendered scenes": run_scenes}
