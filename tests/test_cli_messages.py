@@ -54,14 +54,27 @@ def test_a_line_over_the_bound_is_an_error_naming_it_and_the_others_are_read(tmp
     assert [q.id for q in read_prompts(p).prompts] == ["d"]  # exactly the bound is allowed
 
 
-@pytest.mark.parametrize("shape", ["core", "string"])
+LINE_SHAPES = {  # (start, repeated unit, end) of a line just under the bound
+    "core": ('a: [GD|TR] ', "word ", ""),
+    "string": ('a: [GD|TR] x {text="', "word ", '"}'),
+    "numbers": ('a: [GD|TR] x {k=[', "1,", "1]}"),   # the most tokens per byte
+    "strings": ('a: [GD|TR] x {k=[', '"a",', '"a"]}'),
+    "pairs": ('a: [GD|TR] x {', "k{}=1,", "z=1}"),   # a key per 5-6 bytes
+}
+
+
+@pytest.mark.parametrize("shape", LINE_SHAPES)
 def test_parsing_memory_stays_within_20x_the_line(tmp_path, shape):
-    """A long core or control string: the peak Python allocation while reading the file is at most 20 times the
-    line (it was ~220x: the regex engine kept state per character)."""
-    read_prompts(prompts(tmp_path / "warm.vistar", ["w: [GD|TR] x"]))  # the parser's tables are built once
-    head = 'a: [GD|TR] ' if shape == "core" else 'a: [GD|TR] x {text="'
-    tail = "" if shape == "core" else '"}'
-    line = head + "word " * ((MAX_LINE_BYTES - len(head) - len(tail)) // 5) + tail
+    """The peak Python allocation while reading a file of one line just under the bound is at most 20 times the
+    line, whatever the line holds (it was ~220x for text, the regex engine keeping state per character, and
+    up to ~240x for control values, one token object each)."""
+    read_prompts(prompts(tmp_path / "warm.vistar", ['w: [GD|TR] x {k=[1], s="t"}']))  # parser tables built once
+    start, unit, end = LINE_SHAPES[shape]
+    parts, size, i = [start], len(start) + len(end), 0
+    while size + len(unit.format(i)) + 8 < MAX_LINE_BYTES:
+        parts.append(unit.format(i))
+        size, i = size + len(parts[-1]), i + 1
+    line = "".join(parts) + end
     p = prompts(tmp_path / "p.vistar", [line])
     tracemalloc.start()
     try:
@@ -69,7 +82,7 @@ def test_parsing_memory_stays_within_20x_the_line(tmp_path, shape):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert len(parsed.prompts) == 1 and not parsed.errors
+    assert len(parsed.prompts) == 1 and not parsed.errors, parsed.errors
     assert peak <= 20 * len(line), f"{peak / len(line):.1f}x the line"
 
 
@@ -104,3 +117,14 @@ def test_merging_runs_without_rows_exits_4(tmp_path, fake):
     assert run(app, ["score", str(tmp_path / "imgs"), "--prompts", str(empty), "--out", str(tmp_path / "r")]).exit_code == 4
     res = run(app, ["merge", str(tmp_path / "r"), "--out", str(tmp_path / "m")])
     assert res.exit_code == 4 and "the source runs hold no row" in res.output
+
+
+def test_a_duplicate_key_after_thousands_of_pairs_is_located():
+    """The control block is read pair by pair; a duplicate is still reported at its own column (and the tree
+    built to locate it, 8,000 pairs deep, does not exhaust Python's recursion limit)."""
+    from vistar.prompts_dsl import PromptSyntaxError, parse_prompt
+
+    text = '[GD|TR] x {' + ",".join(f"k{i}=1" for i in range(8000)) + ',k5=2}'
+    with pytest.raises(PromptSyntaxError) as err:
+        parse_prompt(text)
+    assert err.value.message == "duplicate control key 'k5'" and err.value.column == text.rindex("k5=") + 1

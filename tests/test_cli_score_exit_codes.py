@@ -91,7 +91,7 @@ def test_resuming_a_finished_run_is_not_nothing_to_score(tmp_path, fake):
 @pytest.mark.parametrize("extra, message", [
     (["--angles", "XX"], "--angles: unknown angle code(s) XX"),
     (["--angles", "TR,,li,xx"], "unknown angle code(s) xx"),
-    (["--device", "tpu"], "--device must be cpu or cuda"),
+    (["--device", "tpu"], "--device must be cpu"),
     (["--model-path", "no-equals-sign"], "--model-path expects NAME=PATH"),
     (["--shard", "3/2"], "1 <= K <= N"),
     (["--judge-key-env", "VISTAR_TEST_UNSET_VARIABLE", "--judge-url", "http://x/v1", "--judge-model", "m"],

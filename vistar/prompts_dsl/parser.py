@@ -7,8 +7,9 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from lark import Lark, Transformer, UnexpectedEOF, UnexpectedInput
+from lark import Lark, UnexpectedEOF, UnexpectedInput
 from lark.exceptions import VisitError
+from lark.visitors import Transformer_NonRecursive
 
 from .errors import PromptSyntaxError
 from .model import Prompt
@@ -20,10 +21,12 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON allows a lone \uD83D esca
 LONE_SURROGATE_ERROR = "a \\uD800-\\uDFFF escape without its pair is not a character"
 
 
-@lru_cache(maxsize=1)
-def _parser() -> Lark:
+@lru_cache(maxsize=2)
+def _parser(inline: bool = False) -> Lark:
+    """inline: the transformer runs while parsing, so no tree of tokens is built (memory near the line's size);
+    otherwise a tree, whose tokens locate a semantic error exactly."""
     grammar = resources.files("vistar.prompts_dsl").joinpath("grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", maybe_placeholders=False, transformer=_ToPrompt() if inline else None)
 
 
 class _AtColumn(Exception):
@@ -34,7 +37,7 @@ class _AtColumn(Exception):
         self.message, self.column = message, column
 
 
-class _ToPrompt(Transformer):
+class _ToPrompt(Transformer_NonRecursive):  # a tree of 10,000 pairs is 10,000 deep
     def start(self, items):
         header = items[0]
         core = next((i for i in items[1:] if isinstance(i, str)), "")
@@ -48,11 +51,15 @@ class _ToPrompt(Transformer):
         return re.sub(r"\\([{}\\])", r"\1", str(items[0])).strip()
 
     def controls(self, items):
-        out = {}
-        for key, value in items:
-            if str(key) in out:
-                raise _AtColumn(f"duplicate control key '{key}'", key.column)
-            out[str(key)] = value
+        return items[0] if items else {}
+
+    def pairs(self, items):
+        """[pair] or [the dict so far, pair]: the dict grows one pair at a time."""
+        out = items[0] if len(items) == 2 else {}
+        key, value = items[-1]
+        if str(key) in out:
+            raise _AtColumn(f"duplicate control key '{key}'", key.column)
+        out[str(key)] = value
         return out
 
     def pair(self, items):
@@ -77,6 +84,12 @@ class _ToPrompt(Transformer):
 
 def parse_prompt(text: str, *, id: str | None = None, location: str = "<string>", metadata: dict | None = None) -> Prompt:
     """Parse `[ROLE|ANGLE] core {k="v", ...}`; errors carry location, column and a caret."""
+    try:
+        role, angle, core, controls = _parser(inline=True).parse(text)
+    except Exception:  # any problem: parsed again below, building the tree that locates it as it always did
+        pass
+    else:
+        return Prompt(role=role, angle=angle, core=core, controls=controls, id=id, metadata=metadata or {}, source=location)
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
