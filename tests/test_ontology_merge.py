@@ -48,8 +48,8 @@ def test_null_deletes_and_later_files_win(tmp_path):
 
 
 def test_role_weights_are_renormalised_over_the_mask(tmp_path):
-    onto = Ontology.load(_write(tmp_path, "role_weights:\n  GD: {TR: 2}\n  ED: {TR: 0, CSE: 3, PSC: 1}\n"))
-    # GD: TR raw 2, the four others raw 1 -> 2/6 and 1/6
+    onto = Ontology.load(_write(tmp_path, "role_weights:\n  GD: {TR: 2, GC: 1}\n  ED: {TR: 0, CSE: 3, PSC: 1}\n"))
+    # GD: TR raw 2, GC raw 1 (its default weight 0 overridden), the three others raw 1 -> 2/6 and 1/6
     assert onto.role_weights("GD") == pytest.approx({"TR": 2 / 6, "SF": 1 / 6, "CSE": 1 / 6, "MA": 1 / 6, "GC": 1 / 6})
     assert onto.role_weights("ED") == pytest.approx({"TR": 0.0, "CSE": 0.75, "PSC": 0.25})
     assert sum(onto.role_weights("GD").values()) == pytest.approx(1.0)
@@ -84,7 +84,7 @@ def test_ontology_show_prints_the_merged_yaml_and_weights(tmp_path):
     assert shown == Ontology.load().data
     user = _write(tmp_path, "role_weights:\n  ED: {TR: 2}\n")
     res = runner.invoke(app, ["ontology", "show", "--ontology", str(user)])
-    assert yaml.safe_load(res.stdout)["role_weights"] == {"ED": {"TR": 2}}
+    assert yaml.safe_load(res.stdout)["role_weights"] == {**Ontology.load().data["role_weights"], "ED": {"TR": 2}}
     res = runner.invoke(app, ["ontology", "show", "--ontology", str(user), "--weights"])
     assert res.exit_code == 0
     ed_row = next(line for line in res.stdout.splitlines() if line.startswith("│ ED "))

@@ -145,7 +145,7 @@ def test_a_model_with_only_errors_keeps_the_role_notes_consistent(tmp_path):
             row("broken", "t", "TR", None, status="error", error="image: empty file (0 bytes)")]
     data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=100)
     gd = next(n for n in data.notes if n.startswith("Role GD "))
-    assert gd == "Role GD (Graphic Designer): partial — scored on 40% of its weight; missing GC, MA, SF."  # TR and CSE were scored
+    assert gd == "Role GD (Graphic Designer): partial — scored on 50% of its weight; missing MA, SF."  # TR and CSE were scored
     assert any(n.startswith("Model broken has no score for TR, CSE") for n in data.notes)
     assert any(n.startswith("Model partial has no score for CSE") for n in data.notes)
 
@@ -163,7 +163,7 @@ def test_a_role_fully_scored_by_one_model_is_not_partial_because_another_has_onl
             row("weak", "t", "TR", 0.3)]
     notes = _role_notes(tmp_path, rows)
     assert "ED" not in notes  # covered on 100% by "good"; broken and weak have their own model notes
-    assert notes["GD"] == "Role GD (Graphic Designer): partial — scored on 40% of its weight; missing GC, MA, SF."
+    assert notes["GD"] == "Role GD (Graphic Designer): partial — scored on 50% of its weight; missing MA, SF."
     assert not any(n.endswith("missing .") for n in notes.values())
 
 

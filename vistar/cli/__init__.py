@@ -16,6 +16,7 @@ app.add_typer(ontology_cmd.app, name="ontology")
 app.add_typer(__import__("vistar.cli.models_cmd", fromlist=["app"]).app, name="models")
 app.add_typer(__import__("vistar.cli.gc_cmd", fromlist=["app"]).app, name="gc")
 app.add_typer(__import__("vistar.cli.hwpq_cmd", fromlist=["app"]).app, name="hwpq")
+app.command("validate")(__import__("vistar.cli.validate_cmd", fromlist=["validate"]).validate)
 app.add_typer(__import__("vistar.cli.upstream_cmd", fromlist=["app"]).app, name="upstream")
 
 

@@ -153,6 +153,9 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
     absent = [a for a in ontology.angles if a not in set(rows["angle"])]
     if absent:
         notes.append("Angles not in this run: " + ", ".join(f"{a} ({ontology.angles[a].get('name', a)})" for a in absent) + ".")
+    for angle in angle_order:  # an angle whose validity goal is unmet says so next to its scores
+        if caveat := (ontology.angles.get(angle) or {}).get("experimental"):
+            notes.append(f"{angle} ({ontology.angles[angle].get('name', angle)}) is experimental: {caveat}.")
     no_score = [a for a in angle_order if not (data.angle_scores.loc[data.angle_scores.angle == a, "n_ok"] > 0).any()]
     if no_score:
         notes.append("Angles with rows but no successful score (errors/skips only): " + ", ".join(no_score) + ".")

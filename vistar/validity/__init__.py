@@ -6,7 +6,8 @@ the numbers a user reproduces. Each angle lives in its own module (`vistar.valid
     SETS: dict[str, Callable[[int, int], list[ValidityRow]]]   # set name -> run(n, seed)
 
 where `run(n, seed)` generates (or reads, with a manifest) `n` items deterministically from `seed` and returns one
-row per measure. Sets must be generated with seeds and parameter ranges that no tuning used.
+row per measure. Sets must be generated with seeds and parameter ranges that no tuning used. A module may also
+define `FULL_N: dict[str, int]`, the size its documented numbers use (else `DEFAULT_N`).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import importlib
 from dataclasses import asdict, dataclass
 
 ANGLE_MODULES = ("tr", "li", "cpa", "psc", "gc")
+DEFAULT_N = 40
 
 
 @dataclass(frozen=True)
@@ -31,12 +33,22 @@ class ValidityRow:
         return asdict(self)
 
 
-def sets_for(angle: str) -> dict:
-    """The validity sets of ANGLE; empty when its module is not installed (a missing optional dependency)."""
+def _module(angle: str):
     try:
-        module = importlib.import_module(f"vistar.validity.{angle.lower()}")
+        return importlib.import_module(f"vistar.validity.{angle.lower()}")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("vistar.validity"):
-            return {}
+            return None
         raise
-    return dict(module.SETS)
+
+
+def sets_for(angle: str) -> dict:
+    """The validity sets of ANGLE; empty when its module is not installed (a missing optional dependency)."""
+    module = _module(angle)
+    return dict(module.SETS) if module else {}
+
+
+def full_size(angle: str, name: str) -> int:
+    """How many items set NAME of ANGLE uses for its documented numbers."""
+    module = _module(angle)
+    return int(getattr(module, "FULL_N", {}).get(name, DEFAULT_N)) if module else DEFAULT_N

@@ -1,0 +1,80 @@
+"""`vistar validate`: a small slice of every installed angle's validity sets through the command, the 80-column
+table, and the exit codes (shortfall 0, `--strict` 1, a broken set 3 while the others still run)."""
+from __future__ import annotations
+
+import json
+import math
+import pkgutil
+
+import pytest
+from typer.testing import CliRunner
+
+import vistar.validity as validity
+from vistar.cli import app
+from vistar.cli.validate_cmd import table
+from vistar.validity import ANGLE_MODULES, ValidityRow
+
+INSTALLED = sorted(m.name for m in pkgutil.iter_modules(validity.__path__) if m.name in ANGLE_MODULES)
+
+
+def test_the_installed_modules_are_registered_angles():
+    # the parametrised run below covers exactly these; GC's is always there
+    assert "gc" in INSTALLED
+    assert all(m.name in ANGLE_MODULES for m in pkgutil.iter_modules(validity.__path__))
+
+
+@pytest.mark.parametrize("angle", INSTALLED)
+def test_each_installed_angle_runs_a_small_slice_through_the_command(angle):
+    res = CliRunner().invoke(app, ["validate", "--angles", angle, "--n", "2", "--seed", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["unavailable"] == [] and report["rows"]
+    for r in report["rows"]:
+        assert r["angle"] == angle.upper() and r["measure"] != "error", r
+        assert r["value"] is not None and math.isfinite(r["value"]) and isinstance(r["met"], bool) and r["goal"]
+
+
+def _fake(monkeypatch, sets):
+    monkeypatch.setattr("vistar.cli.validate_cmd.sets_for", lambda angle: sets.get(angle, {}))
+
+
+def test_a_shortfall_exits_0_strict_exits_1_and_its_cause_is_printed(monkeypatch):
+    _fake(monkeypatch, {"TR": {"s": lambda n, seed: [ValidityRow("TR", "s", n, "share", 0.5, ">= 0.9", False, "too hard")]}})
+    runner = CliRunner()
+    res = runner.invoke(app, ["validate", "--angles", "tr", "--n", "3"])
+    assert res.exit_code == 0 and "TR s: too hard" in res.stdout
+    assert runner.invoke(app, ["validate", "--angles", "tr", "--n", "3", "--strict"]).exit_code == 1
+
+
+def test_a_broken_set_is_an_error_row_and_the_others_still_run(monkeypatch):
+    def broken(n, seed):
+        raise ValueError("no data")
+    good = lambda n, seed: [ValidityRow("LI", "ok", n, "median", 7.0, "<= 10", True)]  # noqa: E731
+    _fake(monkeypatch, {"LI": {"broken": broken, "ok": good}})
+    res = CliRunner().invoke(app, ["validate", "--angles", "LI", "--n", "4", "--json"])
+    assert res.exit_code == 3
+    rows = {r["set"]: r for r in json.loads(res.stdout)["rows"]}
+    assert rows["broken"]["note"] == "error: ValueError: no data" and rows["broken"]["value"] is None
+    assert rows["ok"]["value"] == 7.0 and rows["ok"]["n"] == 4
+
+
+def test_an_angle_without_sets_is_named_and_fails_strict(monkeypatch):
+    _fake(monkeypatch, {})
+    res = CliRunner().invoke(app, ["validate", "--angles", "psc", "--strict"])
+    assert res.exit_code == 1 and "no validity sets installed for: PSC" in res.stdout
+
+
+def test_unknown_angle_is_a_usage_error():
+    assert CliRunner().invoke(app, ["validate", "--angles", "XX"]).exit_code == 2
+
+
+def test_table_fits_80_columns_and_marks_unmet_goals():
+    rows = [ValidityRow("CPA", "group photos with a very long name", 12345, "exact count share of all photos",
+                        0.123456, ">= 0.90 of all", False, "a long cause " * 12),
+            ValidityRow("LI", "scenes", 128, "median deg", 9.87, "<= 10", True)]
+    text = table(rows)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    lines = text.splitlines()
+    assert lines[2].split()[0] == "CPA" and lines[2].rstrip().endswith("NO") and "0.123" in lines[2]
+    assert lines[3].rstrip().endswith("yes") and "9.87" in lines[3]
+    assert "CPA group photos with a very long name: a long cause" in text

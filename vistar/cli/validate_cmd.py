@@ -1,0 +1,95 @@
+"""`vistar validate`: every angle's held-out validity sets, one table (angle, set, n, measure, value, goal, met).
+
+A goal that is not met is information, not a failure of the command: it exits 0 and states the shortfall and its
+cause under the table; `--strict` exits 1 instead (for CI that must hold the goals). A set that cannot run at all
+(a missing dependency, a crash) is a row with its error, and the command exits 3 after running the others.
+"""
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from typing import Optional
+
+import typer
+
+from ..validity import ANGLE_MODULES, ValidityRow, full_size, sets_for
+from .common import out, parse_angles
+from .exit_codes import ExitCode
+
+COLUMNS = (("angle", 5, "<"), ("set", 20, "<"), ("n", 5, ">"), ("measure", 22, "<"), ("value", 8, ">"),
+           ("goal", 9, "<"), ("met", 3, "<"))   # 72 characters + 6 separators: fits 80 columns
+
+
+def _cell(text: str, width: int, align: str) -> str:
+    text = text if len(text) <= width else text[:width - 1] + "…"
+    return f"{text:{align}{width}}"
+
+
+def _value(value: float) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def table(rows: list[ValidityRow]) -> str:
+    """The rows as fixed-width text no wider than 80 characters, then one wrapped line per shortfall or error."""
+    lines = [" ".join(_cell(name, width, align) for name, width, align in COLUMNS).rstrip()]
+    lines.append(" ".join("-" * width for _, width, _ in COLUMNS))
+    for r in rows:
+        cells = (r.angle, r.set, str(r.n), r.measure, _value(r.value), r.goal, "yes" if r.met else "NO")
+        lines.append(" ".join(_cell(c, w, a) for c, (_, w, a) in zip(cells, COLUMNS)).rstrip())
+    notes = [f"{r.angle} {r.set}: {r.note}" for r in rows if r.note and not r.met]
+    if notes:
+        lines.append("")
+        lines += [textwrap.fill(n, 80, subsequent_indent="  ") for n in notes]
+    return "\n".join(lines)
+
+
+def run_sets(angles: list[str], n: Optional[int], seed: int) -> tuple[list[ValidityRow], list[str]]:
+    """Every set of ANGLES run once (N items, else the set's full size); returns the rows and the angles whose
+    validity module is not installed. A set that raises becomes one error row and the others still run."""
+    rows, unavailable = [], []
+    for angle in angles:
+        try:
+            sets = sets_for(angle)
+        except Exception as exc:  # noqa: BLE001 - an angle whose module cannot load is reported, the rest run
+            rows.append(_error_row(angle, "(module)", 0, exc))
+            continue
+        if not sets:
+            unavailable.append(angle)
+        for name, run in sets.items():
+            size = n or full_size(angle, name)
+            try:
+                rows += run(size, seed)
+            except Exception as exc:  # noqa: BLE001 - one broken set must not hide the others' numbers
+                rows.append(_error_row(angle, name, size, exc))
+    return rows, unavailable
+
+
+def _error_row(angle: str, name: str, n: int, exc: Exception) -> ValidityRow:
+    return ValidityRow(angle, name, n, "error", math.nan, "-", False, f"error: {type(exc).__name__}: {exc}")
+
+
+def validate(
+    angles: Optional[str] = typer.Option(None, "--angles", help="Comma-separated angles (default: all: "
+                                         + ",".join(a.upper() for a in ANGLE_MODULES) + ")"),
+    n: Optional[int] = typer.Option(None, "--n", min=1, help="Items per set (default: each set's documented size; "
+                                    "small values for a quick check)"),
+    seed: int = typer.Option(0, "--seed", help="Seed the sets are generated from"),
+    as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON instead of the table"),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when a goal is not met"),
+) -> None:
+    """Run the held-out validity sets of every angle and print one table of measured values against goals."""
+    known = [a.upper() for a in ANGLE_MODULES]
+    chosen = parse_angles(angles, known) or known
+    rows, unavailable = run_sets(chosen, n, seed)
+    if as_json:
+        records = [{**r.record(), "value": r.value if math.isfinite(r.value) else None} for r in rows]
+        out.print_json(json.dumps({"seed": seed, "rows": records, "unavailable": unavailable}))
+    else:
+        out.print(table(rows), highlight=False, markup=False, soft_wrap=True)
+        if unavailable:
+            out.print("no validity sets installed for: " + ", ".join(unavailable), highlight=False, markup=False)
+    if any(r.measure == "error" for r in rows):
+        raise typer.Exit(int(ExitCode.PARTIAL))
+    if strict and (unavailable or not all(r.met for r in rows)):
+        raise typer.Exit(int(ExitCode.FINDINGS))
