@@ -121,21 +121,23 @@ def test_tiles_cover_the_image_and_small_images_skip_the_pass(detectors, monkeyp
         return original(image, model)
 
     monkeypatch.setattr(detector, "_detect", counted)
+    # the whole image and each window are searched by both face models (two calls), each tile by one
     detector(np.full((180, 180, 3), 128, np.uint8))          # tiles of 57 px < tile_min_side: whole image only
-    assert calls == [(180, 180)]
+    assert calls == [(180, 180)] * 2
     calls.clear()
     detector(np.full((512, 512, 3), 128, np.uint8))          # 4 x 4 tiles of 160 px
-    assert calls[0] == (512, 512) and calls[1:] == [(160, 160)] * 16
+    assert calls[:2] == [(512, 512)] * 2 and calls[2:] == [(160, 160)] * 16
     calls.clear()
     detector(np.full((512, 1536, 3), 128, np.uint8))         # 3:1: whole image, 5 windows, tiles grown to <= 40
-    tiles = calls[6:]
-    assert calls[1:6] == [(512, 512)] * 5 and 16 < len(tiles) <= ONTO.data["features"]["faces"]["max_tiles"]
+    tiles = calls[12:]
+    assert calls[2:12] == [(512, 512)] * 10 and 16 < len(tiles) <= ONTO.data["features"]["faces"]["max_tiles"]
     assert len(set(tiles)) == 1 and 160 < tiles[0][0] < 512
 
 
 def test_stage_counts_a_crowd_of_small_faces():
     image, _ = crowd(900, 0.03, 3, resize(rgb(data.brick()), 900, 900))
-    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/nonexistent/weights"})
+    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/nonexistent/weights",
+                                                                  "ssd-mobilenet-v2-coco": "/nonexistent/weights"})
     item = StageInput(image, None, {}, {})
     (result,) = faces.STAGE.compute([item], ctx)
     item.deps["faces"] = result

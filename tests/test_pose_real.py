@@ -1,5 +1,6 @@
 """Real photos (one person each): the faces and pose stages find one person with a face and a plausible
-posture, and CPA counts them (people from pose+faces, since the `instances` detector's weights are absent)."""
+posture, and CPA counts them (people from pose+faces: the `instances` and person detectors' weights are left out;
+tests/test_cpa_persons.py covers the person detector)."""
 import numpy as np
 import pytest
 from matplotlib import cbook
@@ -22,7 +23,8 @@ PHOTOS = {
 @pytest.fixture(scope="module")
 def features():
     # no expression weights needed here: prompts without expression= still get faces
-    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/nonexistent/weights"})
+    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/nonexistent/weights",
+                                                                  "ssd-mobilenet-v2-coco": "/nonexistent/weights"})
     inputs = [StageInput(load(), None, {"count": 1}, {}) for load in PHOTOS.values()]
     found = faces.STAGE.compute(inputs, ctx)
     for item, f in zip(inputs, found):

@@ -1,5 +1,6 @@
-"""Faces feature stage: MediaPipe face detection (models inside the mediapipe 0.10.21 wheel; the whole image,
-square windows of an elongated one, and overlapping tiles for small faces, each confirmed by both face models)
+"""Faces feature stage: MediaPipe face detection (models inside the mediapipe 0.10.21 wheel; both the full- and
+the short-range model on the whole image and on square windows of an elongated one, merged by non-maximum
+suppression, and overlapping tiles for small faces, each confirmed by both models)
 plus each face's expression probabilities from the FER2013 mini-Xception, classified in an isolated worker process.
 
 Expression weights come from the model layer (`fer-mini-xception`). When they are missing, faces are still
@@ -53,13 +54,13 @@ class MediaPipeFaceDetector:
         self.tiles, self.tile_overlap, self.tile_min_side = int(tiles), float(tile_overlap), int(tile_min_side)
         self.max_tiles = int(max_tiles)
         self.verify_context, self.verify_score = float(verify_context), float(verify_score)
-        # the tile pass confirms its faces with both models: this one and the other range's (see small_faces)
-        self.models = [(self.detector, INPUT_SIDE[model_selection], self.min_detection_confidence)]
-        if self.tiles >= 2:
-            self.models.append((face_detection.FaceDetection(model_selection=1 - model_selection,
-                                                             min_detection_confidence=self.verify_score),
-                                INPUT_SIDE[1 - model_selection], self.verify_score))
-        for selection in {model_selection, 1 - model_selection} if self.tiles >= 2 else {model_selection}:
+        # both models detect on the whole image and its windows (the other range's at VERIFY_SCORE), and the tile
+        # pass confirms its faces with both (see __call__ and small_faces)
+        self.other = face_detection.FaceDetection(model_selection=1 - model_selection,
+                                                  min_detection_confidence=self.verify_score)
+        self.models = [(self.detector, INPUT_SIDE[model_selection], self.min_detection_confidence),
+                       (self.other, INPUT_SIDE[1 - model_selection], self.verify_score)]
+        for selection in (model_selection, 1 - model_selection):
             record_loaded(f"mediapipe/{MODEL_FILE[selection]}",
                           Path(mediapipe.__file__).parent / "modules" / "face_detection" / MODEL_FILE[selection])
 
@@ -74,16 +75,20 @@ class MediaPipeFaceDetector:
         smaller than MIN_WINDOW_FACE of the window (about 15 px on the detector's 192 px input, where its rare false
         faces are: 20 px blobs in a row of face-free photos scored 0.6; true faces in windows were ≥ 14 %).
 
+        Each pass runs both MediaPipe models, the other range's at VERIFY_SCORE, and merges their faces by
+        non-maximum suppression (`_detect_both`): the full-range model misses turned faces that the short-range
+        one finds (a coach in profile, 0.81 short range, nothing full range).
+
         Then the tile pass (`small_faces`) finds faces narrower than about 6 % of the short side, which the
         whole image shrinks below the detector's reach.
         """
         height, width = image.shape[:2]
-        faces = self._detect(image)
+        faces = self._detect_both(image)
         side = min(height, width)
         if max(height, width) > 1.2 * side:
             for start in square_windows(max(height, width), side):
                 x, y = (start, 0) if width > height else (0, start)
-                for face in self._detect(image[y:y + side, x:x + side]):
+                for face in self._detect_both(image[y:y + side, x:x + side]):
                     x0, y0, x1, y1 = face.box
                     cut = (x0 <= 1 and x > 0) or (y0 <= 1 and y > 0) or (x1 >= side - 1 and x + side < width) or \
                           (y1 >= side - 1 and y + side < height)
@@ -164,6 +169,16 @@ class MediaPipeFaceDetector:
             if not any(x0 <= fx <= x1 and y0 <= fy <= y1 for fx, fy in centres):
                 return False
         return True
+
+    def _detect_both(self, image: np.ndarray) -> list[Face]:
+        """Faces of both models, each at its own threshold; where they overlap (by more than 0.3 of the smaller
+        box), the higher score is kept."""
+        found = [f for model, _, threshold in self.models for f in self._detect(image, model) if f.score >= threshold]
+        kept: list[Face] = []
+        for face in sorted(found, key=lambda f: (-f.score, f.box)):
+            if all(_overlap(face.box, other.box) < 0.3 for other in kept):
+                kept.append(face)
+        return kept
 
     def _detect(self, image: np.ndarray, model=None) -> list[Face]:
         height, width = image.shape[:2]
@@ -255,5 +270,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return outputs
 
 
-STAGE = FeatureStage(name="faces", version="mediapipe-0.10.21+fer-mini-xception/3", compute=_compute,
+STAGE = FeatureStage(name="faces", version="mediapipe-0.10.21+fer-mini-xception/4", compute=_compute,
                      models=("fer-mini-xception",))

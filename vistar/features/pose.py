@@ -1,9 +1,14 @@
-"""Pose feature stage: MediaPipe Pose (legacy solution; the full landmark model ships inside the
-mediapipe 0.10.21 wheel, the lite/heavy ones would be downloaded at run time, so only `full` is used).
+"""Pose feature stage: who the people are, and each one's body landmarks.
 
-MediaPipe Pose finds one person per call. With several detected faces (the `faces` stage) each person is
-estimated on a crop around their face — a body-sized box below it — and kept only if the pose's nose lands
-on that face, so one person is not reported twice. With one face or none, the whole image is used.
+People come from a person detector (`features.persons`, SSD-MobileNet-v2) fused with the `faces` stage's faces:
+a person box, or a face no box claims. MediaPipe Pose (legacy solution; the full landmark model ships inside the
+mediapipe 0.10.21 wheel, the lite/heavy ones would be downloaded at run time, so only `full` is used) finds one
+person per call, so each person is estimated on their own crop: the person box, or for a face-only person a
+body-sized box below the face, kept only if the pose's nose lands on that face. A person whose pose is not
+found is still a person (no landmarks, no posture).
+
+Without the detector's weights, people come from the faces alone, as before the detector: with one face or
+none the whole image is tried first.
 """
 from __future__ import annotations
 
@@ -13,16 +18,21 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.registry import FeatureStage, StageContext, StageInput
-from ..models import record_loaded
+from ..models import MissingWeightError, record_loaded, resolve_weight
 from .faces import FaceResult
+from .persons import MODEL as PERSON_MODEL, PersonBox, SSDPersonDetector, fuse
 
 
 @dataclass(frozen=True)
 class PosePerson:
-    landmarks: np.ndarray   # (33, 4): x, y in image pixels, z (MediaPipe's relative depth), visibility in [0, 1]
-    face_index: int | None  # the face (in the `faces` output) this pose was estimated around, if any
+    landmarks: np.ndarray | None   # (33, 4): x, y in image pixels, z (MediaPipe's relative depth), visibility in
+                                   # [0, 1]; None: a detected person whose pose was not found
+    face_index: int | None         # the face (in the `faces` output) this person has, if any
+    detected: PersonBox | None = None   # the person detector's box, if the person came from it
 
     def box(self, min_visibility: float = 0.5) -> tuple[float, float, float, float]:
+        if self.detected is not None:
+            return self.detected.box
         seen = self.landmarks[self.landmarks[:, 3] >= min_visibility]
         pts = seen if len(seen) else self.landmarks
         return (float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
@@ -31,6 +41,8 @@ class PosePerson:
 @dataclass(frozen=True)
 class PoseResult:
     people: tuple[PosePerson, ...]
+    source: str = "faces"       # "persons+faces" when the person detector ran
+    note: str | None = None     # why the person detector did not run, if it did not
 
 
 class MediaPipePose:
@@ -68,8 +80,48 @@ def _nose_on_face(landmarks: np.ndarray, face_box, slack: float = 0.5) -> bool:
     return x0 - dx <= x <= x1 + dx and y0 - dy <= y <= y1 + dy
 
 
-def estimate_people(image: np.ndarray, faces: FaceResult, pose, max_people: int = 8) -> PoseResult:
+def estimate_people(image: np.ndarray, faces: FaceResult, pose, max_people: int = 8,
+                    persons: list[PersonBox] | None = None, duplicate_iou: float = 0.5,
+                    duplicate_inside: float = 0.8) -> PoseResult:
+    """People of IMAGE with their landmarks; PERSONS: the person detector's boxes (None: it did not run)."""
+    if persons is None:
+        return _people_from_faces(image, faces, pose, max_people)
     height, width = image.shape[:2]
+    people = []
+    for k, (person, face_index) in enumerate(fuse(persons, [f.box for f in faces.faces], duplicate_iou, duplicate_inside)):
+        if person is None:
+            found = _around_face(image, faces.faces[face_index].box, pose) if k < max_people else None
+            if found is not None:
+                people.append(PosePerson(found, face_index))
+            continue   # a face-only person without a pose: CPA counts the face itself
+        left, top, right, bottom = _grown(person.box, width, height)
+        landmarks = pose(image[top:bottom, left:right]) if k < max_people and right > left and bottom > top else None
+        if landmarks is not None:
+            landmarks = landmarks + np.array([left, top, 0.0, 0.0])
+        people.append(PosePerson(landmarks, face_index, person))
+    return PoseResult(tuple(people), "persons+faces")
+
+
+def _grown(box, width: int, height: int, margin: float = 0.1) -> tuple[int, int, int, int]:
+    """BOX enlarged by MARGIN of its size on each side (the detector's box may clip hands and feet), in the image."""
+    x0, y0, x1, y1 = box
+    dx, dy = margin * (x1 - x0), margin * (y1 - y0)
+    return (int(max(0, x0 - dx)), int(max(0, y0 - dy)), int(min(width, x1 + dx)), int(min(height, y1 + dy)))
+
+
+def _around_face(image: np.ndarray, face_box, pose) -> np.ndarray | None:
+    """The pose of the person below FACE_BOX, or None if none is found or its nose is not on that face."""
+    height, width = image.shape[:2]
+    left, top, right, bottom = body_region(face_box, width, height)
+    landmarks = pose(image[top:bottom, left:right])
+    if landmarks is None:
+        return None
+    landmarks = landmarks + np.array([left, top, 0.0, 0.0])
+    return landmarks if _nose_on_face(landmarks, face_box) else None
+
+
+def _people_from_faces(image: np.ndarray, faces: FaceResult, pose, max_people: int) -> PoseResult:
+    """Without a person detector: the whole image when there is at most one face, else one pose per face."""
     if len(faces.faces) <= 1:
         landmarks = pose(image)
         if landmarks is not None:
@@ -79,20 +131,47 @@ def estimate_people(image: np.ndarray, faces: FaceResult, pose, max_people: int 
         # a small person in a large frame: the whole-image pass misses them, a body-sized crop does not
     people = []
     for index, face in enumerate(faces.faces[:max_people]):
-        left, top, right, bottom = body_region(face.box, width, height)
-        landmarks = pose(image[top:bottom, left:right])
-        if landmarks is None:
-            continue
-        landmarks = landmarks + np.array([left, top, 0.0, 0.0])
-        if _nose_on_face(landmarks, face.box):
+        landmarks = _around_face(image, face.box, pose)
+        if landmarks is not None:
             people.append(PosePerson(landmarks, index))
     return PoseResult(tuple(people))
+
+
+def _person_detector(ctx: StageContext, params: dict) -> SSDPersonDetector | MissingWeightError | None:
+    """The person detector, the MissingWeightError saying how to fetch it, or None when switched off."""
+    name = params.get("person_model", PERSON_MODEL)
+    if not name:
+        return None
+
+    def load():
+        try:
+            path = resolve_weight(name, ctx.model_paths)
+        except MissingWeightError as exc:
+            return exc
+        detector = SSDPersonDetector(path, float(params.get("min_person_score", 0.5)), float(params.get("person_nms_iou", 0.6)),
+                                     float(params.get("edge_person_score", 0.3)))
+        record_loaded(name, path / "frozen_inference_graph.pb" if path.is_dir() else path)
+        return detector
+
+    return ctx.model(f"pose:persons:{name}", load)
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[PoseResult]:
     params = ctx.params("pose")
     pose = ctx.model("pose", lambda: MediaPipePose(float(params.get("min_detection_confidence", 0.5))))
-    return [estimate_people(item.image, item.deps["faces"], pose, int(params.get("max_people", 8))) for item in batch]
+    detector = _person_detector(ctx, params)
+    max_people = int(params.get("max_people", 8))
+    out = []
+    for item in batch:
+        if isinstance(detector, SSDPersonDetector):
+            out.append(estimate_people(item.image, item.deps["faces"], pose, max_people, detector(item.image),
+                                       float(params.get("person_duplicate_iou", 0.5)),
+                                       float(params.get("person_duplicate_inside", 0.8))))
+        else:
+            result = estimate_people(item.image, item.deps["faces"], pose, max_people)
+            out.append(PoseResult(result.people, result.source, str(detector) if detector else None))
+    return out
 
 
-STAGE = FeatureStage(name="pose", version="mediapipe-0.10.21-full/2", compute=_compute, requires=("faces",))
+STAGE = FeatureStage(name="pose", version="mediapipe-0.10.21-full+ssd-mobilenet-v2/3", compute=_compute,
+                     requires=("faces",), models=(PERSON_MODEL,))

@@ -1,8 +1,8 @@
 """CPA — character portrayal accuracy: right number of people, in the right postures, with the right
 expressions.
 
-People come from `instances` (class `person`) when that feature is given, else from the pose and face
-detections (docs/metrics/cpa.md). Detected people are matched to the prompt's people by the Hungarian
+People come from `instances` (class `person`) when that feature is given, else from the pose stage's person
+detector fused with the face detections, plus any face no person claims (docs/metrics/cpa.md). Detected people are matched to the prompt's people by the Hungarian
 algorithm on posture + expression agreement; S_count, S_posture, S_expression are combined as a weighted
 mean over the terms the prompt asks for, with per-role weights from the ontology.
 """
@@ -38,7 +38,9 @@ def _centre(box) -> tuple[float, float]:
 
 
 def people_from(features: dict, params: dict) -> tuple[list[Person], str]:
-    """Detected people and where they came from (`instances`, else `pose+faces`)."""
+    """Detected people and where they came from: `instances` (YOLO), else `persons+faces` (the pose stage's
+    person detector fused with the faces), else `pose+faces` (no person detector weights). A face that no
+    person claims is a person too: a detector misses people whose body is hidden, a face model people turned away."""
     min_vis = float(params["min_visibility"])
     poses: PoseResult = features["pose"]
     faces: FaceResult = features["faces"]
@@ -50,22 +52,24 @@ def people_from(features: dict, params: dict) -> tuple[list[Person], str]:
         free_poses, free_faces = list(poses.people), list(faces.faces)
         for i in keep:
             box = tuple(float(v) for v in instances.boxes[i])
-            pose = next((p for p in free_poses if _inside(_centre(p.box(min_vis)), box)), None)
+            pose = next((p for p in free_poses if p.landmarks is not None and _inside(_centre(p.box(min_vis)), box)), None)
             face = next((f for f in free_faces if _inside(_centre(f.box), box)), None)
             if pose is not None:
                 free_poses.remove(pose)
             if face is not None:
                 free_faces.remove(face)
             people.append(Person(box, classify(pose.landmarks, min_vis) if pose else None, face))
-        return people, "instances"
+        return people + [Person(f.box, None, f) for f in free_faces], "instances"
     people, used_faces = [], set()
     for pose in poses.people:
         face = faces.faces[pose.face_index] if pose.face_index is not None and pose.face_index < len(faces.faces) else None
         if face is not None:
             used_faces.add(pose.face_index)
-        people.append(Person(pose.box(min_vis), classify(pose.landmarks, min_vis), face))
+        posture = classify(pose.landmarks, min_vis) if pose.landmarks is not None else None
+        people.append(Person(pose.box(min_vis), posture, face))
     people += [Person(f.box, None, f) for k, f in enumerate(faces.faces) if k not in used_faces]
-    return sorted(people, key=lambda p: (p.box[0], p.box[1])), "pose+faces"
+    source = "persons+faces" if poses.source == "persons+faces" else "pose+faces"
+    return sorted(people, key=lambda p: (p.box[0], p.box[1])), source
 
 
 def parse_count(value) -> int:
@@ -166,10 +170,12 @@ def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     except ValueError as exc:
         return MetricResult(None, "error", str(exc), {})
     score = result.pop("score")
+    note = getattr(features["pose"], "note", None)
+    extra = {"person_source": source, **({"person_note": note} if note and source == "pose+faces" else {})}
     if score is None:
-        return MetricResult.skipped("no applicable term (all weights zero)", **result, person_source=source)
-    return MetricResult.ok(score, **result, person_source=source)
+        return MetricResult.skipped("no applicable term (all weights zero)", **result, **extra)
+    return MetricResult.ok(score, **result, **extra)
 
 
-METRIC = Metric(name="CPA", angle="CPA", version="1", features=("pose", "faces"), fn=_cpa,
+METRIC = Metric(name="CPA", angle="CPA", version="2", features=("pose", "faces"), fn=_cpa,
                 optional=("instances",))

@@ -1,0 +1,53 @@
+"""Fusing person boxes with faces into people, on hand-made boxes: who is one person, who is two."""
+from vistar.features.persons import PersonBox, fuse, nms
+
+
+def people(persons, faces, **kw):
+    return [(p.box if p else None, k) for p, k in fuse(persons, faces, **kw)]
+
+
+def test_a_box_without_a_face_is_a_person_turned_away():
+    front = PersonBox((0, 0, 100, 300), 0.9)
+    back = PersonBox((200, 0, 300, 300), 0.8)          # nobody's face inside: turned away, still a person
+    assert people([front, back], [(35, 10, 65, 40)]) == [(front.box, 0), (back.box, None)]
+
+
+def test_a_face_without_a_box_is_a_person():
+    box = PersonBox((0, 0, 100, 300), 0.9)
+    assert people([box], [(35, 10, 65, 40), (400, 10, 430, 40)]) == [(box.box, 0), (None, 1)]
+
+
+def test_each_face_goes_to_the_box_whose_head_it_is():
+    # two overlapping people; face A is inside both boxes but at the head of the left one only
+    left, right = PersonBox((0, 0, 200, 400), 0.7), PersonBox((120, 40, 320, 440), 0.9)
+    face_a, face_b = (80, 10, 130, 60), (200, 50, 250, 100)
+    assert sorted(people([left, right], [face_a, face_b]), key=str) == sorted([(left.box, 0), (right.box, 1)], key=str)
+
+
+def test_second_box_on_a_person_is_not_a_second_person():
+    whole = PersonBox((0, 0, 200, 400), 0.9)
+    overlapping = PersonBox((20, 20, 220, 420), 0.6)   # IoU 0.74 with the face-holding box
+    torso = PersonBox((30, 150, 170, 390), 0.6)        # entirely inside it
+    face = (80, 10, 120, 50)
+    assert people([whole, overlapping, torso], [face]) == [(whole.box, 0)]
+    assert len(fuse([whole, torso], [face], duplicate_inside=1.01)) == 2   # the inside rule is what drops it
+
+
+def test_box_whose_head_is_someone_elses_face_is_that_person():
+    whole = PersonBox((0, 40, 200, 400), 0.9)
+    head_on = PersonBox((40, 0, 220, 160), 0.55)       # IoU 0.24, 67 % inside: only the head rule applies
+    face = (90, 40, 130, 80)                           # matched to `whole`, in head_on's top 40 %
+    assert people([whole, head_on], [face]) == [(whole.box, 0)]
+    lower = (90, 100, 130, 140)                        # the same face lower down: not head_on's head
+    assert len(fuse([whole, head_on], [lower])) == 2
+
+
+def test_person_cut_by_the_frame_behind_another_is_kept():
+    # a faceless box overlapping a face-holding one a little (IoU 0.14) and not inside it: another person
+    front, cut = PersonBox((100, 0, 300, 400), 0.9), PersonBox((0, 100, 150, 400), 0.35)
+    assert len(fuse([front, cut], [(180, 10, 220, 50)])) == 2
+
+
+def test_nms_keeps_the_higher_score():
+    a, b, c = PersonBox((0, 0, 100, 100), 0.6), PersonBox((5, 5, 105, 105), 0.9), PersonBox((300, 0, 400, 100), 0.5)
+    assert nms([a, b, c], 0.6) == [b, c]
