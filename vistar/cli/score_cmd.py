@@ -35,6 +35,23 @@ def print_problems(problems: list[dict], out_dir: Path, per_kind: int = 10) -> N
         say(f"{more}: see {out_dir / 'problems.jsonl'}", "yellow")
 
 
+def check_executor(executor: str, ray_address: str | None) -> None:
+    """--executor and --ray-address, checked before the run folder exists (a missing Ray names its extra)."""
+    from ..engine.executors import EXECUTORS
+
+    if executor not in EXECUTORS:
+        fail(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if ray_address is not None and executor != "ray":
+        fail("--ray-address needs --executor ray")
+    if executor == "ray":
+        from ..engine.executors.ray_exec import import_ray
+
+        try:
+            import_ray()
+        except ValueError as exc:
+            fail(str(exc))
+
+
 def score(
     images: Path = typer.Argument(..., exists=True, file_okay=False, metavar="IMAGES", help="IMAGES/<model>/<prompt_id>[_<k>].<ext>"),
     prompts: Optional[Path] = typer.Option(None, "--prompts", exists=True, dir_okay=False, help=".vistar or .jsonl prompt file (or use --suite)"),
@@ -44,6 +61,9 @@ def score(
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images scored together by each feature stage"),
     workers: int = typer.Option(0, "--workers", min=0, help="Image-decoding worker processes (0: decode in-process)"),
     prefetch: int = typer.Option(2, "--prefetch", min=0, help="Batches decoded ahead of the one being scored (0: decode on demand)"),
+    executor: str = typer.Option("local", "--executor", help="local (this machine) or ray (a Ray cluster; pip install 'vistar[ray]')"),
+    cpu_workers: Optional[int] = typer.Option(None, "--cpu-workers", min=1, help="Scoring processes (local) or actors (ray); default: usable cores"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--executor ray: auto or HOST:PORT of a running cluster (default: start Ray here)"),
     ontology: Optional[Path] = OntologyOpt,
     weights: Optional[Path] = WeightsOpt,
     manifest: Optional[Path] = typer.Option(None, "--manifest", exists=True, dir_okay=False, help="CSV with image,prompt_id,model"),
@@ -79,6 +99,7 @@ def score(
         fail(str(exc))
     wanted_angles = parse_angles(angles, onto.angles)
     model_paths = parse_model_paths(model_path)
+    check_executor(executor, ray_address)
     try:
         parsed_shard = parse_shard(shard) if shard is not None else None
         options = judge_cli.judge_options(judge_url, judge_model, judge_key_env, judge_mode, judge_config,
@@ -92,7 +113,8 @@ def score(
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
                       angles=wanted_angles, model_paths=model_paths, max_pixels=max_pixels, retry_errors=retry_errors,
-                      verify=verify, options=options, command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard)
+                      verify=verify, options=options, command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard,
+                      executor=executor, cpu_workers=cpu_workers, ray_address=ray_address)
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("scoring images", total=None)

@@ -3,6 +3,7 @@ dependency order, apply the pure metrics, and turn every failure into a row inst
 from __future__ import annotations
 
 import math
+import time
 import traceback
 
 from ..models.errors import MissingWeightError, as_missing_dependency
@@ -13,9 +14,11 @@ from .plan import Job, row
 STATUSES = ("ok", "error", "skipped")
 
 
-def score_batch(groups: list[list[Job]], images: list, ctx, ontology) -> list[dict]:
+def score_batch(groups: list[list[Job]], images: list, ctx, ontology, timings: dict | None = None) -> list[dict]:
     """Rows for every job of the batch (`images[i]`: group i's decoded image or the ImageError of its file);
-    each stage runs once over the images that still need it."""
+    each stage runs once over the images that still need it. `timings`, when given, gains the seconds spent in
+    each stage and in the metrics (what `benchmarks/bench_executor.py` reports as per-stage utilisation)."""
+    timings = {} if timings is None else timings
     rows: list[dict] = []
     live = []
     for group, image in zip(groups, images):
@@ -39,6 +42,7 @@ def score_batch(groups: list[list[Job]], images: list, ctx, ontology) -> list[di
                 features[i][name] = failed  # a failed dependency fails this stage the same way (skip stays skip)
         inputs = [registry.StageInput(live[i][1], live[i][0][0].prompt, resolved_controls(live[i][0][0].prompt, ontology),
                                       {d: features[i][d] for d in stage.requires}) for i in idx]
+        start = time.perf_counter()
         try:
             outputs = list(stage.compute(inputs, ctx)) if inputs else []
             if len(outputs) != len(inputs):
@@ -50,11 +54,14 @@ def score_batch(groups: list[list[Job]], images: list, ctx, ontology) -> list[di
             if missing is None:
                 exc.add_note(traceback.format_exc(limit=3))
             outputs = [missing or exc] * len(inputs)
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
         for i, out in zip(idx, outputs):
             features[i][name] = out
+    start = time.perf_counter()
     for (group, _), feats in zip(live, features):
         for job in group:
             rows.append(_apply_metric(job, feats, ontology))
+    timings["metrics"] = timings.get("metrics", 0.0) + time.perf_counter() - start
     return rows
 
 

@@ -24,11 +24,10 @@ from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
 from . import registry, shards
-from .batch import score_batch
+from .executors import open_executor
 from .device import prepare_process, resolve_device, stage_devices
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
-from .prefetch import Prefetcher
 from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
@@ -55,6 +54,9 @@ class ScoreConfig:
     command: str = ""
     shard: Shard | None = None    # score only this shard's images (docs/engine.md, "Sharding")
     device_requested: str = ""     # what --device said (`auto`), set by run_score
+    executor: str = "local"        # local or ray (docs/scaling.md)
+    cpu_workers: int | None = 1    # local: scoring processes (None: usable cores for long CPU runs); ray: actors
+    ray_address: str | None = None  # --executor ray: `auto` or HOST:PORT of a running cluster (None: start one here)
 
 
 class RunLocked(RuntimeError):
@@ -153,14 +155,16 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     done = 0
     if progress:
         progress(0, len(groups))
-    with Prefetcher(cfg.workers, cfg.max_pixels, cfg.prefetch) as prefetcher:
-        for batch, images in prefetcher.batches(_batches(groups, cfg.batch_size), _paths):
-            batch_rows = score_batch(batch, images, ctx, ontology)
+    n_batches = -(-len(groups) // max(1, cfg.batch_size))
+    with open_executor(cfg, ctx, ontology, n_batches, warm=warm is not None) as executor:
+        for batch, batch_rows in executor.score(_batches(groups, cfg.batch_size)):
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
             if progress:
                 progress(done, len(groups))
+    meta["executor"] = {"name": executor.name, "workers": executor.workers,
+                        "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())}}
     store.compact()
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
@@ -217,10 +221,6 @@ def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
     for job in jobs:
         groups.setdefault(job.record, []).append(job)
     return list(groups.values())
-
-
-def _paths(batch: list[list[Job]]) -> list[Path]:
-    return [group[0].record.path for group in batch]
 
 
 def _batches(items: list, size: int) -> Iterable[list]:

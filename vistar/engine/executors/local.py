@@ -1,0 +1,120 @@
+"""The local executors: today's loop in this process, and the same batches over a pool of processes.
+
+The pool (`--cpu-workers N`) exists because every CPU stage (OCR, shadows, faces, pose, panels, GC cues) and every
+metric runs on one core in one process: N `forkserver` workers, one thread each, each decode and score whole
+batches (its models loaded once per worker). Batches are submitted in order with at most 2N in flight and their
+rows are handed back in submission order, so the store receives exactly the rows, in exactly the order, of the
+single-process loop. A worker killed mid-batch (out of memory, a `kill -9`) breaks the pool: the pool is rebuilt
+and each batch it took down is scored again alone, so only a batch that kills a worker by itself ends as error rows.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Iterable, Iterator
+
+from ..batch import score_batch
+from ..prefetch import Prefetcher, _exit_with_parent
+from .work import BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
+
+
+class InProcess:
+    """Decode ahead (`--workers`, `--prefetch`) and score each batch in this process: the default for small runs."""
+
+    name = "local"
+
+    def __init__(self, cfg, ctx, ontology):
+        self.cfg, self.ctx, self.ontology = cfg, ctx, ontology
+        self.stage_seconds: dict[str, float] = {}
+        self.workers = 1
+
+    def __enter__(self):
+        self.prefetcher = Prefetcher(self.cfg.workers, self.cfg.max_pixels, self.cfg.prefetch).__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.prefetcher.__exit__(*exc)
+
+    def score(self, batches: Iterable[list]) -> Iterator[tuple[list, list[dict]]]:
+        for batch, images in self.prefetcher.batches(batches, lambda b: [g[0].record.path for g in b]):
+            yield batch, score_batch(batch, images, self.ctx, self.ontology, timings=self.stage_seconds)
+
+
+_WORKER: BatchWorker | None = None
+
+
+def _start_worker(parent: int, setup: bytes) -> None:
+    """Pool initializer: single-threaded libraries first, then the run's setup (unpickling it imports numpy)."""
+    global _WORKER
+    single_thread_env()
+    _exit_with_parent(parent)
+    _WORKER = BatchWorker(pickle.loads(setup))
+
+
+def _score_in_worker(packed: bytes) -> BatchReport:
+    return _WORKER.score(packed)
+
+
+class ProcessPool:
+    """`--cpu-workers N` (N >= 2) processes scoring whole batches; rows come back in the order batches went in."""
+
+    name = "local"
+
+    def __init__(self, cfg, ctx, ontology, workers: int):
+        self.ctx, self.workers = ctx, workers
+        self.setup = pickle.dumps(WorkerSetup.of_run(cfg, ctx, ontology))
+        self.stage_seconds: dict[str, float] = {}
+        self.pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self):
+        self.pool = self._new_pool()
+        return self
+
+    def __exit__(self, *exc):
+        if self.pool:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"),
+                                   initializer=_start_worker, initargs=(os.getpid(), self.setup))
+
+    def score(self, batches: Iterable[list]) -> Iterator[tuple[list, list[dict]]]:
+        queued: deque = deque()
+        for batch in batches:
+            packed = pack(batch)
+            queued.append((batch, packed, self._submit(packed)))
+            if len(queued) >= 2 * self.workers:
+                yield self._collect(*queued.popleft())
+        while queued:
+            yield self._collect(*queued.popleft())
+
+    def _submit(self, packed: bytes):
+        try:
+            return self.pool.submit(_score_in_worker, packed)
+        except BrokenProcessPool:  # a worker died after earlier batches were queued: this one is retried alone
+            return None
+
+    def _collect(self, batch: list, packed: bytes, future) -> tuple[list, list[dict]]:
+        try:
+            if future is None:
+                raise BrokenProcessPool("pool broken before submission")
+            report = future.result()
+        except BrokenProcessPool:
+            report = self._retry_alone(packed)
+        absorb(report, self.ctx, self.stage_seconds)
+        return batch, report.rows
+
+    def _retry_alone(self, packed: bytes) -> BatchReport:
+        for _ in range(2):
+            try:
+                return self.pool.submit(_score_in_worker, packed).result()
+            except BrokenProcessPool:  # the broken pool itself, or this batch killed a fresh one
+                self.pool.shutdown(cancel_futures=True)
+                self.pool = self._new_pool()
+        return BatchReport(_failed_rows(pickle.loads(packed), "the scoring worker process died on this batch "
+                                        "(out of memory?)"))

@@ -1,0 +1,163 @@
+"""The unit of work every executor ships to another process: a batch of jobs in, its rows out.
+
+A `Job` holds its `Metric` object, whose function may be a closure that cannot be pickled, so a batch travels as
+plain data (the metric by name) and the worker resolves the name through the same registry tables the driver
+uses. A worker decodes the batch's images itself (the pixels never cross a process boundary), runs
+`score_batch` exactly as the in-process loop does, and reports which models it loaded and where each stage ran,
+so run.json says the same as a single-process run. Any failure that escapes `score_batch` becomes error rows for
+that batch: a worker never fails the run.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from ...models.provenance import loaded_models, record_loaded
+from .. import registry
+from ..batch import score_batch
+from ..device import prepare_process
+from ..plan import Job, row
+from ..prefetch import decode_image
+
+# the driver's settings that decide which weights and caches a worker reads (a Ray worker or a pool started
+# earlier does not inherit the driver's environment as it is now)
+FORWARDED_ENV = ("VISTAR_", "HF_", "NUMBA_CACHE_DIR")
+
+LEDGER = "judge_ledger"   # the judge stages' count of calls and cost (`vlm.prices.Ledger`), summed by the driver
+
+# one thread per worker: N workers on N cores, not N x (cores) threads fighting for them
+SINGLE_THREAD_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                             "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")}
+
+
+@dataclass
+class WorkerSetup:
+    """Everything a worker needs to score like the driver: its registry tables (tests and plugins replace them),
+    its import path, the stage context's settings and the run's ontology."""
+
+    features: dict
+    metrics: dict
+    sys_path: list
+    device: str
+    model_paths: dict
+    stage_params: dict
+    options: dict
+    ontology: object
+    max_pixels: int
+    env: dict
+
+    @classmethod
+    def of_run(cls, cfg, ctx, ontology) -> "WorkerSetup":
+        names = FORWARDED_ENV + ((ctx.options.get("judge_key_env"),) if ctx.options.get("judge_key_env") else ())
+        env = {k: v for k, v in os.environ.items() if k.startswith(names)}
+        options = {k: v for k, v in ctx.options.items() if k != LEDGER}  # each worker keeps its own, sent back per batch
+        options[LEDGER] = LEDGER in ctx.options
+        return cls(dict(registry.FEATURES), dict(registry.METRICS), list(sys.path), ctx.device, dict(ctx.model_paths),
+                   dict(ctx.features), options, ontology, cfg.max_pixels, env)
+
+
+@dataclass
+class BatchReport:
+    """What a worker sends back for one batch."""
+
+    rows: list
+    models: dict = field(default_factory=dict)          # loaded_models() of the worker so far
+    stage_devices: dict = field(default_factory=dict)   # where stages said they ran
+    stage_seconds: dict = field(default_factory=dict)   # time per stage (and "decode", "metrics") in this batch
+    ledger: dict = field(default_factory=dict)          # the judge calls of this batch (Ledger fields)
+
+
+def pack(batch: list[list[Job]]) -> bytes:
+    return pickle.dumps([[(j.record, j.sha256, j.prompt, j.metric.name, j.params, j.key) for j in group]
+                         for group in batch], protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(data: bytes) -> list[list[Job]]:
+    return [[Job(rec, sha, prompt, registry.metric(name), params, key) for rec, sha, prompt, name, params, key in group]
+            for group in pickle.loads(data)]
+
+
+class BatchWorker:
+    """One worker's state: the loaded models live in its stage context for all the batches it scores."""
+
+    def __init__(self, setup: WorkerSetup, device: str | None = None):
+        os.environ.update(setup.env)
+        for path in setup.sys_path:  # a plugin module importable by the driver is importable here
+            if path not in sys.path:
+                sys.path.append(path)
+        registry.FEATURES.clear()
+        registry.FEATURES.update(setup.features)
+        registry.METRICS.clear()
+        registry.METRICS.update(setup.metrics)
+        self.setup = setup
+        self.ctx = registry.StageContext(device=device or setup.device, model_paths=setup.model_paths,
+                                         features=setup.stage_params, options=setup.options)
+        prepare_process(self.ctx.device)
+
+    def score(self, packed: bytes) -> BatchReport:
+        seconds: dict[str, float] = {}
+        if self.setup.options.get(LEDGER):
+            from ...vlm.prices import Ledger
+
+            self.ctx.options[LEDGER] = Ledger()
+        try:
+            batch = unpack(packed)
+        except Exception as exc:  # e.g. a metric module the worker cannot import
+            return BatchReport(_failed_rows(pickle.loads(packed), f"worker cannot load the batch: {type(exc).__name__}: {exc}"))
+        try:
+            start = time.perf_counter()
+            images = [decode_image(group[0].record.path, self.setup.max_pixels) for group in batch]
+            seconds["decode"] = time.perf_counter() - start
+            rows = score_batch(batch, images, self.ctx, self.setup.ontology, timings=seconds)
+        except Exception as exc:  # score_batch turns stage failures into rows; this is anything else
+            detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+            rows = _failed_rows(pickle.loads(packed), f"scoring worker failed: {detail}")
+        ledger = self.ctx.options.get(LEDGER)
+        spent = {k: v for k, v in vars(ledger).items() if not k.startswith("_")} if ledger else {}
+        return BatchReport(rows, loaded_models(), dict(self.ctx.cache.get("stage_devices", {})), seconds, spent)
+
+
+def _failed_rows(groups: list, message: str) -> list[dict]:
+    """Error rows for a batch that never reached score_batch (from the packed form: no metric object needed)."""
+    rows = []
+    for group in groups:
+        for rec, sha, prompt, name, _params, key in group:
+            version = _metric_version(name)
+            rows.append(row(rec, sha, prompt, name, version, None, "error", message, {}, key))
+    return rows
+
+
+def _metric_version(name: str) -> str:
+    try:
+        return registry.metric(name).version
+    except Exception:
+        return "?"
+
+
+def absorb(report: BatchReport, ctx, stage_seconds: dict) -> None:
+    """Fold a worker's report into the driver: its loaded models into run.json's record, where its stages ran into
+    the driver's context (read by `stage_devices`), and its stage times into the run's totals."""
+    for name, entry in report.models.items():
+        extra = {k: v for k, v in entry.items() if k not in ("path", "sha256")}
+        if entry.get("sha256"):
+            record_loaded(name, entry["path"], entry["sha256"], **extra)
+    ctx.cache.setdefault("stage_devices", {}).update(report.stage_devices)
+    for name, secs in report.stage_seconds.items():
+        stage_seconds[name] = stage_seconds.get(name, 0.0) + secs
+    ledger = ctx.options.get(LEDGER)
+    if ledger is not None and report.ledger:
+        with ledger._lock:
+            for name, value in report.ledger.items():
+                mine = getattr(ledger, name)
+                merged = mine | value if isinstance(mine, set) else (mine and value) if isinstance(mine, bool) else mine + value
+                setattr(ledger, name, merged)
+
+
+def single_thread_env() -> None:
+    """Called in a fresh worker before numpy, onnxruntime or torch load (they read these once, at import)."""
+    for name, value in SINGLE_THREAD_ENV.items():
+        os.environ[name] = value
