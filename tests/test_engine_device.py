@@ -85,3 +85,15 @@ def test_ocr_reports_where_its_sessions_run_not_where_it_was_asked(monkeypatch):
     ctx = StageContext(device="cuda", features={**features, "ocr": {**features["ocr"], "provider": "cuda"}})
     STAGE.compute([StageInput(np.full((64, 64, 3), 255, np.uint8), None, {})], ctx)
     assert stage_devices(["ocr", "depth", "faces"], ctx) == {"ocr": "cpu", "depth": "cuda", "faces": "cpu"}
+
+
+def test_provenance_lines_state_what_ran(tmp_path, monkeypatch):
+    from vistar.engine.runmeta import run_provenance
+
+    meta = {"device": "cpu", "device_requested": "auto", "stage_devices": {"ocr": "cpu", "faces": "cpu"},
+            "models": {"rapidocr/PP-OCRv6_det_small": {"provider": "OpenVINO CPU f32", "note": "no native BF16"},
+                       "yolov8l-seg": {"path": "x", "sha256": "0" * 64}}}
+    assert run_provenance(meta) == ["Device: cpu (--device auto); stages: faces on cpu, ocr on cpu.",
+                                    "rapidocr/PP-OCRv6_det_small ran on OpenVINO CPU f32 (no native BF16)."]
+    assert run_provenance({"device": "cuda", "device_requested": "cuda"}) == ["Device: cuda."]
+    assert run_provenance({}) == []

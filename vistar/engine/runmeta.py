@@ -129,6 +129,24 @@ def run_status_notes(run_dir: Path) -> list[str]:
     return notes
 
 
+def run_provenance(meta: dict) -> list[str]:
+    """What ran, in words, from a run.json: the device asked for and used, where each stage ran, and the runtime
+    (execution provider, OpenVINO precision) of every model that recorded one, with the note saying why it is not
+    what was asked for. For reports; a run.json from before these fields gives what it has."""
+    lines = []
+    device, asked = meta.get("device"), meta.get("device_requested")
+    if device:
+        stages = meta.get("stage_devices") if isinstance(meta.get("stage_devices"), dict) else {}
+        where = "; stages: " + ", ".join(f"{name} on {dev}" for name, dev in sorted(stages.items())) if stages else ""
+        lines.append(f"Device: {device}" + (f" (--device {asked})" if asked and asked != device else "") + where + ".")
+    models = meta.get("models") if isinstance(meta.get("models"), dict) else {}
+    for name, entry in sorted(models.items()):
+        if isinstance(entry, dict) and entry.get("provider"):
+            note = f" ({entry['note']})" if entry.get("note") else ""
+            lines.append(f"{name} ran on {entry['provider']}{note}.")
+    return lines
+
+
 def _list(value) -> list:
     """A run.json field that should be a list (a hand-edited or foreign file may hold anything)."""
     return value if isinstance(value, list) else [] if value is None else [value]
