@@ -39,7 +39,7 @@ def list_models(model_path: Optional[list[str]] = ModelPathOpt,
     table.add_column("model", no_wrap=True)  # whole, to be copied into `vistar models fetch`
     for col in ("library", "licence"):
         table.add_column(col)
-    table.add_column("local copy", overflow="fold")
+    table.add_column("path", overflow="fold")  # or `missing`
     for m in models:  # the table keeps the first part of each description; --json has all of it
         table.add_row(m["name"], m["library"].split(" (")[0], m["licence"].split(" (")[0], m["path"])
     out.print(table)

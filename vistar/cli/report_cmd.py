@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 
 from ..ontology import Ontology, OntologyError
 from .common import OntologyOpt, WeightsOpt, fail, out, printable
@@ -41,7 +40,6 @@ def _print_summary(data) -> None:
     out.print(printable(coverage_line(data)), highlight=False, markup=False, soft_wrap=True)
     out.print(f"best overall: {printable(best_overall(data) or 'no model has a score')}", highlight=False,
               markup=False, soft_wrap=True)
-    table = Table("role", "best model (score)", "weight covered", title="best model per role")
-    for role, name, leaders, covered in best_per_role(data):
-        table.add_row(printable(f"{role} {name}"), printable(leaders), covered)
-    out.print(table)
+    out.print("best model per role (score; share of the role's weight scored):", highlight=False)
+    for line in best_per_role(data):
+        out.print(printable(f"  {line}"), highlight=False, markup=False, soft_wrap=True)

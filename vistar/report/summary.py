@@ -2,8 +2,6 @@
 run the numbers cover (the files hold everything else)."""
 from __future__ import annotations
 
-import math
-
 from .tables import ReportData
 
 
@@ -17,25 +15,25 @@ def coverage_line(data: ReportData) -> str:
 
 def best_overall(data: ReportData) -> str | None:
     """`B (62.1)`; tied leaders are all named."""
-    return _leaders(data.overall, "overall")
+    leaders = _leaders(data.overall, "overall")
+    return leaders and f"{', '.join(leaders[0])} ({leaders[1]:.1f})"
 
 
-def best_per_role(data: ReportData) -> list[tuple[str, str, str, str]]:
-    """(role, role name, best model(s) with score, covered share of the role's weight) for roles with a score."""
-    rows = []
+def best_per_role(data: ReportData) -> list[str]:
+    """`GD Graphic Designer: B (65.0; 50%)` for each role with a score: the leader(s), their role score and the
+    share of the role's weight it was computed on."""
+    lines = []
     for role, sub in data.role_scores.groupby("role", sort=False):
         leaders = _leaders(sub, "score")
-        if leaders is None:
-            continue
-        covered = sub.loc[sub["rank"] == 1, "covered_weight"].min()
-        rows.append((role, str(sub["role_name"].iloc[0]), leaders, f"{covered:.0%}"))
-    return rows
+        if leaders is not None:
+            covered = sub.loc[sub["model"].isin(leaders[0]), "covered_weight"].min()
+            lines.append(f"{role} {sub['role_name'].iloc[0]}: {', '.join(leaders[0])} ({leaders[1]:.1f}; {covered:.0%})")
+    return lines
 
 
-def _leaders(frame, col: str) -> str | None:
+def _leaders(frame, col: str) -> tuple[list[str], float] | None:
     scored = frame.dropna(subset=[col])
     if scored.empty:
         return None
-    top = scored[col].max()
-    names = sorted(scored.loc[scored[col] >= top - 1e-9, "model"])
-    return f"{', '.join(names)} ({top:.1f})" if math.isfinite(top) else None
+    top = float(scored[col].max())
+    return sorted(scored.loc[scored[col] >= top - 1e-9, "model"]), top
