@@ -87,13 +87,19 @@ def test_ocr_reports_where_its_sessions_run_not_where_it_was_asked(monkeypatch):
     assert stage_devices(["ocr", "depth", "faces"], ctx) == {"ocr": "cpu", "depth": "cuda", "faces": "cpu"}
 
 
-def test_provenance_lines_state_what_ran(tmp_path, monkeypatch):
+def test_provenance_lines_state_what_ran(tmp_path):
     from vistar.engine.runmeta import run_provenance
+
+    def said(meta) -> list[str]:
+        (tmp_path / "run.json").write_text(json.dumps(meta))
+        return run_provenance(tmp_path)
 
     meta = {"device": "cpu", "device_requested": "auto", "stage_devices": {"ocr": "cpu", "faces": "cpu"},
             "models": {"rapidocr/PP-OCRv6_det_small": {"provider": "OpenVINO CPU f32", "note": "no native BF16"},
                        "yolov8l-seg": {"path": "x", "sha256": "0" * 64}}}
-    assert run_provenance(meta) == ["Device: cpu (--device auto); stages: faces on cpu, ocr on cpu.",
-                                    "rapidocr/PP-OCRv6_det_small ran on OpenVINO CPU f32 (no native BF16)."]
-    assert run_provenance({"device": "cuda", "device_requested": "cuda"}) == ["Device: cuda."]
-    assert run_provenance({}) == []
+    assert said(meta) == ["Device: cpu (--device auto); stages: faces on cpu, ocr on cpu.",
+                          "rapidocr/PP-OCRv6_det_small ran on OpenVINO CPU f32 (no native BF16)."]
+    assert said({"device": "cuda", "device_requested": "cuda"}) == ["Device: cuda."]
+    assert said({}) == [] and said([1]) == []
+    (tmp_path / "run.json").unlink()
+    assert run_provenance(tmp_path) == []

@@ -129,10 +129,17 @@ def run_status_notes(run_dir: Path) -> list[str]:
     return notes
 
 
-def run_provenance(meta: dict) -> list[str]:
-    """What ran, in words, from a run.json: the device asked for and used, where each stage ran, and the runtime
-    (execution provider, OpenVINO precision) of every model that recorded one, with the note saying why it is not
-    what was asked for. For reports; a run.json from before these fields gives what it has."""
+def run_provenance(run_dir: Path) -> list[str]:
+    """What ran, in words, from `RUN_DIR/run.json`: the device asked for and used, where each stage ran, and the
+    runtime (execution provider, OpenVINO precision) of every model that recorded one, with the note saying why
+    it is not what was asked for. For reports; a run.json from before these fields gives what it has, an
+    unreadable one nothing (`run_status_notes` says so)."""
+    try:
+        meta = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(meta, dict):
+        return []
     lines = []
     device, asked = meta.get("device"), meta.get("device_requested")
     if device:
