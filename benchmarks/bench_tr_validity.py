@@ -2,6 +2,7 @@
 
     python benchmarks/bench_tr_validity.py plain
     python benchmarks/bench_tr_validity.py backgrounds [--n 200] [--seed 0] [--space-prob 1.0 0.1]
+    python benchmarks/bench_tr_validity.py posters [--split tuning|validation] [--n 60] [--seed 0]
 
 plain: vistar.synth.text.render_text posters, 512², for 10 phrases (digits, punctuation, mixed case, a
 20-letter word, sentences that wrap to 2-4 lines) in every TrueType font under /usr/share/fonts (plus Pillow's
@@ -13,6 +14,12 @@ brick, grass, coffee, chelsea and rocket (512²). Each is drawn three times: the
 letter changed, and an unrelated phrase; all are scored against the phrase. Reported per `features.ocr.space_prob`
 (1.0 = RapidOCR's plain greedy CTC decode, 0.1 = the default space restoration): share of correct renders with
 TR >= 0.9, mean TR, share whose only error is a missing or extra space, and the ladder correct > typo > wrong.
+
+posters: vistar.validity.tr's rotated multi-line / two-column posters over photos and textures with decorative
+rings, dots and stars, in Latin, accented Latin and Greek, each drawn correct, with one typo and with one word
+missing (`--split tuning` is what the metric's parameters were chosen on; `validation` is what `vistar validate`
+runs). Prints the validity rows, then the calibration of `min_glyph_confidence`: recognition confidence of the
+one- and two-character readings that are words of the poster vs those that are not (decorations).
 """
 from __future__ import annotations
 
@@ -132,14 +139,39 @@ def backgrounds_bench(args) -> None:
               f"({(time.perf_counter() - start) / len(c) / 3 * 1000:.0f} ms/image)")
 
 
+def posters(args) -> None:
+    from vistar.metrics.text_similarity import normalize_text
+    from vistar.validity.tr import TUNING, VALIDATION, Scorer, ladder_cases, ladder_rows, score_ladder
+
+    split = {"tuning": TUNING, "validation": VALIDATION}[args.split]
+    start = time.perf_counter()
+    scored = score_ladder(ladder_cases(args.n, args.seed, split), Scorer())
+    for row in ladder_rows(scored, f"posters/{args.split}"):
+        print(f"{row.set:28s} n={row.n:3d}  {row.measure:28s} {row.value:6.3f}  goal {row.goal:8s} {'met' if row.met else 'NOT met'}")
+    conf = {"word": [], "decoration": []}
+    for case in scored:
+        words = set(normalize_text(case["expected"]).split())
+        for ocr in case["ocr"].values():
+            for line in ocr.lines:
+                text = normalize_text(line.text).replace(" ", "")
+                if 0 < len(text) <= 2 and any(c.isalnum() for c in text):
+                    conf["word" if text in words else "decoration"].append(line.confidence)
+    for kind, values in conf.items():
+        q = np.quantile(values, [0, 0.1, 0.5, 0.9, 1]).round(3) if values else []
+        print(f"short readings that are {kind:10s}: {len(values):3d}  confidence min/p10/median/p90/max {list(q)}")
+    print(f"({(time.perf_counter() - start) / len(scored) / 3 * 1000:.0f} ms/image)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("plain", "backgrounds"))
-    parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("part", choices=("plain", "backgrounds", "posters"))
+    parser.add_argument("--split", choices=("tuning", "validation"), default="tuning")
+    parser.add_argument("--n", type=int, default=None, help="backgrounds: 200, posters: 60")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--space-prob", type=float, nargs="+", default=[1.0, 0.1])
     args = parser.parse_args()
-    plain() if args.part == "plain" else backgrounds_bench(args)
+    args.n = args.n or (60 if args.part == "posters" else 200)
+    {"plain": lambda: plain(), "backgrounds": lambda: backgrounds_bench(args), "posters": lambda: posters(args)}[args.part]()
 
 
 if __name__ == "__main__":

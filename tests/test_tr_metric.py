@@ -1,10 +1,12 @@
 """The TR metric as a pure function of hand-made OCR lines: reading order, filters, expected-text sources."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from vistar.features.ocr import OcrLine, OcrResult
-from vistar.metrics.tr import METRIC, filter_lines, reading_order
+from vistar.metrics.tr import METRIC, filter_lines, reading_order, text_angle
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt, resolved_controls
 
@@ -138,3 +140,105 @@ def test_unknown_alphabet_scores_as_before():
 def test_invisible_characters_in_the_expected_text_do_not_cost_score(invisible):
     """Zero-width spaces, bidi marks, soft hyphens are never drawn, so never read: a perfect image scores 1."""
     assert score(ocr(line("GRAND OPENING", 10, 10)), {"text": f"GRAND{invisible} OPEN{invisible}ING"}).score == 1.0
+
+
+def turned(text: str, x: float, y: float, angle: float, w: float = 200, h: float = 40, pivot=(500, 500), conf=0.99) -> OcrLine:
+    """A detector box as `line` makes it, turned by `angle` degrees (clockwise on screen, y down) about `pivot`."""
+    a, (px, py) = math.radians(angle), pivot
+    corners = ((x, y), (x + w, y), (x + w, y + h), (x, y + h))
+    return OcrLine(text, conf, tuple((px + (cx - px) * math.cos(a) - (cy - py) * math.sin(a),
+                                      py + (cx - px) * math.sin(a) + (cy - py) * math.cos(a)) for cx, cy in corners))
+
+
+@pytest.mark.parametrize("angle", [-15, -8, 8, 15])
+def test_rotated_multi_line_text_is_read_line_by_line(angle):
+    # three lines, each split by the detector into two word boxes 240 px apart, 60 px line pitch: turned by 15°
+    # the right word of one line sits 31 px above/below its left word, level with the next line's left word
+    words = [("GRAND", "OPENING"), ("FRESH", "COFFEE"), ("DAILY", "TODAY")]
+    boxes = [turned(word, 280 + 240 * k, 440 + 60 * row, angle) for row, pair in enumerate(words) for k, word in enumerate(pair)]
+    assert text_angle(boxes) == pytest.approx(angle)
+    expected = [w for pair in words for w in pair]
+    assert [ln.text for ln in reading_order(list(reversed(boxes)))] == expected
+    result = score(ocr(*boxes), {"text": " ".join(expected)})
+    assert result.score == 1.0 and result.details["layout"] == "rows"
+
+
+def test_axis_aligned_rows_would_interleave_those_lines():
+    # the same boxes at 15°, read by their screen y alone (what TR did before): the lines interleave
+    boxes = [turned(w, 280 + 240 * k, 440 + 60 * r, 15) for r, p in enumerate([("A1", "A2"), ("B1", "B2")]) for k, w in enumerate(p)]
+    by_screen_y = sorted(boxes, key=lambda ln: (ln.bounds[1] + ln.bounds[3]) / 2)
+    assert [ln.text for ln in by_screen_y] != ["A1", "A2", "B1", "B2"]
+    assert [ln.text for ln in reading_order(boxes)] == ["A1", "A2", "B1", "B2"]
+
+
+@pytest.mark.parametrize("angle", [0, -12, 12])
+def test_title_over_two_columns_is_read_column_by_column(angle):
+    title = [turned("SUMMER MARKET", 350, 300, angle, w=300)]
+    left = [turned(t, 200, 360 + 60 * k, angle, w=220) for k, t in enumerate(("FRESH BREAD", "LOCAL HONEY", "OPEN LATE"))]
+    right = [turned(t, 560, 360 + 60 * k, angle, w=220) for k, t in enumerate(("LIVE MUSIC", "FREE ENTRY", "ALL AGES"))]
+    lines = right + title + left
+    in_columns = [ln.text for ln in title + left + right]
+    assert [ln.text for ln in reading_order(lines, columns=True)] == in_columns
+    result = score(ocr(*lines), {"text": " ".join(in_columns)})
+    assert result.score == 1.0 and result.details["layout"] == "columns"
+    # the same boxes read as a grid, row by row, when that is what the prompt asked for
+    rows = ["SUMMER MARKET"] + [t for pair in zip(left, right) for t in (pair[0].text, pair[1].text)]
+    result = score(ocr(*lines), {"text": " ".join(rows)})
+    assert result.score == 1.0 and result.details["layout"] == "rows"
+
+
+def test_decorative_glyphs_do_not_count():
+    # a ring read as "O" at 0.65 (above the 0.5 line filter) and a star read as "★" beside the text
+    lines = ocr(line("OPEN DAILY", 300, 400, w=400), line("O", 100, 100, w=40, conf=0.65), line("★", 800, 800, w=40, conf=0.99))
+    result = score(lines, {"text": "OPEN DAILY"})
+    assert result.score == 1.0 and result.details["dropped_lines"]["glyph"] == 2
+    counted = score(lines, {"text": "OPEN DAILY"}, min_glyph_confidence=0.0)   # a ring sure enough counts ...
+    assert counted.score < 1.0 and counted.details["recognised"] == "o open daily"
+    asked = score(lines, {"text": "OPEN DAILY ★"})                              # ... and a symbol asked for is text
+    assert asked.score == 1.0 and asked.details["dropped_lines"]["glyph"] == 1
+
+
+def test_short_words_on_the_text_lines_or_read_surely_are_kept():
+    text = line("OPEN DAILY", 300, 400, w=400)
+    on_line = line("GO", 300, 450, w=80, conf=0.91)          # 10 px (0.25 line heights) under the text: a word
+    sure = line("50", 800, 800, w=60, conf=0.99)             # far from the text but read surely: a word
+    ring = line("O", 100, 100, w=40, conf=0.92)              # far and less sure: a ring
+    result = score(ocr(text, on_line, sure, ring), {"text": "OPEN DAILY GO 50"})
+    assert result.score == 1.0 and result.details["dropped_lines"]["glyph"] == 1
+    assert score(ocr(line("GO", 300, 400, w=80, conf=0.6)), {"text": "GO"}).score == 1.0  # no longer line to be off
+
+
+def test_one_typo_costs_less_than_one_missing_word():
+    expected = "HARBOUR LIGHTS FESTIVAL TONIGHT"
+    shown = {"correct": expected, "typo": "HARBOUR LIGHTS FESTIVAI TONIGHT", "missing": "HARBOUR LIGHTS TONIGHT"}
+    s = {k: score(ocr(line(v, 100, 100, w=600)), {"text": expected}) for k, v in shown.items()}
+    assert s["correct"].score == 1.0 > s["typo"].score > s["missing"].score
+    assert s["typo"].details["token"] == pytest.approx(1 - (1 / 8) / 4)    # 1 letter of an 8-letter word, 4 words
+    assert s["missing"].details["token"] == pytest.approx(1 - 1 / 4)       # one whole word of 4
+
+
+def test_a_dropped_repeated_word_costs():
+    result = score(ocr(line("BUY ONE GET", 100, 100, w=400)), {"text": "BUY ONE GET ONE"})
+    assert result.details["token"] == pytest.approx(3 / 4) and result.score < 0.9
+
+
+GREEK = frozenset("ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩαβγδεζηθικλμνξοπρστυφχψω") | LATIN
+
+
+def test_accented_greek_is_scored_with_accents_folded_not_skipped():
+    # ή, ό are outside the alphabet but η, ο are in it: compare without accents (both sides), say so in details
+    expected = "Καλή όρεξη"
+    read = OcrResult((line("Καλη ορεξη", 10, 10),), 1000, 1000, GREEK)
+    result = score(read, {"text": expected})
+    assert result.status == "ok" and result.score == 1.0
+    assert result.details["accents_folded"] is True and result.details["unreadable"] == ["ή", "ό"]
+    wrong = score(OcrResult((line("Καλη ορεχη", 10, 10),), 1000, 1000, GREEK), {"text": expected})
+    assert wrong.score < 1.0                                                   # a wrong letter still costs
+    assert score(OcrResult(read.lines, 1000, 1000, LATIN), {"text": expected}).status == "skipped"  # no Greek at all
+
+
+def test_a_lost_accent_costs_half_a_letter():
+    full, lost, wrong = (score(ocr(line(t, 10, 10)), {"text": "Naïve Café"}) for t in ("Naïve Café", "Naive Café", "Najve Café"))
+    assert full.score == 1.0 > lost.score > wrong.score
+    assert lost.details["char"] == pytest.approx(1 - 0.5 / 10) and wrong.details["char"] == pytest.approx(1 - 1 / 10)
+    assert score(ocr(line("Naive Cafe", 10, 10)), {"text": "Naïve Café"}, fold_accents=True).score == 1.0

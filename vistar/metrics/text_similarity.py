@@ -1,6 +1,6 @@
 """Text normalisation and similarity used by TR (kept separate so calibration and tests can call them).
 
-Policy (docs/metrics/tr.md): NFKC, Greek capitals drawn like Latin ones folded to Latin, casefold, apostrophes
+Policy (docs/metrics/tr.md): NFKC, Greek letters drawn like Latin ones folded to Latin, casefold, apostrophes
 deleted, every other Unicode punctuation character replaced by a space, whitespace collapsed. Symbols ($, %, +,
 ©) and diacritics are kept unless `fold_accents`.
 """
@@ -14,9 +14,11 @@ from rapidfuzz.distance import Levenshtein
 _WS = re.compile(r"\s+")
 # Deleted rather than spaced, so "DON'T" ≈ "DONT" (OCR often misses them) and stays one token.
 APOSTROPHES = frozenset("'\u2018\u2019\u02bc\u02bb")  # ʻ: the ʻokina, drawn and read as an apostrophe
-# Greek capitals whose glyph is the Latin capital's: no reader (nor the recogniser, which reads ΚΑΛΗ as "KAΛH")
-# can tell them apart, so both sides are folded to Latin before comparing.
+# Greek letters drawn like Latin ones: no reader (nor the recogniser, which reads ΚΑΛΗ as "KAΛH" and ταβέρνα as
+# "ταβepνα") can tell them apart, so both sides are folded to Latin before comparing. Capitals are folded before
+# casefolding (Η looks like H, its lowercase η like n), lowercase after.
 GREEK_LATIN_CAPITALS = str.maketrans("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")
+GREEK_LATIN_LOWER = str.maketrans("αεικνορυχη", "aeikvopuxn")
 
 
 def _punct_to_space(text: str) -> str:
@@ -31,7 +33,7 @@ def strip_accents(text: str) -> str:
 def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation: bool = True,
                    fold_accents: bool = False) -> str:
     """NFKC (folds full-width and ligature forms), invisible format characters dropped (zero-width spaces, bidi
-    marks, soft hyphens: never drawn, so never read), Greek look-alike capitals to Latin, optional casefold,
+    marks, soft hyphens: never drawn, so never read), Greek look-alike letters to Latin, optional casefold,
     optional accent folding, punctuation policy, whitespace collapsed."""
     text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
     text = text.translate(GREEK_LATIN_CAPITALS)
@@ -39,21 +41,29 @@ def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation
         text = unicodedata.normalize("NFKC", text.casefold())  # casefolding can undo NFKC composition (ǰ)
     if fold_accents:
         text = strip_accents(text)
+    text = text.translate(GREEK_LATIN_LOWER)
     if strip_punctuation:
         text = _punct_to_space(text)
     return _WS.sub(" ", text).strip()
 
 
+def char_distance(a: str, b: str) -> float:
+    """Levenshtein distance in which a letter that differs only by its accent (naive for naïve, e for é) costs
+    half: the mean of the distances with and without accents. People read a lost accent as a smaller slip than
+    a wrong letter, and the recogniser drops some accents (ï) from perfect renders."""
+    return (Levenshtein.distance(a, b) + Levenshtein.distance(strip_accents(a), strip_accents(b))) / 2
+
+
 def char_similarity(recognised: str, expected: str) -> float:
-    """1 − Levenshtein distance / max(len): 1 for identical strings, 0 when nothing matches or one side is empty."""
+    """1 − char_distance / max(len): 1 for identical strings, 0 when nothing matches or one side is empty."""
     if not recognised and not expected:
         return 1.0
-    return 1.0 - Levenshtein.normalized_distance(recognised, expected)
+    return max(0.0, 1.0 - char_distance(recognised, expected) / max(len(recognised), len(expected)))
 
 
 def word_cost(a: str, b: str) -> float:
-    """Cost of reading word `a` where `b` was asked: its normalised Levenshtein distance, a fraction of one word."""
-    return Levenshtein.normalized_distance(a, b)
+    """Cost of reading word `a` where `b` was asked: its normalised char distance, a fraction of one word."""
+    return min(1.0, char_distance(a, b) / max(len(a), len(b))) if a or b else 0.0
 
 
 def joined_cost(word: str, first: str, second: str) -> float:

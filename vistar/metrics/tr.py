@@ -49,16 +49,25 @@ def text_angle(lines: list[OcrLine]) -> float:
     return 0.0
 
 
-def reading_order(lines: list[OcrLine], columns: bool = False, column_gap: float = 1.2) -> list[OcrLine]:
+def reading_order(lines: list[OcrLine], columns: bool = False, column_gap: float = 0.8) -> list[OcrLine]:
     """Lines in reading order, independent of the detector's order and of the text's rotation.
 
-    Every box is turned by minus the dominant text angle, so lines tilted by ±15° become level. Rows (default):
-    a line joins a row when its centre is within half a median line height of the row's mean centre; rows top
-    to bottom, left to right within a row. `columns`: an XY cut — a blank vertical band at least `column_gap`
-    median line heights wide splits columns (left to right, each read to its end), else the widest blank
-    horizontal band splits blocks (top to bottom), and what no band separates is read as rows."""
+    Every box is turned by minus the dominant text angle, so lines tilted by ±15° become level, then grouped
+    into rows: a line joins a row when its centre is within half a median line height of the row's mean centre;
+    rows top to bottom, left to right within a row. `columns`: the longest run of consecutive rows that a blank
+    vertical band at least `column_gap` median line heights wide splits, with a line on each side in its first
+    row, is read column by column (left to right, each to its end, recursively), the rows above and below it as
+    before (a title over two columns)."""
     if not lines:
         return []
+    boxes, median = _level_boxes(lines)
+    ordered = _by_columns(boxes, median, column_gap * median) if columns else _flat(_rows(boxes, median))
+    return [box[4] for box in ordered]
+
+
+def _level_boxes(lines: list[OcrLine]) -> tuple[list[tuple], float]:
+    """Each line's bounds (x0, y0, x1, y1, line) after turning by minus the dominant text angle, so that the
+    lines lie level, and the median line height."""
     turn = math.radians(-text_angle(lines))
     cos, sin = math.cos(turn), math.sin(turn)
     boxes = []
@@ -66,26 +75,34 @@ def reading_order(lines: list[OcrLine], columns: bool = False, column_gap: float
         xs, ys = zip(*((x * cos - y * sin, x * sin + y * cos) for x, y in line.box))
         boxes.append((min(xs), min(ys), max(xs), max(ys), line))
     heights = sorted(_height(ln) for ln in lines)
-    median = max(1.0, heights[len(heights) // 2])
-    ordered = _xy_cut(boxes, median, column_gap * median) if columns else _rows(boxes, median)
-    return [box[4] for box in ordered]
+    return boxes, max(1.0, heights[len(heights) // 2])
 
 
-def _xy_cut(boxes: list[tuple], median: float, column_gap: float) -> list[tuple]:
+def _by_columns(boxes: list[tuple], median: float, gap: float) -> list[tuple]:
     if len(boxes) < 2:
         return boxes
-    for axis, min_gap in ((0, column_gap), (1, 0.0)):  # columns first, then the widest horizontal band
-        cut = _widest_gap(boxes, axis, min_gap)
-        if cut is not None:
-            before = [b for b in boxes if b[axis + 2] <= cut]
-            after = [b for b in boxes if b[axis + 2] > cut]
-            return _xy_cut(before, median, column_gap) + _xy_cut(after, median, column_gap)
-    return _rows(boxes, median)
+    cut = _column_cut(boxes, gap)
+    if cut is not None:
+        return (_by_columns([b for b in boxes if b[2] <= cut], median, gap)
+                + _by_columns([b for b in boxes if b[2] > cut], median, gap))
+    rows = _rows(boxes, median)
+    runs = [(a, b) for a in range(len(rows)) for b in range(a + 2, len(rows) + 1) if _columns_start(rows[a:b], gap)]
+    if not runs:
+        return _flat(rows)
+    a, b = max(runs, key=lambda run: (run[1] - run[0], -run[0]))  # the longest run, the topmost of equals
+    return [box for part in (rows[:a], rows[a:b], rows[b:]) for box in _by_columns(_flat(part), median, gap)]
 
 
-def _widest_gap(boxes: list[tuple], axis: int, min_gap: float) -> float | None:
-    """Where the widest blank band along `axis` (0: x, 1: y) wider than `min_gap` starts, or None."""
-    spans = sorted((b[axis], b[axis + 2]) for b in boxes)
+def _columns_start(rows: list[list[tuple]], gap: float) -> bool:
+    """These rows split into columns, which start together: the first row has a line on each side of the cut
+    (a title set off to one side is not a column)."""
+    cut = _column_cut(_flat(rows), gap)
+    return cut is not None and min(b[2] for b in rows[0]) <= cut < max(b[2] for b in rows[0])
+
+
+def _column_cut(boxes: list[tuple], min_gap: float) -> float | None:
+    """Where the widest blank vertical band wider than `min_gap` starts, or None."""
+    spans = sorted((b[0], b[2]) for b in boxes)
     best, cut, reach = min_gap, None, spans[0][1]
     for start, end in spans[1:]:
         if start - reach > best:
@@ -94,7 +111,7 @@ def _widest_gap(boxes: list[tuple], axis: int, min_gap: float) -> float | None:
     return cut
 
 
-def _rows(boxes: list[tuple], median: float) -> list[tuple]:
+def _rows(boxes: list[tuple], median: float) -> list[list[tuple]]:
     centre = lambda b: (b[1] + b[3]) / 2  # noqa: E731
     rows: list[list[tuple]] = []
     for box in sorted(boxes, key=lambda b: (centre(b), b[0])):
@@ -102,25 +119,49 @@ def _rows(boxes: list[tuple], median: float) -> list[tuple]:
             rows[-1].append(box)
         else:
             rows.append([box])
-    return [b for row in rows for b in sorted(row, key=lambda b: b[0])]
+    return [sorted(row, key=lambda b: b[0]) for row in rows]
 
 
-def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float,
-                 min_glyph_confidence: float = 0.0) -> tuple[list[OcrLine], dict]:
-    """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), and lone
-    one- or two-character readings below `min_glyph_confidence`: a ring, dot or star read as "O", "o" or "*"
-    (calibrated in docs/metrics/tr.md; a real short word is read far more surely)."""
+def _flat(rows: list[list[tuple]]) -> list[tuple]:
+    return [box for row in rows for box in row]
+
+
+def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float, min_glyph_confidence: float = 0.0,
+                 glyph_gap: float = math.inf, expected: str = "") -> tuple[list[OcrLine], dict]:
+    """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), and
+    decorative glyphs (`_glyphs`)."""
     keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "glyph": 0}
     for line in ocr.lines:
         if line.confidence < min_confidence:
             dropped["low_confidence"] += 1
         elif _height(line) < min_box_height_frac * ocr.height:
             dropped["tiny_box"] += 1
-        elif len(normalize_text(line.text).replace(" ", "")) <= 2 and line.confidence < min_glyph_confidence:
-            dropped["glyph"] += 1
         else:
             keep.append(line)
-    return keep, dropped
+    glyphs = _glyphs(keep, min_glyph_confidence, glyph_gap, expected)
+    dropped["glyph"] = len(glyphs)
+    return [ln for k, ln in enumerate(keep) if k not in glyphs], dropped
+
+
+def _glyphs(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float, expected: str) -> set[int]:
+    """Indices of rings, dots and stars, not text: a reading with no letter or digit whose symbols the expected
+    text does not hold (a star read as "★"), or a one- or two-character reading lying more than `glyph_gap`
+    line heights from every longer line (off the text lines) and read less surely than `min_glyph_confidence`
+    (a ring read as "O" at 0.6-0.92). Short words of the text sit within 0.3 line heights of their neighbours;
+    both values are calibrated in docs/metrics/tr.md."""
+    texts = [normalize_text(ln.text).replace(" ", "") for ln in lines]
+    boxes, median = _level_boxes(lines) if lines else ([], 1.0)
+    longer = [box for box, text in zip(boxes, texts) if len(text) > 2]
+    out = set()
+    for k, (box, text) in enumerate(zip(boxes, texts)):
+        if not any(unicodedata.category(c)[0] in "LN" for c in text):
+            if not set(text) & set(expected):
+                out.add(k)
+        elif len(text) <= 2 and box[4].confidence < min_glyph_confidence and longer:
+            gap = min(max(o[0] - box[2], box[0] - o[2], o[1] - box[3], box[1] - o[3]) for o in longer)
+            if gap > glyph_gap * median:
+                out.add(k)
+    return out
 
 
 def expected_text(controls: dict) -> str | None:
@@ -181,7 +222,7 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     if missing:  # accented letters it reads only without their accents: compare with accents folded on both sides
         norm["fold_accents"] = True
     lines, dropped = filter_lines(ocr, float(params["min_confidence"]), float(params["min_box_height_frac"]),
-                                  float(params["min_glyph_confidence"]))
+                                  float(params["min_glyph_confidence"]), float(params["glyph_gap"]), expected)
     result, ordered, layout = _best_reading(lines, expected, params, norm)
     return MetricResult.ok(result.pop("score"), **result, layout=layout, dropped_lines=dropped, accents_folded=norm["fold_accents"],
                            **({"unreadable": missing} if missing else {}),
