@@ -10,7 +10,7 @@ import typer
 
 from ..engine.images import IMAGE_EXTS, ImageError, load_rgb
 from ..models import MissingWeightError
-from .common import ModelPathOpt, console, fail, out, parse_model_paths
+from .common import ModelPathOpt, fail, out, parse_model_paths, say
 from .style import App
 
 app = App(no_args_is_help=True, help="Geometric consistency (GC) tools.")
@@ -37,7 +37,7 @@ def fit_padim(
         try:
             images.append(load_rgb(file))
         except ImageError as exc:
-            console.print(f"[yellow]skipped[/] {file}: {exc}", highlight=False)
+            say(f"skipped: {file}: {exc}", "yellow")
     if len(images) < 3:
         fail(f"{ref_images}: need at least 3 readable reference images, found {len(images)}")
     try:
@@ -47,5 +47,5 @@ def fit_padim(
     feats = np.concatenate([backbone(images[i:i + batch_size]) for i in range(0, len(images), batch_size)])
     stats = fit_stats(feats, backbone)
     digest = save_stats(stats, out_file)
-    out.print(f"wrote {out_file}: {len(images)} images, grid {feats.shape[2]}x{feats.shape[3]}, "
-              f"{feats.shape[1]} channels, s_ref {stats.meta['s_ref']:.3f}, hash {digest}", highlight=False)
+    say(f"wrote {out_file}: {len(images)} images, grid {feats.shape[2]}x{feats.shape[3]}, "
+        f"{feats.shape[1]} channels, s_ref {stats.meta['s_ref']:.3f}, hash {digest}", to=out)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..models import MissingWeightError, catalog, spec
 from ..models.fetch import FetchError, fetch as fetch_model, verify as verify_model
-from .common import ModelPathOpt, console, fail, out, parse_model_paths
+from .common import ModelPathOpt, fail, out, parse_model_paths, say
 from .style import App
 
 app = App(no_args_is_help=True, help="Pretrained weights: list, fetch (the only network access), verify.")
@@ -58,7 +58,7 @@ def fetch(name: str = typer.Argument(..., help="Catalogue name, see `vistar mode
         fail(f"fetching {name} needs {exc.name}: install the `cv` extra (pip install 'vistar[cv]')", code=1)
     except (FetchError, OSError) as exc:
         fail(f"fetching {name} failed: {exc}", code=1)
-    out.print(f"{name}: {path}", highlight=False)
+    say(f"{name}: {path}", to=out)
     _report(name, {}, quiet_ok=True)
 
 
@@ -85,9 +85,9 @@ def _report(name: str, paths: dict[str, str], skip_absent: bool = False, quiet_o
         path, checks = verify_model(name, paths)
     except MissingWeightError as exc:
         if skip_absent:
-            console.print(f"{name}: not present", highlight=False)
+            say(f"{name}: not present")
             return False
-        console.print(f"[red]{exc}[/]", highlight=False)
+        say(exc, "red")
         return True
     wrong = False
     for check in checks:
@@ -95,7 +95,7 @@ def _report(name: str, paths: dict[str, str], skip_absent: bool = False, quiet_o
         if check.status == "ok" and quiet_ok:
             continue
         detail = f"sha256 {check.actual}" if check.status in ("ok", "recorded", "unpinned") else f"expected {check.expected}, got {check.actual}"
-        out.print(f"{name}/{check.file}: {check.status} ({detail})", highlight=False)
+        say(f"{name}/{check.file}: {check.status} ({detail})", to=out)
     if not quiet_ok:
-        out.print(f"{name}: {path}", highlight=False)
+        say(f"{name}: {path}", to=out)
     return wrong
