@@ -128,3 +128,11 @@ def test_a_duplicate_key_after_thousands_of_pairs_is_located():
     with pytest.raises(PromptSyntaxError) as err:
         parse_prompt(text)
     assert err.value.message == "duplicate control key 'k5'" and err.value.column == text.rindex("k5=") + 1
+
+
+def test_a_model_folder_name_is_escaped_in_the_summary_table(tmp_path, fake):
+    png(tmp_path / "imgs" / "m\x1b[31m[bold]" / "a.png")
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
+    res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.output and "m\\x1b[31m[bold]" in res.output  # escaped, and not read as markup

@@ -127,6 +127,6 @@ def score(
     out.print(f"scored {summary.scored} rows ({statuses}); {summary.reused} already in {out_dir}", highlight=False,
               markup=False, soft_wrap=True)
     frame = print_summary(out_dir)
-    judge_cli.after_run(out_dir, options, suite, lambda line: out.print(line, highlight=False))
+    judge_cli.after_run(out_dir, options, suite, lambda line: say(line, to=out))  # names models: user text
     print_not_scored(frame)
     raise typer.Exit(int(finish_score(summary, cfg, frame, partial_ok)))

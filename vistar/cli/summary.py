@@ -8,7 +8,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.table import Table
 
 from ..engine.store import read_scores
-from .common import out, printable
+from .common import out, printable, safe
 
 WIDTH = 80  # the not-scored lines are cut to this, whatever the terminal: they are read in logs and CI output too
 
@@ -39,7 +39,7 @@ def print_summary(run_dir: str | Path):
         table.add_column(col, justify="left" if col in ("model", "metric") else "right")
     for row in frame.itertuples(index=False):
         mean = getattr(row, "mean")
-        table.add_row(printable(row.model), row.metric, "-" if mean != mean else f"{mean:.1f}",
+        table.add_row(safe(row.model), safe(row.metric), "-" if mean != mean else f"{mean:.1f}",
                       *(str(int(getattr(row, s))) for s in statuses))
     out.print(table)
     return rows
