@@ -23,7 +23,7 @@ def main() -> None:
     parser.add_argument("--no-person-detector", action="store_true")
     args = parser.parse_args()
     split = cpa.TUNING if args.split == "tuning" else cpa.VALIDATION
-    model_paths = {"ssd-mobilenet-v2-coco": "/nonexistent"} if args.no_person_detector else {}
+    model_paths = {"ssd-mobilenet-v2-coco": "/dev/null/absent"} if args.no_person_detector else {}
     images, missing = cpa._photos(len(cpa.PHOTOS))
     for line in missing:
         print("unavailable:", line)

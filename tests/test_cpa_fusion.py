@@ -27,10 +27,17 @@ def test_each_face_goes_to_the_box_whose_head_it_is():
 def test_second_box_on_a_person_is_not_a_second_person():
     whole = PersonBox((0, 0, 200, 400), 0.9)
     overlapping = PersonBox((20, 20, 220, 420), 0.6)   # IoU 0.74 with the face-holding box
-    torso = PersonBox((30, 150, 170, 390), 0.6)        # entirely inside it
+    torso = PersonBox((40, 60, 160, 300), 0.6)         # inside it (IoU 0.36), starting near its top
     face = (80, 10, 120, 50)
     assert people([whole, overlapping, torso], [face]) == [(whole.box, 0)]
     assert len(fuse([whole, torso], [face], duplicate_inside=1.01)) == 2   # the inside rule is what drops it
+
+
+def test_person_seated_in_front_of_a_standing_one_is_kept():
+    # cut by the frame, her box lies inside his but starts well below his top: another person, not his torso
+    standing, seated = PersonBox((0, 0, 300, 600), 0.9), PersonBox((150, 250, 300, 600), 0.6)
+    assert len(fuse([standing, seated], [(130, 20, 170, 60)])) == 2
+    assert len(fuse([standing, seated], [(130, 20, 170, 60)], same_top=1.0)) == 1
 
 
 def test_box_whose_head_is_someone_elses_face_is_that_person():

@@ -120,16 +120,22 @@ def _inside_share(box, other) -> float:
     return max(0.0, w) * max(0.0, h) / area if area > 0 else 0.0
 
 
-def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5,
-         duplicate_inside: float = 0.8) -> list[tuple[PersonBox | None, int | None]]:
+def _part_of(box, other, inside: float, same_top: float) -> bool:
+    """BOX is a part of the person in OTHER: at least INSIDE of it lies within OTHER and it starts within SAME_TOP of
+    OTHER's height from OTHER's top (a torso or arm box; someone seated in front of a standing person starts lower)."""
+    return _inside_share(box, other) >= inside and box[1] - other[1] <= same_top * (other[3] - other[1])
+
+
+def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5, duplicate_inside: float = 0.8,
+         same_top: float = 0.3) -> list[tuple[PersonBox | None, int | None]]:
     """People as (person box or None, face index or None).
 
     Faces are matched to person boxes one to one (Hungarian, cost = distance of the face from the box's head
     position; a face only matches a box containing its centre). A box left without a face is a person whose face
     is turned, hidden, cut or too small, unless it is the detector's second box on someone already kept (boxes
-    with a face first, then faceless ones by score): it overlaps a kept box by IoU > DUPLICATE_IOU, lies inside
-    one by at least DUPLICATE_INSIDE of its area (a box on the torso and arm of a person whose whole-body box is
-    kept), or a matched face sits in its head region (that face's person is already counted). A face left
+    with a face first, then faceless ones by score): it overlaps a kept box by IoU > DUPLICATE_IOU, is a part of
+    one (`_part_of`: a box on the torso and arm of a person whose whole-body box is kept), or a matched face sits
+    in its head region (that face's person is already counted). A face left
     without a box is a person on its own (the body hidden or not recognised).
     """
     cost = np.array([[_head_cost(f, p.box) for f in face_boxes] for p in persons]).reshape(len(persons), len(face_boxes))
@@ -141,7 +147,7 @@ def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5,
     for r in sorted(set(range(len(persons))) - set(face_of), key=lambda r: -persons[r].score):
         box = persons[r].box
         kept = [p.box for p, _ in people]
-        if all(iou(box, other) <= duplicate_iou and _inside_share(box, other) < duplicate_inside for other in kept) \
+        if all(iou(box, other) <= duplicate_iou and not _part_of(box, other, duplicate_inside, same_top) for other in kept) \
                 and not any(_in_head_region(centre, box) for centre in matched):
             people.append((persons[r], None))
     used = set(face_of.values())

@@ -82,13 +82,13 @@ def _nose_on_face(landmarks: np.ndarray, face_box, slack: float = 0.5) -> bool:
 
 def estimate_people(image: np.ndarray, faces: FaceResult, pose, max_people: int = 8,
                     persons: list[PersonBox] | None = None, duplicate_iou: float = 0.5,
-                    duplicate_inside: float = 0.8) -> PoseResult:
+                    duplicate_inside: float = 0.8, same_top: float = 0.3) -> PoseResult:
     """People of IMAGE with their landmarks; PERSONS: the person detector's boxes (None: it did not run)."""
     if persons is None:
         return _people_from_faces(image, faces, pose, max_people)
     height, width = image.shape[:2]
     people = []
-    for k, (person, face_index) in enumerate(fuse(persons, [f.box for f in faces.faces], duplicate_iou, duplicate_inside)):
+    for k, (person, face_index) in enumerate(fuse(persons, [f.box for f in faces.faces], duplicate_iou, duplicate_inside, same_top)):
         if person is None:
             found = _around_face(image, faces.faces[face_index].box, pose) if k < max_people else None
             if found is not None:
@@ -166,7 +166,8 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[PoseResult]:
         if isinstance(detector, SSDPersonDetector):
             out.append(estimate_people(item.image, item.deps["faces"], pose, max_people, detector(item.image),
                                        float(params.get("person_duplicate_iou", 0.5)),
-                                       float(params.get("person_duplicate_inside", 0.8))))
+                                       float(params.get("person_duplicate_inside", 0.8)),
+                                       float(params.get("person_same_top", 0.3))))
         else:
             result = estimate_people(item.image, item.deps["faces"], pose, max_people)
             out.append(PoseResult(result.people, result.source, str(detector) if detector else None))

@@ -91,12 +91,24 @@ def expression_label(value: str, synonyms: dict[str, list[str]]) -> str:
     raise ValueError(f"expression={value!r} is not a known expression (known: {', '.join(sorted(synonyms))})")
 
 
-def expression_similarity(expected: str, face: Face | None) -> float:
-    """p(expected)/p(top class): 1 when the expected expression is the classifier's choice, smaller as it
-    ranks lower; 0 when no face (or no expression) was seen for the person."""
+def calibrated(expression: dict[str, float], neutral_weight: float) -> dict[str, float]:
+    """The classifier's probabilities with p(neutral) multiplied by NEUTRAL_WEIGHT and renormalised.
+
+    The FER2013 mini-Xception reads calm faces in photographs as sad or angry (3 of the 5 neutral faces of the
+    tuning photos, with neutral second at 0.12-0.32 of the mass); a prior on neutral undoes that while a clear
+    expression keeps its label (docs/metrics/cpa.md, Expression calibration)."""
+    weighted = {k: v * (neutral_weight if k == "neutral" else 1.0) for k, v in expression.items()}
+    total = sum(weighted.values())
+    return {k: v / total for k, v in weighted.items()} if total > 0 else dict(expression)
+
+
+def expression_similarity(expected: str, face: Face | None, neutral_weight: float = 1.0) -> float:
+    """p(expected)/p(top class) after calibration: 1 when the expected expression is the classifier's choice,
+    smaller as it ranks lower; 0 when no face (or no expression) was seen for the person."""
     if face is None or not face.expression:
         return 0.0
-    return face.expression.get(expected, 0.0) / max(max(face.expression.values()), 1e-9)
+    probs = calibrated(face.expression, neutral_weight)
+    return probs.get(expected, 0.0) / max(max(probs.values()), 1e-9)
 
 
 def _per_person(value, n: int) -> list | None:
@@ -131,7 +143,8 @@ def cpa(people: list[Person], controls: dict, params: dict, role: str | None) ->
 
     sim_p = np.array([[posture_similarity(postures[j], p.posture, partial) if postures else 0.0 for j in range(n_gt)]
                       for p in people]).reshape(len(people), n_gt)
-    sim_e = np.array([[expression_similarity(expressions[j], p.face) if expressions else 0.0 for j in range(n_gt)]
+    neutral_weight = float(params.get("neutral_weight", 1.0))
+    sim_e = np.array([[expression_similarity(expressions[j], p.face, neutral_weight) if expressions else 0.0 for j in range(n_gt)]
                       for p in people]).reshape(len(people), n_gt)
     rows, cols = linear_sum_assignment(-(sim_p + sim_e)) if people and n_gt else (np.array([], int), np.array([], int))
 
@@ -148,16 +161,17 @@ def cpa(people: list[Person], controls: dict, params: dict, role: str | None) ->
     matches = {int(r): int(c) for r, c in zip(rows, cols)}
     return {"score": score, "s_count": s_count, "s_posture": s_posture, "s_expression": s_expression,
             "weights": weights, "n_expected": n_gt, "n_detected": len(people),
-            "people": [_describe(p, matches.get(i)) for i, p in enumerate(people)]}
+            "people": [_describe(p, matches.get(i), neutral_weight) for i, p in enumerate(people)]}
 
 
-def _describe(person: Person, match: int | None) -> dict:
+def _describe(person: Person, match: int | None, neutral_weight: float) -> dict:
     out = {"box": [round(v, 1) for v in person.box], "matched_to": match,
            "posture": list(person.posture.labels) if person.posture else None}
     if person.face is not None and person.face.expression:
-        top = max(person.face.expression, key=person.face.expression.get)
+        probs = calibrated(person.face.expression, neutral_weight)
+        top = max(probs, key=probs.get)
         out["expression"] = top
-        out["expression_p"] = round(person.face.expression[top], 4)
+        out["expression_p"] = round(probs[top], 4)
     return out
 
 

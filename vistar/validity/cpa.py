@@ -206,7 +206,7 @@ def count_people(images: list[np.ndarray], model_paths: dict | None = None) -> t
 
     ontology = Ontology.load()
     params = ontology.metric_params("CPA")
-    ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": "/nonexistent", **(model_paths or {})})
+    ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent", **(model_paths or {})})
     counts, source = [], ""
     for image in images:
         item = StageInput(np.ascontiguousarray(image), None, {}, {})
