@@ -6,99 +6,15 @@ declares plus the prompt's (resolved) control parameters and its ontology parame
 from __future__ import annotations
 
 import importlib
-import math
-from dataclasses import dataclass, field
-from typing import Any, Callable
 
-import numpy as np
+# The contracts live in vistar.api; re-exported here for code written against the old location.
+from ..api import FeatureStage, Metric, MetricResult, StageContext, StageInput
 
-from ..prompts_dsl.model import Prompt
+__all__ = ["FEATURES", "METRICS", "PROTOCOLS", "FeatureStage", "Metric", "MetricResult", "StageContext", "StageInput",
+           "check", "feature_stage", "metric", "metrics_for_angle", "metrics_for_prompt", "stage_order"]
 
-
-@dataclass
-class StageInput:
-    """One image as a feature stage sees it."""
-
-    image: np.ndarray             # HxWx3 uint8 RGB
-    prompt: Prompt
-    controls: dict                # resolved control parameters (ground truth)
-    deps: dict[str, Any] = field(default_factory=dict)  # outputs of the stages this one requires
-
-
-@dataclass
-class StageContext:
-    """Run-wide settings and the cache of loaded models shared by all batches."""
-
-    device: str = "cpu"
-    model_paths: dict[str, str] = field(default_factory=dict)
-    features: dict = field(default_factory=dict)    # ontology `features:` section: per-stage parameters
-    options: dict = field(default_factory=dict)     # run-time settings from the CLI (e.g. a judge endpoint)
-    cache: dict = field(default_factory=dict)
-
-    def params(self, stage: str) -> dict:
-        return dict(self.features.get(stage) or {})
-
-    def model(self, key: str, loader: Callable[[], Any]) -> Any:
-        """Load once per run, reuse for every batch."""
-        if key not in self.cache:
-            self.cache[key] = loader()
-        return self.cache[key]
-
-
-@dataclass(frozen=True)
-class FeatureStage:
-    name: str
-    version: str
-    compute: Callable[[list[StageInput], StageContext], list]  # one output per input; an Exception marks a per-image failure
-    requires: tuple[str, ...] = ()
-    models: tuple[str, ...] = ()
-    # raises ValueError for bad `features.<name>` values: run before any image, not as an error on every row
-    check_params: Callable[[dict], Any] | None = None
-
-
-@dataclass
-class MetricResult:
-    score: float | None
-    status: str = "ok"            # ok | error | skipped
-    error: str | None = None
-    details: dict = field(default_factory=dict)
-
-    @classmethod
-    def ok(cls, score: float, **details) -> "MetricResult":
-        """Clamped to [0, 1]; a NaN/inf score becomes an error (a clamp would turn NaN into a silent 0)."""
-        score = float(score)
-        if not math.isfinite(score):
-            return cls(None, "error", f"metric produced a non-finite score ({score})", details)
-        return cls(min(1.0, max(0.0, score)), "ok", None, details)
-
-    @classmethod
-    def skipped(cls, reason: str, **details) -> "MetricResult":
-        return cls(None, "skipped", reason, details)
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    angle: str
-    version: str
-    features: tuple[str, ...]
-    fn: Callable[[dict, dict, dict, Prompt], MetricResult]  # (features, controls, params, prompt) -> result
-    # Features used when they can be computed; a missing weight or failure there leaves them out of the
-    # dict the metric receives instead of skipping it (e.g. CPA counts people from `instances` when YOLO exists).
-    optional: tuple[str, ...] = ()
-
-    @property
-    def all_features(self) -> tuple[str, ...]:
-        return self.features + self.optional
-
-    def inputs(self, feats: dict) -> dict:
-        """What the metric function receives: its required features and the optional ones that succeeded."""
-        given = {n: feats[n] for n in self.features}
-        given.update({n: feats[n] for n in self.optional if n in feats and not isinstance(feats[n], BaseException)})
-        return given
-
-
-# name -> "module:attribute"; add a line here when you add a stage or a metric.
+# The one import list (docs/engine.md, "Adding a metric / a stage / a protocol"): name -> "module:attribute".
+# Modules load when first used, so heavy dependencies load only for the stages a run needs.
 FEATURES: dict[str, str] = {
     "ocr": "vistar.features.ocr:STAGE",
     "panels": "vistar.features.panels:STAGE",
@@ -137,6 +53,14 @@ METRICS: dict[str, str] = {
     "phybench.phy": "vistar.vlm.protocols.metrics:PHYBENCH_PHY",
     "phybench.scene": "vistar.vlm.protocols.metrics:PHYBENCH_SCENE",
 }
+# Judge protocols (a `protocol=` control routes a prompt to the metrics declaring the protocol's name as angle).
+PROTOCOLS: dict[str, str] = {
+    "wise-legacy": "vistar.vlm.protocols.wise_legacy:PROTOCOL",
+    "wise-verified": "vistar.vlm.protocols.wise_verified:PROTOCOL",
+    "genexam": "vistar.vlm.protocols.genexam:PROTOCOL",
+    "unieval": "vistar.vlm.protocols.unieval:PROTOCOL",
+    "phybench": "vistar.vlm.protocols.phybench:PROTOCOL",
+}
 
 
 def _resolve(table: dict[str, str], name: str, kind: str):
@@ -154,17 +78,73 @@ def metric(name: str) -> Metric:
     return _resolve(METRICS, name, "metric")
 
 
+def protocol(name: str):
+    return _resolve(PROTOCOLS, name, "protocol")
+
+
+def _ontology_angles() -> set[str]:
+    from ..ontology import Ontology
+
+    return set(Ontology.load().angles)
+
+
+_CHECKED: dict[tuple, dict[str, list[str]]] = {}
+
+
+def check() -> dict[str, list[str]]:
+    """Build the routing table (angle -> metric names) from the declarations and refuse what cannot run:
+    a metric registered under another name than it declares, a metric whose angle is neither an ontology
+    angle nor a protocol, a protocol only partly registered (its judge stage without its metrics or the
+    reverse). Raises ValueError naming each problem; checked once per content of the tables (tests swap them)."""
+    ident = (tuple(FEATURES.items()), tuple(METRICS.items()), tuple(PROTOCOLS.items()))
+    if ident in _CHECKED:
+        return _CHECKED[ident]
+    problems: list[str] = []
+    routes: dict[str, list[str]] = {}
+    known = _ontology_angles() | set(PROTOCOLS)
+    loaded = {}
+    for name, where in METRICS.items():
+        try:
+            loaded[name] = m = metric(name)
+        except Exception:  # noqa: BLE001 - its module cannot load: the engine records the metric as unavailable
+            routes.setdefault(name.split(".")[0], []).append(name)   # on the rows of the angle its name says
+            continue
+        if m.name != name:
+            problems.append(f"metric registered as '{name}' ({where}) declares name '{m.name}'")
+        if m.angle not in known:
+            problems.append(f"metric '{name}' ({where}) declares angle '{m.angle}', which is neither an ontology "
+                            f"angle nor a protocol, so no prompt would reach it")
+        missing = [f for f in m.all_features if f not in FEATURES]
+        if missing:
+            problems.append(f"metric '{name}' ({where}) needs unregistered feature stage(s): {', '.join(missing)}")
+        routes.setdefault(m.angle, []).append(name)
+    for name in PROTOCOLS:
+        parts = [f"judge.{name}" in FEATURES, any(m.angle == name for m in loaded.values())]
+        if not any(parts):  # tables swapped for a test's own plugins: the protocol is simply not part of them
+            continue
+        proto = protocol(name)
+        if proto.name != name:
+            problems.append(f"protocol registered as '{name}' declares name '{proto.name}'")
+        if proto.stage not in FEATURES:
+            problems.append(f"protocol '{name}': its judge stage '{proto.stage}' is not registered")
+        for mname in proto.metrics:
+            if mname not in loaded or loaded[mname].angle != name:
+                problems.append(f"protocol '{name}': its metric '{mname}' is not registered with angle '{name}'")
+    if problems:
+        raise ValueError("metric registry: " + "; ".join(problems))
+    _CHECKED[ident] = routes
+    return routes
+
+
 def metrics_for_angle(angle: str) -> list[str]:
-    """Metric names that score an angle (by convention the angle metric is named after the angle)."""
-    return [name for name in METRICS if name.split(".")[0] == angle]
+    """Metric names that score an angle: every registered metric declaring it (`Metric.angle`)."""
+    return list(check().get(angle, []))
 
 
-def metrics_for_prompt(prompt: Prompt) -> list[str]:
+def metrics_for_prompt(prompt) -> list[str]:
     """A prompt naming a sibling-benchmark protocol (control `protocol=`) is scored by that protocol's metrics."""
-    from ..vlm.protocols import PROTOCOLS  # light: pure-Python protocol definitions
-
-    proto = PROTOCOLS.get(str(prompt.controls.get("protocol")))
-    return list(proto.metrics) if proto else metrics_for_angle(prompt.angle)
+    name = str(prompt.controls.get("protocol"))
+    return metrics_for_angle(name) if name in PROTOCOLS else metrics_for_angle(prompt.angle)
 
 
 def stage_order(names: set[str]) -> list[str]:

@@ -1,0 +1,78 @@
+"""What a metric is and what it returns.
+
+One rule for outcomes (docs/engine.md, "Metric outcomes"):
+- `ok`: a score in [0, 1].
+- `skipped`: the metric does not apply to this image or this run cannot measure it, and nothing is wrong with
+  the prompt or the image (a weight is not installed, the OCR alphabet lacks the text's letters, the angle's
+  optional check is absent by design).
+- `error`: the prompt's ground truth is missing or unusable (e.g. TR without the text, LI without a light
+  direction), a required feature failed, or the metric could not compute a finite score. The row is counted
+  as an error so the prompt file or the pipeline gets fixed; a metric never raises for these, it returns
+  `MetricResult.error(...)` (the engine still turns an unexpected exception into an error row).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class MetricResult:
+    score: float | None
+    status: str = "ok"            # ok | error | skipped
+    error: str | None = None      # the reason, for error and skipped rows
+    details: dict = field(default_factory=dict)
+
+    @classmethod
+    def ok(cls, score: float, **details) -> "MetricResult":
+        """Clamped to [0, 1]; a NaN/inf score becomes an error (a clamp would turn NaN into a silent 0)."""
+        score = float(score)
+        if not math.isfinite(score):
+            return cls(None, "error", f"metric produced a non-finite score ({score})", details)
+        return cls(min(1.0, max(0.0, score)), "ok", None, details)
+
+    @classmethod
+    def skipped(cls, reason: str, **details) -> "MetricResult":
+        return cls(None, "skipped", reason, details)
+
+
+
+def _error(cls, reason: str, **details) -> MetricResult:
+    """An error row (see the module docstring for when); the reason names the missing or bad input."""
+    return cls(None, "error", reason, details)
+
+
+# Set after the class is built: `error` is also the field holding a row's reason, which an instance's own
+# value shadows, so `MetricResult.error(reason)` builds a row and `result.error` reads the reason.
+MetricResult.error = classmethod(_error)  # type: ignore[assignment,method-assign]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric of one angle (or of one judge protocol: `angle` is then the protocol's name).
+
+    `angle` routes it: every prompt of that angle is scored by every metric declaring it. `combine`, when
+    given, is the metric's formula from its component scores and parameters to the final score; calibration
+    re-scores through it, so the formula exists once.
+    """
+
+    name: str
+    angle: str
+    version: str
+    features: tuple[str, ...]
+    fn: Callable[[dict, dict, dict, Any], MetricResult]  # (features, controls, params, prompt) -> result
+    # Features used when they can be computed; a missing weight or failure there leaves them out of the
+    # dict the metric receives instead of skipping it (e.g. CPA counts people from `instances` when YOLO exists).
+    optional: tuple[str, ...] = ()
+    combine: Callable[..., float] | None = None
+
+    @property
+    def all_features(self) -> tuple[str, ...]:
+        return self.features + self.optional
+
+    def inputs(self, feats: dict) -> dict:
+        """What the metric function receives: its required features and the optional ones that succeeded."""
+        given = {n: feats[n] for n in self.features}
+        given.update({n: feats[n] for n in self.optional if n in feats and not isinstance(feats[n], BaseException)})
+        return given
