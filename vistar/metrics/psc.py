@@ -6,7 +6,8 @@ For each pair of instances whose masks overlap or touch, the chaos metric (docs/
 
 compares the depth step across the contact band with the step between the objects' bodies. Occlusion or
 resting contact leaves a step at the contact (C large); interpenetration makes the surfaces meet there
-(C ≈ 0). Each pair's consistency s = C / (C + c_ref) (c_ref relaxed for attached pairs) is weighted by the
+(C ≈ 0). Each pair's consistency s = C / (C + c_ref) (c_ref relaxed for attached pairs: enclosed and flush
+with the surface around them) is weighted by the
 product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pair score; no interacting pair → 1.
 """
 from __future__ import annotations
@@ -77,7 +78,8 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[d
         return []
     depth = np.where(np.isfinite(depth), depth, 0.0).astype(np.float64)
     stats = pair_stats(masks, depth, pairs, touch, band, backend=params.get("kernel", "auto"))
-    eps = params["eps_frac"] * depth_scale(depth) + 1e-12
+    scale = depth_scale(depth)
+    eps = params["eps_frac"] * scale + 1e-12
     out = []
     min_px = int(params["min_region_px"])
     for (i, j), row in zip(pairs, stats):
@@ -88,15 +90,26 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[d
         if min(row[1], row[3]) < min_px:
             out.append({**pair, "status": "undetermined"})  # too little of one object at the contact
             continue
-        chaos = float(chaos_from_stats(_body_fallback(row, min_px)[None], eps)[0])
+        row = _body_fallback(row, min_px)
+        chaos = float(chaos_from_stats(row[None], eps)[0])
         small, large = (i, j) if _area(boxes[i]) <= _area(boxes[j]) else (j, i)
-        attached = enclosure(boxes[small], boxes[large]) >= params["attach_enclosure"]
+        attached = (enclosure(boxes[small], boxes[large]) >= params["attach_enclosure"]
+                    and _flush(row, small_is_a=small == i, tolerance=params["flush_frac"] * scale))
         c_ref = params["c_ref"] * (params["attach_relax"] if attached else 1.0)
         consistency = chaos / (chaos + c_ref)
         weight = float(conf[i] * conf[j])
         out.append({**pair, "status": "scored", "chaos": round(chaos, 6), "attached": attached,
                     "weight": round(weight, 6), "score": 1.0 - weight * (1.0 - consistency)})
     return out
+
+
+def _flush(row: np.ndarray, small_is_a: bool, tolerance: float) -> bool:
+    """The enclosed object's body lies within TOLERANCE of the surrounding surface at their contact (a logo, a
+    pocket): continuity there is expected. A body that stands out of the surface while its rim meets it
+    with no depth step (a ball sunk into a block's face) is a penetration, not an attachment."""
+    body_small = row[4] / row[5] if small_is_a else row[6] / row[7]
+    contact_large = row[2] / row[3] if small_is_a else row[0] / row[1]
+    return abs(body_small - contact_large) <= tolerance
 
 
 def _body_fallback(row: np.ndarray, min_px: int) -> np.ndarray:
@@ -127,4 +140,4 @@ def _psc(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="1", features=("instances", "depth"), fn=_psc)
+METRIC = Metric(name="PSC", angle="PSC", version="2", features=("instances", "depth"), fn=_psc)

@@ -197,6 +197,25 @@ def _two_boxes(rng):
 
 _BUILDERS = (_sphere_and_box, _two_spheres, _cylinder_and_box, _two_boxes)
 
+BALL_AT_FACE = ("sunk", "resting", "floating")
+
+
+def ball_at_face(rng: np.random.Generator, kind: str) -> list:
+    """A block and a ball at its front face (the face towards the camera): KIND "sunk" puts the ball's centre
+    within −0.2r…0.5r of the face plane (into the block by at least half its radius), "resting" sets it on the
+    ground touching the face, "floating" holds it in the air 0.1–0.5 in front of the face."""
+    half, height = rng.uniform(0.6, 1.0), rng.uniform(0.9, 1.4)
+    box = Box((-half, 0.0, -half), (half, height, half))
+    r = rng.uniform(0.25, 0.45)
+    x = rng.uniform(-0.5, 0.5) * (half - r)
+    if kind == "sunk":
+        return [box, Sphere((x, rng.uniform(r, height - r), -half - rng.uniform(-0.2, 0.5) * r), r)]
+    if kind == "resting":
+        return [box, Sphere((x, r, -half - r), r)]
+    if kind == "floating":
+        return [box, Sphere((x, rng.uniform(r + 0.1, height), -half - r - rng.uniform(0.1, 0.5)), r)]
+    raise ValueError(f"unknown ball placement '{kind}' ({', '.join(BALL_AT_FACE)})")
+
 
 def scene_pair(seed: int, height: int = 96, width: int = 128, elevation_deg: float | None = None) -> tuple[Scene, Scene]:
     """(penetrating scene, non-penetrating scene) of the same two solids; the layout family cycles with the seed.

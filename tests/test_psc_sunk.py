@@ -1,0 +1,39 @@
+"""PSC tells a ball sunk into a block's front face from one resting against it or floating in front of it
+(ground-truth renders), and the validity slice runs."""
+import numpy as np
+
+from vistar.metrics.psc import METRIC, score_pairs
+from vistar.ontology import Ontology
+from vistar.synth.scenes import Box, Sphere, render
+from vistar.validity.psc import roc_auc, run_ball
+
+PARAMS = Ontology.load().metric_params("PSC")
+BLOCK = Box((-0.8, 0.0, -0.8), (0.8, 1.2, 0.8))
+
+
+def _score(ball: Sphere):
+    scene = render([BLOCK, ball], "test", 96, 128, elevation_deg=20)
+    return METRIC.fn({"instances": scene.instances, "depth": scene.inverse_depth}, {}, PARAMS, None), scene
+
+
+def test_half_sunk_ball_is_a_penetration_not_an_attachment():
+    sunk, scene = _score(Sphere((0.1, 0.6, -0.8), 0.35))          # centre on the face plane: half inside
+    pair = score_pairs(scene.instances, scene.inverse_depth, PARAMS)[0]
+    # the ball's box lies inside the block's, but its body stands out of the face: no relaxation
+    assert pair["status"] == "scored" and not pair["attached"]
+    resting, _ = _score(Sphere((0.1, 0.35, -0.8 - 0.35), 0.35))   # on the ground, touching the face
+    floating, _ = _score(Sphere((0.1, 0.7, -0.8 - 0.35 - 0.3), 0.35))
+    assert sunk.score < resting.score and sunk.score < floating.score
+    relaxed = METRIC.fn({"instances": scene.instances, "depth": scene.inverse_depth}, {}, {**PARAMS, "flush_frac": 1.0}, None)
+    assert relaxed.score > sunk.score      # version 1's reading (any enclosed object attached) forgave it
+
+
+def test_roc_auc_counts_ties_half():
+    assert roc_auc([0.1, 0.2], [0.3, 0.4]) == 1.0
+    assert roc_auc([0.5], [0.5]) == 0.5
+    assert roc_auc([0.4, 0.1], [0.3]) == 0.5
+
+
+def test_validity_slice_runs():
+    rows = run_ball(3, 0)
+    assert len(rows) == 2 and all(r.angle == "PSC" and r.n == 9 and 0 <= r.value <= 1 for r in rows)

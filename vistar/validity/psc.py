@@ -1,0 +1,65 @@
+"""PSC validity: a ball at a block's front face, sunk into it (penetration), resting on the ground against it,
+or floating in front of it, rendered with exact depth (vistar.synth.scenes.ball_at_face); PSC must score the
+sunk ball below the other two (ROC-AUC over all sunk vs not-sunk scenes).
+
+TUNING (`python benchmarks/bench_psc_validity.py ball --split tuning`) is what the flush rule was checked on;
+VALIDATION differs in seeds, camera elevation and image size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metrics.psc import METRIC
+from ..ontology import Ontology
+from ..synth.scenes import BALL_AT_FACE, ball_at_face, imperfect_features, render
+from . import ValidityRow
+
+
+@dataclass(frozen=True)
+class Split:
+    seed_offset: int
+    elevation_deg: tuple[float, float]
+    sizes: tuple[tuple[int, int], ...]
+
+
+TUNING = Split(50_000, (10, 35), ((96, 128),))
+VALIDATION = Split(7_000_000, (8, 40), ((96, 128), (144, 192)))
+
+
+def roc_auc(positives: list[float], negatives: list[float]) -> float:
+    """P(a penetrating scene scores below a clean one), ties counting half (Mann-Whitney)."""
+    pos, neg = np.asarray(positives)[:, None], np.asarray(negatives)[None]
+    return float((pos < neg).mean() + 0.5 * (pos == neg).mean())
+
+
+def scores(split: Split, n: int, seed: int = 0, model_like: bool = False) -> dict[str, list[float]]:
+    """PSC per placement for N seeded layouts; MODEL_LIKE blurs depth 1.5 px and moves mask edges 1 px."""
+    params = Ontology.load().metric_params("PSC")
+    noise = np.random.default_rng(seed)
+    out: dict[str, list[float]] = {kind: [] for kind in BALL_AT_FACE}
+    for i in range(n):
+        index = split.seed_offset + seed * n + i
+        size = split.sizes[i % len(split.sizes)]
+        for kind in BALL_AT_FACE:
+            rng = np.random.default_rng(index)          # same block and ball size for the three placements
+            elevation = float(rng.uniform(*split.elevation_deg))
+            scene = render(ball_at_face(rng, kind), kind, *size, elevation_deg=elevation)
+            inst, depth = imperfect_features(scene, noise) if model_like else (scene.instances, scene.inverse_depth)
+            out[kind].append(METRIC.fn({"instances": inst, "depth": depth}, {}, params, None).score)
+    return out
+
+
+def run_ball(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow]:
+    rows = []
+    for model_like, label in ((False, "exact depth and masks"), (True, "depth blurred 1.5 px, masks ±1 px")):
+        s = scores(split, n, seed, model_like)
+        auc = roc_auc(s["sunk"], s["resting"] + s["floating"])
+        rows.append(ValidityRow("PSC", "ball at a block face", 3 * n, f"ROC-AUC sunk vs resting/floating, {label}",
+                                auc, ">= 0.95", bool(auc >= 0.95),
+                                f"camera elevation {split.elevation_deg[0]:g}-{split.elevation_deg[1]:g}°"))
+    return rows
+
+
+SETS = {"ball at a block face": run_ball}
