@@ -1,0 +1,88 @@
+"""Routing and registration come from the declarations: a metric runs on the angle it declares, whatever its
+name; what cannot run (an angle no prompt has, a protocol registered by halves) is refused before any row."""
+from __future__ import annotations
+
+import pytest
+from PIL import Image
+
+from tests import toy_plugin
+from vistar.engine import registry
+from vistar.engine.runner import ScoreConfig, run_score
+from vistar.engine.store import read_scores
+from vistar.prompts_dsl.model import Prompt
+
+
+def _toy_tables(monkeypatch, metric="tests.toy_plugin:METRIC", name="brightness"):
+    monkeypatch.setattr(registry, "FEATURES", {"toy_mean": "tests.toy_plugin:STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {name: metric})
+
+
+def test_toy_metric_named_off_its_angle_runs_with_its_ontology_block(tmp_path, monkeypatch):
+    """The documented steps: the module, its line in the import list, its ontology block."""
+    _toy_tables(monkeypatch)
+    img = tmp_path / "imgs" / "m" / "lamp.png"
+    img.parent.mkdir(parents=True)
+    Image.new("RGB", (8, 8), (100, 100, 100)).save(img)
+    (tmp_path / "p.vistar").write_text('lamp: [GD|LI] a lamp {light="light from the upper left"}\n'
+                                       'dark: [GD|LI] a lamp\n')
+    Image.new("RGB", (8, 8), (100, 100, 100)).save(img.with_name("dark.png"))
+    (tmp_path / "onto.yaml").write_text(toy_plugin.ONTOLOGY_BLOCK)
+    run_score(ScoreConfig(tmp_path / "imgs", tmp_path / "p.vistar", tmp_path / "run", ontology=tmp_path / "onto.yaml"))
+    rows = read_scores(tmp_path / "run").set_index("prompt_id")
+    assert rows.loc["lamp", "metric"] == "brightness" and rows.loc["lamp", "angle"] == "LI"
+    assert rows.loc["lamp", "status"] == "ok"
+    assert rows.loc["lamp", "score"] == pytest.approx(100 / 255 * 0.5)
+    assert rows.loc["dark", "status"] == "error" and "light" in rows.loc["dark", "error"]
+
+
+def test_metrics_for_angle_reads_the_declared_angle(monkeypatch):
+    _toy_tables(monkeypatch)
+    assert registry.metrics_for_angle("LI") == ["brightness"]
+    assert registry.metrics_for_angle("brightness") == []
+
+
+def test_metric_whose_angle_has_no_route_fails_at_registry_build(monkeypatch):
+    from vistar.api import Metric
+
+    monkeypatch.setattr(toy_plugin, "LOST", Metric("lost", "XYZ", "1", ("toy_mean",), toy_plugin._brightness),
+                        raising=False)
+    _toy_tables(monkeypatch, "tests.toy_plugin:LOST", "lost")
+    with pytest.raises(ValueError, match="metric 'lost'.*angle 'XYZ'.*no prompt would reach it"):
+        registry.metrics_for_angle("LI")
+
+
+def test_metric_registered_under_another_name_is_refused(monkeypatch):
+    _toy_tables(monkeypatch, name="LI")
+    with pytest.raises(ValueError, match="registered as 'LI'.*declares name 'brightness'"):
+        registry.metrics_for_angle("LI")
+
+
+@pytest.mark.parametrize("drop", ["stage", "metric"])
+def test_half_registered_protocol_fails_at_registry_build(monkeypatch, drop):
+    features, metrics = dict(registry.FEATURES), dict(registry.METRICS)
+    if drop == "stage":
+        del features["judge.genexam"]
+    else:
+        del metrics["genexam.relaxed"]
+    monkeypatch.setattr(registry, "FEATURES", features)
+    monkeypatch.setattr(registry, "METRICS", metrics)
+    with pytest.raises(ValueError, match="protocol 'genexam'"):
+        registry.metrics_for_prompt(Prompt(role="GD", angle="TR", core="x", controls={"protocol": "genexam"}))
+
+
+def test_protocol_prompts_route_to_the_metrics_each_protocol_declares():
+    for name in registry.PROTOCOLS:
+        proto = registry.protocol(name)
+        prompt = Prompt(role="GD", angle="TR", core="x", controls={"protocol": name})
+        assert registry.metrics_for_prompt(prompt) == list(proto.metrics)
+        assert all(registry.metric(m).angle == name for m in proto.metrics)
+    unknown = Prompt(role="GD", angle="TR", core="x", controls={"protocol": "no-such-benchmark"})
+    assert registry.metrics_for_prompt(unknown) == registry.metrics_for_angle("TR")
+
+
+def test_every_ontology_angle_with_a_shipped_metric_is_routed():
+    from vistar.ontology import Ontology
+
+    routes = registry.check()
+    for angle in Ontology.load().angles:
+        assert routes.get(angle), f"no shipped metric declares angle {angle}"
