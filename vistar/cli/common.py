@@ -48,6 +48,16 @@ def say(message: object, style: str | None = None, *, to: Console = console) -> 
     to.print(text, highlight=False, soft_wrap=True)
 
 
+def print_table(table, to: Console = out) -> None:
+    """A table at its natural width when the terminal is narrower: the terminal wraps its lines instead of rich
+    cutting cells short (`0.2…`), so the numbers are the same at any width. Tables are built to fit 80 columns."""
+    natural = to.measure(table, options=to.options.update_width(1000)).maximum
+    if natural <= to.width:
+        to.print(table)
+        return
+    Console(file=to.file, width=natural, force_terminal=to.is_terminal, color_system=to.color_system).print(table)
+
+
 def fail(message: str, code: int = ExitCode.USAGE) -> None:
     console.print(f"[bold red]error:[/] {safe(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(int(code))

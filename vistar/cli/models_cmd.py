@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..models import MissingWeightError, catalog, spec
 from ..models.fetch import FetchError, fetch as fetch_model, verify as verify_model
-from .common import ModelPathOpt, fail, out, parse_model_paths, say
+from .common import ModelPathOpt, fail, out, parse_model_paths, print_table, say
 from .style import App
 
 app = App(no_args_is_help=True, help="Pretrained weights: list, fetch (the only network access), verify.")
@@ -42,7 +42,7 @@ def list_models(model_path: Optional[list[str]] = ModelPathOpt,
     table.add_column("path", overflow="fold")  # or `missing`
     for m in models:  # the table keeps the first part of each description; --json has all of it
         table.add_row(m["name"], m["library"].split(" (")[0], m["licence"].split(" (")[0], m["path"])
-    out.print(table)
+    print_table(table)
 
 
 @app.command("fetch")

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from ..ontology import Ontology, OntologyError
-from .common import OntologyOpt, fail, out
+from .common import OntologyOpt, fail, out, print_table
 from .style import App
 
 app = App(no_args_is_help=True, help="Roles, angles, relevance mask, weights and metric parameters.")
@@ -32,4 +32,4 @@ def show(ontology: Optional[Path] = OntologyOpt,
     for role in onto.roles:
         w = onto.role_weights(role) if onto.mask.get(role) else {}
         table.add_row(role, *(f"{w[a]:.3f}" if a in w else "·" for a in onto.angles))
-    out.print(table)
+    print_table(table)

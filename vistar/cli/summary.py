@@ -8,7 +8,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.table import Table
 
 from ..engine.store import read_scores
-from .common import out, printable, safe
+from .common import out, print_table, printable, safe
 
 WIDTH = 80  # the not-scored lines are cut to this, whatever the terminal: they are read in logs and CI output too
 
@@ -41,7 +41,7 @@ def print_summary(run_dir: str | Path):
         mean = getattr(row, "mean")
         table.add_row(safe(row.model), safe(row.metric), "-" if mean != mean else f"{mean:.1f}",
                       *(str(int(getattr(row, s))) for s in statuses))
-    out.print(table)
+    print_table(table)
     return rows
 
 
