@@ -2,10 +2,19 @@
 metrics that read pixels directly (GC's highlight, contour and texture cues) at a resolution-independent scale."""
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
-from ..engine.registry import FeatureStage, StageContext, StageInput
-from ..metrics.gc_cues import resize_longest
+from ..api import FeatureStage, StageContext, StageInput
+
+
+def resize_longest(array: np.ndarray, side: int, interpolation=cv2.INTER_AREA) -> np.ndarray:
+    """Shrink so the longest side is SIDE (never enlarge), keeping the aspect ratio."""
+    h, w = array.shape[:2]
+    factor = side / max(h, w)
+    if factor >= 1:
+        return array
+    return cv2.resize(array, (max(1, round(w * factor)), max(1, round(h * factor))), interpolation=interpolation)
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:

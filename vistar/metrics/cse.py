@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..engine.registry import Metric, MetricResult
+from ..api import Metric, MetricResult
 from ..kernels.cosine import cosine_matrix, cosine_max_ref
 
 
@@ -84,7 +84,7 @@ def _cse(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
 METRIC = Metric(name="CSE", angle="CSE", version="1", features=("panels", "clip_embed", "subject_masks", "dino_embed"), fn=_cse)
 
 
-def derive_shots(prompt) -> dict:
+def derive_shots(prompt, ontology=None) -> dict:
     """Sub-prompts from a core written as `lead-in: shot one; shot two; ...` (or just `a; b; c`), when
     the prompt has no `shots` list; at least two parts, else nothing is derived."""
     core = prompt.core

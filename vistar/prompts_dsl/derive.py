@@ -4,6 +4,7 @@ Each deriver maps a prompt to control values it can infer; explicit controls alw
 """
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Callable
 
@@ -18,26 +19,24 @@ def _tr_text(prompt: Prompt, ontology) -> dict:
     return {"text": " ".join(spans)} if spans else {}
 
 
-def _li_light(prompt: Prompt, ontology) -> dict:
-    from ..metrics.light_geometry import derive_light  # the anchor vocabulary lives with the LI geometry
+def _plugin(where: str) -> Callable[[Prompt, object], dict]:
+    """A deriver that lives with its angle's metric ("module:function", loaded on first use), so the prompt
+    language does not import the metrics (which import the contracts the prompt language sits under)."""
+    def derive(prompt: Prompt, ontology) -> dict:
+        module, attr = where.split(":")
+        return getattr(importlib.import_module(module), attr)(prompt, ontology)
 
-    return derive_light(prompt, ontology)
+    return derive
 
 
-DERIVERS: dict[str, Callable[[Prompt, object], dict]] = {"TR": _tr_text, "LI": _li_light}
+# LI: the anchor vocabulary lives with the LI geometry; CSE: the shot-list reader with the CSE metric.
+DERIVERS: dict[str, Callable[[Prompt, object], dict]] = {
+    "TR": _tr_text, "LI": _plugin("vistar.metrics.light_geometry:derive_light"),
+    "CSE": _plugin("vistar.metrics.cse:derive_shots")}
 # angle -> control key -> where the deriver looks when the key is absent (named in validation errors)
 DERIVED_FROM: dict[str, dict[str, str]] = {"TR": {"text": "a double-quoted span in the core"},
-                                           "LI": {"light": "a light-anchor phrase in the core (`vistar ontology show`)"}}
-
-
-def _cse_shots(prompt: Prompt, ontology) -> dict:
-    from ..metrics.cse import derive_shots
-
-    return derive_shots(prompt)
-
-
-DERIVERS["CSE"] = _cse_shots
-DERIVED_FROM["CSE"] = {"shots": "a `lead-in: shot; shot; ...` list in the core"}
+                                           "LI": {"light": "a light-anchor phrase in the core (`vistar ontology show`)"},
+                                           "CSE": {"shots": "a `lead-in: shot; shot; ...` list in the core"}}
 
 
 def resolved_controls(prompt: Prompt, ontology=None) -> dict:

@@ -16,12 +16,13 @@ def default_data_dir() -> Path:
 
 
 def protocols() -> dict:
-    """The judge layer's protocols by suite name; empty when that layer is not importable."""
+    """The registered judge protocols by suite name; empty when the judge layer is not importable."""
+    from ..engine import registry
+
     try:
-        from ..vlm.protocols import PROTOCOLS
+        return {name: registry.protocol(name) for name in registry.PROTOCOLS}
     except ImportError:
         return {}
-    return dict(PROTOCOLS)
 
 
 def protocol_info(name: str, protocol) -> SuiteInfo:

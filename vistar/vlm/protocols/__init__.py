@@ -1,11 +1,12 @@
-"""Sibling-benchmark protocols by suite name. Each has `load_items(data_dir)` returning items with
-`.to_prompt()` (a prompt-language `Prompt` carrying `protocol=` and `item=` controls)."""
+"""Sibling-benchmark protocols by suite name, as registered in the engine's import list
+(`vistar.engine.registry.PROTOCOLS`). Each has `load_items(data_dir)` returning items with `.to_prompt()`
+(a prompt-language `Prompt` carrying `protocol=` and `item=` controls)."""
 from __future__ import annotations
 
-from . import genexam, phybench, unieval, wise_legacy, wise_verified
+from ...engine import registry
 from .base import Protocol
 
-PROTOCOLS: dict[str, Protocol] = {m.NAME: m.PROTOCOL for m in (wise_legacy, wise_verified, genexam, unieval, phybench)}
+PROTOCOLS: dict[str, Protocol] = {name: registry.protocol(name) for name in registry.PROTOCOLS}
 
 
 def protocol(name: str) -> Protocol:
