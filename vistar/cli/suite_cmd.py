@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from ..models import MissingWeightError
 from ..suites.catalog import SuiteError
@@ -37,7 +37,7 @@ def _load(name: str, data_dir: Optional[Path]) -> LoadedSuite:
 @app.command("list")
 def list_cmd(data_dir: Optional[Path] = DataDirOpt) -> None:
     """Every suite: shipped ones and the sibling benchmarks (with a prompt count when their data is found)."""
-    table = Table("suite", "origin", "version", "prompts", "description")
+    table = Table(Column("suite", no_wrap=True), "origin", "version", "prompts", "description")  # names whole: `--suite` takes them
     for info in list_suites():
         try:
             count = str(len(load_suite(info.name, data_dir).prompts))
