@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from .exit_codes import ExitCode
 
@@ -40,11 +41,10 @@ def safe(text: object) -> str:
 
 def say(message: object, style: str | None = None, *, to: Console = console) -> None:
     """One message naming user input (a file, a prompt, a problem), escaped and never hard-wrapped (the terminal
-    wraps it, so the text stays searchable at any width); `style` colours the part before the first ': '."""
-    text = safe(message)
-    if style:
-        head, sep, rest = text.partition(": ")
-        text = f"[{style}]{head}[/]{sep}{rest}" if sep else f"[{style}]{text}[/]"
+    wraps it, so the text stays searchable at any width); `style` colours the part before the first ': '.
+    A Text, not markup: nothing in the message can open or close a style."""
+    head, sep, rest = printable(str(message)).partition(": ")
+    text = Text.assemble((head, style or ""), sep, rest) if sep else Text(head, style or "")
     to.print(text, highlight=False, soft_wrap=True)
 
 
@@ -59,7 +59,7 @@ def print_table(table, to: Console = out) -> None:
 
 
 def fail(message: str, code: int = ExitCode.USAGE) -> None:
-    console.print(f"[bold red]error:[/] {safe(message)}", highlight=False, soft_wrap=True)
+    console.print(Text.assemble(("error:", "bold red"), " ", printable(str(message))), highlight=False, soft_wrap=True)
     raise typer.Exit(int(code))
 
 
