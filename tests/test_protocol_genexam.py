@@ -5,12 +5,15 @@ import json
 
 import pytest
 
+from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import aggregate, genexam
 from vistar.vlm.protocols.base import Outcome
-from vistar.vlm.protocols.metrics import GENEXAM_RELAXED, GENEXAM_STRICT
-
 from .protocol_helpers import rows, shared
+
+# the protocols' metrics, as the registry builds them from their declarations
+GENEXAM_RELAXED = registry.metric("genexam.relaxed")
+GENEXAM_STRICT = registry.metric("genexam.strict")
 
 ITEM = genexam.ExamItem("Physics_1", "Physics", "Draw a lever.", (("fulcrum?", 0.5), ("labels?", 0.3), ("forces?", 0.2)), None)
 

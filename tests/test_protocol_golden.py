@@ -13,16 +13,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.images import png_bytes
 from vistar.vlm.protocols import PROTOCOLS, aggregate, phybench
 from vistar.vlm.protocols import upstream_families as uf
 from vistar.vlm.protocols.base import Outcome
-from vistar.vlm.protocols.metrics import (GENEXAM_RELAXED, GENEXAM_STRICT, PHYBENCH_PHY, PHYBENCH_SCENE, UNISCORE,
-                                          WISCORE_LEGACY, WISCORE_VERIFIED)
 
 from .protocol_helpers import shared
 from .upstream_helpers import Recorder, fake_module, load_module, upstream_dir
+
+# the protocols' metrics, as the registry builds them from their declarations
+GENEXAM_RELAXED = registry.metric("genexam.relaxed")
+GENEXAM_STRICT = registry.metric("genexam.strict")
+PHYBENCH_PHY = registry.metric("phybench.phy")
+PHYBENCH_SCENE = registry.metric("phybench.scene")
+UNISCORE = registry.metric("uniscore")
+WISCORE_LEGACY = registry.metric("wiscore.legacy")
+WISCORE_VERIFIED = registry.metric("wiscore.verified")
 
 GOLDEN = json.loads((Path(__file__).parent / "golden_replies.json").read_text(encoding="utf-8"))
 METRICS = {"wise-verified": [WISCORE_VERIFIED], "wise-legacy": [WISCORE_LEGACY], "genexam": [GENEXAM_STRICT, GENEXAM_RELAXED],

@@ -5,12 +5,15 @@ import json
 
 import pytest
 
+from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import aggregate, phybench
 from vistar.vlm.protocols.base import Outcome
-from vistar.vlm.protocols.metrics import PHYBENCH_PHY, PHYBENCH_SCENE
-
 from .protocol_helpers import rows
+
+# the protocols' metrics, as the registry builds them from their declarations
+PHYBENCH_PHY = registry.metric("phybench.phy")
+PHYBENCH_SCENE = registry.metric("phybench.scene")
 
 GRADING = "Scene Score:\n0: no seesaw\n2: seesaw with both animals\nPhysical laws Score:\n3: heavy side down"
 

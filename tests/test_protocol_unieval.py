@@ -5,11 +5,13 @@ import json
 
 import pytest
 
+from vistar.engine import registry
 from vistar.vlm.protocols import aggregate, unieval
 from vistar.vlm.protocols.base import Outcome
-from vistar.vlm.protocols.metrics import UNISCORE
-
 from .protocol_helpers import rows, shared
+
+# the protocols' metrics, as the registry builds them from their declarations
+UNISCORE = registry.metric("uniscore")
 
 QUESTION = ("Question: What colour is the car?\nOptions: (A) red, (B) Blue Car Inc., (C) green, (D) black, (E) N/A or Unknown\n"
             "Based on the image, answer with the option letter directly in the format (A), (B), (C), (D), or (E).")

@@ -6,13 +6,17 @@ import json
 
 import pytest
 
+from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import aggregate, wise_legacy, wise_verified
 from vistar.vlm.protocols.base import Outcome
-from vistar.vlm.protocols.metrics import WISCORE_LEGACY, WISCORE_VERIFIED
 from vistar.vlm.protocols.wise_common import WiseItem, category_of
 
 from .protocol_helpers import rows, shared
+
+# the protocols' metrics, as the registry builds them from their declarations
+WISCORE_LEGACY = registry.metric("wiscore.legacy")
+WISCORE_VERIFIED = registry.metric("wiscore.verified")
 
 
 def test_legacy_parser_and_wiscore():

@@ -57,17 +57,25 @@ def test_metric_registered_under_another_name_is_refused(monkeypatch):
         registry.metrics_for_angle("LI")
 
 
-@pytest.mark.parametrize("drop", ["stage", "metric"])
-def test_half_registered_protocol_fails_at_registry_build(monkeypatch, drop):
-    features, metrics = dict(registry.FEATURES), dict(registry.METRICS)
-    if drop == "stage":
-        del features["judge.genexam"]
-    else:
-        del metrics["genexam.relaxed"]
-    monkeypatch.setattr(registry, "FEATURES", features)
-    monkeypatch.setattr(registry, "METRICS", metrics)
-    with pytest.raises(ValueError, match="protocol 'genexam'"):
-        registry.metrics_for_prompt(Prompt(role="GD", angle="TR", core="x", controls={"protocol": "genexam"}))
+@pytest.mark.parametrize("part", ["aggregate", "headline", "demo_reply", "scores", "systems"])
+def test_half_declared_protocol_fails_at_import(part):
+    """Every part of a protocol is one field of its declaration; leaving one out cannot pass construction."""
+    import dataclasses
+
+    wise = registry.protocol("wise-verified")
+    with pytest.raises(TypeError, match=f"protocol 'wise-verified' declares no {part}"):
+        dataclasses.replace(wise, **{part: {} if part == "scores" else () if part == "systems" else None})
+
+
+def test_protocol_stage_and_metrics_come_from_its_declaration():
+    for name in registry.PROTOCOLS:
+        proto = registry.protocol(name)
+        stage = registry.feature_stage(f"judge.{name}")
+        assert stage.name == f"judge.{name}" and stage.version == proto.version
+        for mname in proto.metrics:
+            m = registry.metric(mname)
+            assert m.features == (stage.name,) and m.version == (proto.metric_version or proto.version)
+        assert set(proto.metrics) <= set(registry.metric_names())
 
 
 def test_protocol_prompts_route_to_the_metrics_each_protocol_declares():

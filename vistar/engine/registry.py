@@ -11,7 +11,7 @@ import importlib
 from ..api import FeatureStage, Metric, MetricResult, StageContext, StageInput
 
 __all__ = ["FEATURES", "METRICS", "PROTOCOLS", "FeatureStage", "Metric", "MetricResult", "StageContext", "StageInput",
-           "check", "feature_stage", "metric", "metrics_for_angle", "metrics_for_prompt", "stage_order"]
+           "check", "feature_stage", "metric", "metric_names", "metrics_for_angle", "metrics_for_prompt", "stage_order"]
 
 # The one import list (docs/engine.md, "Adding a metric / a stage / a protocol"): name -> "module:attribute".
 # Modules load when first used, so heavy dependencies load only for the stages a run needs.
@@ -29,11 +29,6 @@ FEATURES: dict[str, str] = {
     "faces": "vistar.features.faces:STAGE",
     "pose": "vistar.features.pose:STAGE",
     "hwpq": "vistar.vlm.hwpq.stage:STAGE",
-    "judge.wise-legacy": "vistar.vlm.protocols.stage:WISE_LEGACY",
-    "judge.wise-verified": "vistar.vlm.protocols.stage:WISE_VERIFIED",
-    "judge.genexam": "vistar.vlm.protocols.stage:GENEXAM",
-    "judge.unieval": "vistar.vlm.protocols.stage:UNIEVAL",
-    "judge.phybench": "vistar.vlm.protocols.stage:PHYBENCH",
 }
 METRICS: dict[str, str] = {
     "TR": "vistar.metrics.tr:METRIC",
@@ -45,15 +40,9 @@ METRICS: dict[str, str] = {
     "SF": "vistar.vlm.hwpq.metric:SF",
     "CUL": "vistar.vlm.hwpq.metric:CUL",
     "MA": "vistar.vlm.hwpq.metric:MA",
-    "wiscore.legacy": "vistar.vlm.protocols.metrics:WISCORE_LEGACY",
-    "wiscore.verified": "vistar.vlm.protocols.metrics:WISCORE_VERIFIED",
-    "genexam.strict": "vistar.vlm.protocols.metrics:GENEXAM_STRICT",
-    "genexam.relaxed": "vistar.vlm.protocols.metrics:GENEXAM_RELAXED",
-    "uniscore": "vistar.vlm.protocols.metrics:UNISCORE",
-    "phybench.phy": "vistar.vlm.protocols.metrics:PHYBENCH_PHY",
-    "phybench.scene": "vistar.vlm.protocols.metrics:PHYBENCH_SCENE",
 }
-# Judge protocols (a `protocol=` control routes a prompt to the metrics declaring the protocol's name as angle).
+# Judge protocols: each declaration brings its stage `judge.<name>` and its metrics (angle = the protocol's name,
+# so a `protocol=<name>` control routes a prompt to them); they are not listed in the two tables above.
 PROTOCOLS: dict[str, str] = {
     "wise-legacy": "vistar.vlm.protocols.wise_legacy:PROTOCOL",
     "wise-verified": "vistar.vlm.protocols.wise_verified:PROTOCOL",
@@ -70,16 +59,32 @@ def _resolve(table: dict[str, str], name: str, kind: str):
     return getattr(importlib.import_module(module), attr)
 
 
+def protocol(name: str):
+    """A judge protocol's declaration (vistar.vlm.protocols.base.Protocol)."""
+    return _resolve(PROTOCOLS, name, "protocol")
+
+
+def _protocol_metrics() -> dict[str, Metric]:
+    return {m: obj for name in PROTOCOLS for m, obj in protocol(name).engine_metrics().items()}
+
+
 def feature_stage(name: str) -> FeatureStage:
+    if name not in FEATURES and name.startswith("judge.") and name[len("judge."):] in PROTOCOLS:
+        return protocol(name[len("judge."):]).engine_stage()
     return _resolve(FEATURES, name, "feature stage")
 
 
 def metric(name: str) -> Metric:
+    if name not in METRICS:
+        found = _protocol_metrics().get(name)
+        if found is not None:
+            return found
     return _resolve(METRICS, name, "metric")
 
 
-def protocol(name: str):
-    return _resolve(PROTOCOLS, name, "protocol")
+def metric_names() -> list[str]:
+    """Every registered metric: the table's, then each protocol's."""
+    return list(METRICS) + [m for m in _protocol_metrics() if m not in METRICS]
 
 
 def _ontology_angles() -> set[str]:
@@ -94,8 +99,9 @@ _CHECKED: dict[tuple, dict[str, list[str]]] = {}
 def check() -> dict[str, list[str]]:
     """Build the routing table (angle -> metric names) from the declarations and refuse what cannot run:
     a metric registered under another name than it declares, a metric whose angle is neither an ontology
-    angle nor a protocol, a protocol only partly registered (its judge stage without its metrics or the
-    reverse). Raises ValueError naming each problem; checked once per content of the tables (tests swap them)."""
+    angle nor a protocol, a metric needing an unregistered stage, a metric name both listed and declared by a
+    protocol. (A protocol cannot be half-registered: its declaration brings its stage and metrics, and one
+    missing a part fails at import.) Raises ValueError naming each problem; checked once per table content."""
     ident = (tuple(FEATURES.items()), tuple(METRICS.items()), tuple(PROTOCOLS.items()))
     if ident in _CHECKED:
         return _CHECKED[ident]
@@ -114,22 +120,15 @@ def check() -> dict[str, list[str]]:
         if m.angle not in known:
             problems.append(f"metric '{name}' ({where}) declares angle '{m.angle}', which is neither an ontology "
                             f"angle nor a protocol, so no prompt would reach it")
-        missing = [f for f in m.all_features if f not in FEATURES]
+        missing = [f for f in m.all_features if f not in FEATURES and f.removeprefix("judge.") not in PROTOCOLS]
         if missing:
             problems.append(f"metric '{name}' ({where}) needs unregistered feature stage(s): {', '.join(missing)}")
         routes.setdefault(m.angle, []).append(name)
-    for name in PROTOCOLS:
-        parts = [f"judge.{name}" in FEATURES, any(m.angle == name for m in loaded.values())]
-        if not any(parts):  # tables swapped for a test's own plugins: the protocol is simply not part of them
-            continue
-        proto = protocol(name)
-        if proto.name != name:
-            problems.append(f"protocol registered as '{name}' declares name '{proto.name}'")
-        if proto.stage not in FEATURES:
-            problems.append(f"protocol '{name}': its judge stage '{proto.stage}' is not registered")
-        for mname in proto.metrics:
-            if mname not in loaded or loaded[mname].angle != name:
-                problems.append(f"protocol '{name}': its metric '{mname}' is not registered with angle '{name}'")
+    clash = sorted(set(METRICS) & set(_protocol_metrics()))
+    if clash:
+        problems.append(f"metric(s) {', '.join(clash)} registered in METRICS and declared by a protocol")
+    for name, m in _protocol_metrics().items():
+        routes.setdefault(m.angle, []).append(name)
     if problems:
         raise ValueError("metric registry: " + "; ".join(problems))
     _CHECKED[ident] = routes

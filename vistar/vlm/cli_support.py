@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from ..atomic import write_text_atomic
+from ..engine import registry
 from ..suites.catalog import builtin_suites
 from .prices import Ledger
 
@@ -18,7 +19,8 @@ JudgeModeOpt = typer.Option(None, "--judge-mode", help="HWPQ: per-question (pape
 JudgeConfigOpt = typer.Option(None, "--judge-config", exists=True, dir_okay=False, help="YAML judge settings (docs/judge.md)")
 JudgeCacheOnlyOpt = typer.Option(False, "--judge-cache-only", help="Rebuild judge scores from the judge cache without calling the judge")
 HwpqDirOpt = typer.Option(None, "--hwpq-dir", file_okay=False, help="Folder of HWPQ questionnaires (default $VISTAR_HOME/hwpq)")
-SuiteOpt = typer.Option(None, "--suite", help="A shipped suite (core, hard, full) or a sibling protocol: wise-legacy, wise-verified, genexam, unieval, phybench")
+SuiteOpt = typer.Option(None, "--suite", help=f"A shipped suite ({', '.join(builtin_suites())}) or a sibling "
+                        f"protocol: {', '.join(registry.PROTOCOLS)}")
 DataDirOpt = typer.Option(None, "--data-dir", exists=True, file_okay=False, help="The protocol's public data folder (or a folder containing it)")
 UpstreamOpt = typer.Option(None, "--upstream", exists=True, file_okay=False,
                            help="With --suite: judge with the benchmark's own prompts and rules, read from this checkout "
@@ -99,7 +101,7 @@ def after_run(out_dir: Path, options: dict, suite: str | None, echo) -> None:
         _note_in_run_json(out_dir, suite, family)
         echo(f"{suite}: judged with {family}")
         for model, numbers in sorted(summary.items()):
-            echo(f"{suite} {model}: {json.dumps(_headline(suite, numbers))}")
+            echo(f"{suite} {model}: {json.dumps(protocol(suite).headline(numbers))}")
 
 
 def check_upstream(name: str, folder: Path) -> None:
@@ -133,14 +135,6 @@ def _note_in_run_json(out_dir: Path, suite: str, family: str) -> None:
         from ..engine.runmeta import write_json_atomic
 
         write_json_atomic(path, {**meta, "judge_templates": {suite: family}})
-
-
-def _headline(suite: str, numbers: dict) -> dict:
-    if suite.startswith("wise"):
-        return {"overall": numbers["printed"]["overall"], "missing_ids": numbers["missing_ids"], "coverage": numbers["coverage"]}
-    if suite == "unieval":
-        return {"uniscore": numbers["uniscore"], "missing_answers": numbers["missing_answers"], "coverage": numbers["coverage"]}
-    return {metric: {"overall": v["overall"], "missing": v["missing"]} for metric, v in numbers.items()}
 
 
 def _write(path: Path, data) -> None:

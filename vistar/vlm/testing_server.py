@@ -3,7 +3,7 @@ chat-completions, whose answers are deterministic functions of the request (the 
 question text), with switchable faults: timeout, 429, 500, truncated body, non-JSON body, malformed answer,
 refusal (`content: null` with a `refusal` text); and canned reply texts (`replies`) to play other judges.
 
-Answer rules (documented so tests can compute expectations independently):
+Answer rules (documented so tests can compute expectations independently; vistar.vlm.protocols.demo):
 - the image's *dominant colour* is red/green/blue when that channel's mean exceeds both others by 40, else
   "gray"; the image is *bright* when its mean intensity is above 127.
 - a yes/no question is answered yes iff it names the dominant colour; a question naming no colour is answered
@@ -11,6 +11,8 @@ Answer rules (documented so tests can compute expectations independently):
 - 0–N rubric scores are N when the image is bright, else 0; multiple choice picks the option naming the
   dominant colour, else (E). The benchmarks' own prompts (`--upstream`) are answered by the same rules, in
   the format each asks for (`Score: 1`, `Consistency: 2` lines, GenExam's fenced `answers` object).
+A request to a registered protocol is recognised by its system prompt, which the protocol declares (`systems`),
+and answered by the protocol's own `demo_reply`: rewording a template cannot leave the demo judge behind.
 
 Run standalone: `python -m vistar.vlm.testing_server --port 8765` (then --judge-url http://127.0.0.1:8765/v1).
 """
@@ -30,7 +32,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 from PIL import Image
 
-COLOURS = ("red", "green", "blue")
+from .protocols.demo import COLOURS, yes
+
 MAX_BODY = 64 << 20
 
 
@@ -40,11 +43,6 @@ def image_facts(data_url: str) -> tuple[str, bool]:
     order = np.argsort(rgb)[::-1]
     dominant = COLOURS[order[0]] if rgb[order[0]] - rgb[order[1]] > 40 else "gray"
     return dominant, float(rgb.mean()) > 127
-
-
-def yes(question: str, dominant: str, bright: bool) -> bool:
-    named = [c for c in (*COLOURS, "gray") if re.search(rf"\b{c}\b", question, re.I)]
-    return dominant in named if named else bright
 
 
 def _parts(messages: list[dict]) -> tuple[list[str], list[str]]:
@@ -62,11 +60,32 @@ def _parts(messages: list[dict]) -> tuple[list[str], list[str]]:
     return texts, images
 
 
+def _system(messages: list[dict]) -> str:
+    """The system prompt's text, sent as a string or as text parts."""
+    for m in messages:
+        if m.get("role") == "system":
+            content = m.get("content")
+            return content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
+    return ""
+
+
+def _protocol_for(system: str):
+    """The registered protocol that declares this system prompt, if any."""
+    from ..engine import registry
+
+    return next((p for p in map(registry.protocol, registry.PROTOCOLS) if system and system in p.systems), None)
+
+
 def answer(messages: list[dict]) -> str:
     """The deterministic reply text for a chat request (a re-ask is answered like the original question)."""
     texts, images = _parts(messages)
     dominant, bright = image_facts(images[0]) if images else ("gray", False)
-    return _reply(texts[0] if texts else "", dominant, bright)
+    text, system = texts[0] if texts else "", _system(messages)
+    upstream = _upstream_reply(text, dominant, bright, lambda top: top if bright else 0)
+    proto = _protocol_for(system) if upstream is None else None
+    if proto is not None:
+        return proto.demo_reply(system, text, (dominant, bright))
+    return upstream if upstream is not None else _reply(text, dominant, bright)
 
 
 def usage_tokens(messages: list[dict]) -> int:
@@ -77,10 +96,7 @@ def usage_tokens(messages: list[dict]) -> int:
 
 
 def _reply(q: str, dominant: str, bright: bool) -> str:
-    level = (lambda top: top if bright else 0)
-    upstream = _upstream_reply(q, dominant, bright, level)
-    if upstream is not None:
-        return upstream
+    """HWPQ's questions (the questionnaire, batched and per-question answers)."""
     if "hierarchical questionnaire" in q:
         core = re.search(r"Prompt: (.*)", q).group(1)
         return json.dumps({"levels": [
@@ -94,22 +110,6 @@ def _reply(q: str, dominant: str, bright: bool) -> str:
     if '{"answer": true}' in q:
         question = re.search(r"Question about the image: (.*)", q).group(1)
         return json.dumps({"answer": yes(question, dominant, bright)})
-    if "aesthetic_quality" in q:
-        return json.dumps({"consistency": level(2), "realism": level(2), "aesthetic_quality": 1})
-    if "Judging guide" in q:
-        return json.dumps({"score": int(bright), "reason": "bright" if bright else "dark"})
-    if "Scoring points:" in q:
-        points = re.findall(r"^\d+\. (.*) \(weight", q, re.M)
-        return json.dumps({"points": [int(yes(p, dominant, bright)) for p in points],
-                           "spelling": level(2), "readability": level(2), "logic": level(2)})
-    if "Options:" in q:
-        options = dict(re.findall(r"\(([A-E])\) ([^,(]*)", q.split("Options:", 1)[1]))
-        hit = next((k for k, v in options.items() if re.search(rf"\b{dominant}\b", v, re.I)), "E")
-        return f"({hit})"
-    if "scene_score" in q:
-        return "{'scene_score': %d, 'phy_score': %d, 'scene_reason': 'ok', 'phy_reason': 'ok'}" % (level(2), level(3))
-    if "Write detailed, item-specific scoring criteria" in q:
-        return "Scene score: 2 if the scene is fully present.\nPhysics score: 3 if the phenomenon is shown correctly."
     return "I cannot tell."
 
 
@@ -125,6 +125,8 @@ def _upstream_reply(q: str, dominant: str, bright: bool, level) -> str | None:
         return "```json\n" + json.dumps({"description": "-", "answers": [
             {"reasoning": "-", "answer": int(yes(p, dominant, bright))} for p in points], "global_evaluation": {
             "Spelling": glob, "Clarity and Readability": glob, "Logical Consistency": glob}}) + "\n```"
+    if "scene_score" in q:  # GPT_make_eval.py asks for vistar's PhyBench reply format
+        return "{'scene_score': %d, 'phy_score': %d, 'scene_reason': 'ok', 'phy_reason': 'ok'}" % (level(2), level(3))
     if "generate detailed scoring criteria" in q:
         return "Scene Score: 2 if the scene is fully present.\nPhysical laws Score: 3 if the law is shown correctly."
     return None

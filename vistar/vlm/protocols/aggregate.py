@@ -183,6 +183,7 @@ def phybench(df: pd.DataFrame, items=None) -> dict:
 
 
 def summarize(protocol: str, df: pd.DataFrame, items=None) -> dict:
-    if protocol in ("wise-legacy", "wise-verified"):
-        return wise(df, "wiscore.legacy" if protocol == "wise-legacy" else "wiscore.verified")
-    return {"genexam": genexam, "unieval": unieval, "phybench": phybench}[protocol](df, items)
+    """The benchmark-level numbers of a run, by the protocol's declared aggregation."""
+    from ...engine import registry
+
+    return registry.protocol(protocol).aggregate(df, items)

@@ -45,17 +45,53 @@ class Items(list):
         self.problems: list[str] = list(problems)
 
 
+Score = Callable[[Outcome], tuple[float, dict]]  # a metric's value and details from the judge's outcome
+Facts = tuple[str, bool]  # the demo judge's reading of the image: dominant colour, bright (testing_server)
+
+
 @dataclass(frozen=True)
 class Protocol:
+    """Everything about one sibling benchmark, declared once: the registry routes its prompts to `scores`'
+    metrics, the judge stage asks `queries`, `vistar score --suite` prints `headline(aggregate(rows))`, and the
+    local demo judge answers its questions with `demo_reply`. A declaration missing a part fails at import."""
+
     name: str                        # suite name, e.g. "wise-verified"
-    version: str
-    metrics: tuple[str, ...]         # metric names it produces (registered in the engine)
+    version: str                     # of the judge questions (part of every judge cache key)
+    scores: dict[str, Score]         # metric name -> its score function; each becomes an engine metric
     templates: tuple[str, ...]       # template texts; their hash is part of every cache key
     load_items: Callable[[Path], Items]
     queries: Callable[..., list[Query]]            # (item, criteria=None, data_dir=None) -> queries
+    aggregate: Callable[..., dict]                 # (scores DataFrame, items or None) -> {model: numbers}
+    headline: Callable[[dict], dict]               # one model's numbers -> the few printed after a run
+    demo_reply: Callable[[str, str, Facts], str]   # (system, user text, facts) -> the local judge's reply
+    systems: tuple[str, ...]                       # the system prompts its queries send (the demo judge's key)
     criteria: Callable[[Any], Query | None] = lambda item: None  # optional text-only stage 1 (PhyBench)
     data_subdir: str = ""            # folder name under a shared data root, e.g. "WISE"
     layout: str = "IMAGES/<model>/<prompt_id>.png"
+    metric_version: str = ""         # scoring changed while the questions did not: only this moves ("" = version)
+
+    def __post_init__(self):
+        missing = [f for f in ("scores", "templates", "systems") if not getattr(self, f)]
+        missing += [f for f in ("load_items", "queries", "aggregate", "headline", "demo_reply")
+                    if not callable(getattr(self, f))]
+        if missing:
+            raise TypeError(f"protocol '{self.name}' declares no {', '.join(missing)}")
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(self.scores)
+
+    def engine_stage(self):
+        """The judge feature stage `judge.<name>` (what the registry runs for this protocol)."""
+        from .stage import make_stage
+
+        return make_stage(self)
+
+    def engine_metrics(self) -> dict:
+        """Its engine metrics by name, one per score function, each declaring the protocol's name as angle."""
+        from .metrics import metrics_of
+
+        return metrics_of(self)
 
     @property
     def stage(self) -> str:

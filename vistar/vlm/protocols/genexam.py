@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import ReplyFormatError
 from ..replies import Reply, boolean, int_score
 from .base import Items, Outcome, Protocol, Query, make_prompt
+from .demo import level, yes
 
 NAME, VERSION = "genexam", "2"  # 2: relaxed rounded as the benchmark rounds it
 GLOBALS = ("spelling", "readability", "logic")
@@ -190,5 +191,23 @@ def score(outcome: Outcome, which: str) -> tuple[float, dict]:
                                           "ground_truth_image": bool((outcome.context.get("extra_images") or {}).get("exam"))}
 
 
-PROTOCOL = Protocol(NAME, VERSION, ("genexam.strict", "genexam.relaxed"), (SYSTEM, USER), load_items, queries,
+def aggregate(df, items=None) -> dict:
+    from .aggregate import genexam
+
+    return genexam(df, items)
+
+
+def headline(numbers: dict) -> dict:
+    return {metric: {"overall": v["overall"], "missing": v["missing"]} for metric, v in numbers.items()}
+
+
+def demo_reply(system: str, user: str, facts) -> str:
+    """Each scoring point answered by the demo rule for yes/no questions, the global ratings by brightness."""
+    points = re.findall(r"^\d+\. (.*) \(weight", user, re.M)
+    return json.dumps({"points": [int(yes(p, *facts)) for p in points], **{g: level(2, facts[1]) for g in GLOBALS}})
+
+
+PROTOCOL = Protocol(NAME, VERSION, {"genexam.strict": lambda o: score(o, "strict"),
+                                    "genexam.relaxed": lambda o: score(o, "relaxed")},
+                    (SYSTEM, USER), load_items, queries, aggregate, headline, demo_reply, (SYSTEM,),
                     data_subdir="GenExam")

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json_list
+from .demo import level
 
 NAME, VERSION = "phybench", "1"  # the judge's questions (their cached answers stay valid)
 METRIC_VERSION = "2"  # 2: chemistry and physical properties apart; ids from the records' image paths
@@ -163,6 +164,25 @@ def score(outcome: Outcome, which: str) -> tuple[float, dict]:
     return value, {**answer, "category": outcome.item.category, "law": outcome.item.law}
 
 
-PROTOCOL = Protocol(NAME, VERSION, ("phybench.phy", "phybench.scene"),
-                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, criteria,
-                    data_subdir="PhyBench")
+def aggregate(df, items=None) -> dict:
+    from .aggregate import phybench
+
+    return phybench(df, items)
+
+
+def headline(numbers: dict) -> dict:
+    return {metric: {"overall": v["overall"], "missing": v["missing"]} for metric, v in numbers.items()}
+
+
+def demo_reply(system: str, user: str, facts) -> str:
+    """Criteria that name both scores; a grade by brightness (full marks on a bright image)."""
+    if system == CRITERIA_SYSTEM:
+        return "Scene score: 2 if the scene is fully present.\nPhysics score: 3 if the phenomenon is shown correctly."
+    return "{'scene_score': %d, 'phy_score': %d, 'scene_reason': 'ok', 'phy_reason': 'ok'}" % (
+        level(2, facts[1]), level(3, facts[1]))
+
+
+PROTOCOL = Protocol(NAME, VERSION, {"phybench.phy": lambda o: score(o, "phy"), "phybench.scene": lambda o: score(o, "scene")},
+                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, aggregate,
+                    headline, demo_reply, (CRITERIA_SYSTEM, JUDGE_SYSTEM), criteria, data_subdir="PhyBench",
+                    metric_version=METRIC_VERSION)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from ...engine.registry import FeatureStage
+from ...api import FeatureStage
 from ..errors import DataError, JudgeUnavailable
 from ..images import image_sha256, png_bytes
 from ..runtime import failure, judge_from_context
 from ..types import JudgeRequest
-from . import PROTOCOLS, genexam, upstream_families
+from . import genexam, upstream_families
 from .base import Outcome, Protocol
 from .upstream_families import FAMILIES, UPSTREAM_TEMPLATE, vistar_label
 from .upstream_source import UpstreamError
@@ -53,9 +53,17 @@ def _queries(proto: Protocol, item, criteria, data_dir: Path, family, folder) ->
     return upstream_families.queries(proto.name, folder, item, criteria=criteria, ground_truth=gt)
 
 
-def make_stage(name: str) -> FeatureStage:
-    proto = PROTOCOLS[name]
+_BUILT: dict[str, FeatureStage] = {}
 
+
+def make_stage(proto: Protocol) -> FeatureStage:
+    """The protocol's judge stage, built once per process."""
+    if proto.name not in _BUILT:
+        _BUILT[proto.name] = _stage(proto)
+    return _BUILT[proto.name]
+
+
+def _stage(proto: Protocol) -> FeatureStage:
     def compute(inputs, ctx) -> list:
         judge = judge_from_context(ctx)
         items, data_dir = _items(proto, ctx)
@@ -125,10 +133,3 @@ def _criteria(proto: Protocol, judge, items: list) -> dict:
     replies = judge.ask(calls)
     return {item_id: (r.parsed if r.ok else failure([r], f"{proto.name} criteria of item {item_id}"))
             for item_id, r in zip(wanted, replies)}
-
-
-WISE_LEGACY = make_stage("wise-legacy")
-WISE_VERIFIED = make_stage("wise-verified")
-GENEXAM = make_stage("genexam")
-UNIEVAL = make_stage("unieval")
-PHYBENCH = make_stage("phybench")

@@ -137,5 +137,22 @@ def score(outcome: Outcome) -> tuple[float, dict]:
     return sum(a["correct"] for a in answers) / len(answers), {"answers": answers}
 
 
-PROTOCOL = Protocol(NAME, VERSION, ("uniscore",), (SYSTEM, USER), load_items, queries, data_subdir="UniEval",
+def aggregate(df, items=None) -> dict:
+    from .aggregate import unieval
+
+    return unieval(df, items)
+
+
+def headline(numbers: dict) -> dict:
+    return {"uniscore": numbers["uniscore"], "missing_answers": numbers["missing_answers"], "coverage": numbers["coverage"]}
+
+
+def demo_reply(system: str, user: str, facts) -> str:
+    """The option naming the image's dominant colour, else (E)."""
+    options = dict(re.findall(r"\(([A-E])\) ([^,(]*)", user.split("Options:", 1)[-1]))
+    return "(" + next((k for k, v in options.items() if re.search(rf"\b{facts[0]}\b", v, re.I)), "E") + ")"
+
+
+PROTOCOL = Protocol(NAME, VERSION, {"uniscore": score}, (SYSTEM, USER), load_items, queries, aggregate, headline,
+                    demo_reply, (SYSTEM,), data_subdir="UniEval",
                     layout="IMAGES/<model>/<prompt_id>_<k>.png (several samples per prompt)")

@@ -5,12 +5,14 @@ chemistry 901–1000; overall = 0.4·culture + 0.167·time + 0.133·space + 0.1�
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
 from .base import Outcome, Protocol, Query
-from .wise_common import WiseItem, load_wise
+from .demo import level
+from .wise_common import WiseItem, load_wise, wise_headline
 
 NAME, VERSION = "wise-legacy", "1"
 RANGES = [(1, 400, "culture"), (401, 567, "time"), (568, 700, "space"), (701, 800, "biology"),
@@ -58,4 +60,15 @@ def score(outcome: Outcome) -> tuple[float, dict]:
     return wiscore(**rubric), {**rubric, "category": outcome.item.category}
 
 
-PROTOCOL = Protocol(NAME, VERSION, ("wiscore.legacy",), (SYSTEM, USER), load_items, queries, data_subdir="WISE")
+def aggregate(df, items=None) -> dict:
+    from .aggregate import wise
+
+    return wise(df, "wiscore.legacy")
+
+
+def demo_reply(system: str, user: str, facts) -> str:
+    return json.dumps({"consistency": level(2, facts[1]), "realism": level(2, facts[1]), "aesthetic_quality": 1})
+
+
+PROTOCOL = Protocol(NAME, VERSION, {"wiscore.legacy": score}, (SYSTEM, USER), load_items, queries, aggregate,
+                    wise_headline, demo_reply, (SYSTEM,), data_subdir="WISE")

@@ -5,12 +5,13 @@ chemistry 881–1000; overall = 0.40·culture + 0.12·(time + space + biology + 
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
 from .base import Outcome, Protocol, Query
-from .wise_common import WiseItem, load_wise
+from .wise_common import WiseItem, load_wise, wise_headline
 
 NAME, VERSION = "wise-verified", "1"
 RANGES = [(1, 400, "culture"), (401, 520, "time"), (521, 640, "space"), (641, 760, "biology"),
@@ -50,4 +51,16 @@ def score(outcome: Outcome) -> tuple[float, dict]:
     return float(answer["score"]), {"reason": answer["reason"], "category": outcome.item.category}
 
 
-PROTOCOL = Protocol(NAME, VERSION, ("wiscore.verified",), (SYSTEM, USER), load_items, queries, data_subdir="WISE")
+def aggregate(df, items=None) -> dict:
+    from .aggregate import wise
+
+    return wise(df, "wiscore.verified")
+
+
+def demo_reply(system: str, user: str, facts) -> str:
+    bright = facts[1]
+    return json.dumps({"score": int(bright), "reason": "bright" if bright else "dark"})
+
+
+PROTOCOL = Protocol(NAME, VERSION, {"wiscore.verified": score}, (SYSTEM, USER), load_items, queries, aggregate,
+                    wise_headline, demo_reply, (SYSTEM,), data_subdir="WISE")
