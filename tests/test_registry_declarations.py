@@ -94,3 +94,36 @@ def test_every_ontology_angle_with_a_shipped_metric_is_routed():
     routes = registry.check()
     for angle in Ontology.load().angles:
         assert routes.get(angle), f"no shipped metric declares angle {angle}"
+
+
+def test_toy_protocol_is_one_module_end_to_end(tmp_path, monkeypatch):
+    """The documented steps for a protocol: its module and its line in `registry.PROTOCOLS`; then `vistar score
+    --suite` imports its items, asks the local demo judge, scores, summarises and prints its headline."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from tests.vlm_helpers import RED, solid
+    from vistar.cli import app
+    from vistar.vlm.testing_server import JudgeServer
+
+    monkeypatch.setitem(registry.PROTOCOLS, "toy-colours", "tests.toy_protocol:PROTOCOL")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "toy.json").write_text(json.dumps([{"id": "1", "prompt": "a red square", "colour": "red"},
+                                               {"id": "2", "prompt": "a blue square", "colour": "blue"}]))
+    folder = tmp_path / "images" / "m"
+    folder.mkdir(parents=True)
+    Image.fromarray(solid(RED)).save(folder / "1.png")   # right colour: yes -> 1
+    Image.fromarray(solid(RED)).save(folder / "2.png")   # asked for blue: no -> 0
+    with JudgeServer() as server:
+        result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", "toy-colours", "--data-dir",
+                                          str(data), "--out", str(tmp_path / "run"), "--judge-url", server.url,
+                                          "--judge-model", "t"], env={"VISTAR_HOME": str(tmp_path / "home")})
+    assert result.exit_code == 0, result.output
+    rows = read_scores(tmp_path / "run").set_index("prompt_id")
+    assert list(rows.metric) == ["toy.match", "toy.match"] and set(rows.status) == {"ok"}
+    assert rows.loc["1", "score"] == 1.0 and rows.loc["2", "score"] == 0.0
+    summary = json.loads((tmp_path / "run" / "summary-toy-colours.json").read_text())
+    assert summary["m"]["match"] == 0.5
+    assert 'toy-colours m: {"match": 0.5}' in result.output

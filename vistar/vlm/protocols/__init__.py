@@ -10,6 +10,7 @@ PROTOCOLS: dict[str, Protocol] = {name: registry.protocol(name) for name in regi
 
 
 def protocol(name: str) -> Protocol:
-    if name not in PROTOCOLS:
-        raise KeyError(f"unknown protocol '{name}' (known: {', '.join(PROTOCOLS)})")
-    return PROTOCOLS[name]
+    """Looked up in the registry at each call (a plugin registered after this module loaded is found too)."""
+    if name not in registry.PROTOCOLS:
+        raise KeyError(f"unknown protocol '{name}' (known: {', '.join(registry.PROTOCOLS)})")
+    return registry.protocol(name)

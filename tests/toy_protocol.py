@@ -1,0 +1,62 @@
+"""The toy protocol of docs/engine.md, "Adding a metric / a stage / a protocol": one module declaring a judge
+protocol (its items, question, reply parser, score, aggregation, headline and the demo judge's reply)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from vistar.vlm.errors import ReplyFormatError
+from vistar.vlm.protocols.base import Items, Outcome, Protocol, Query, make_prompt
+from vistar.vlm.protocols.demo import yes
+
+NAME, VERSION = "toy-colours", "1"
+SYSTEM = "You check the main colour of a picture."
+USER = "Is the picture mostly {colour}? Reply yes or no."
+
+
+@dataclass(frozen=True)
+class ToyItem:
+    id: str
+    prompt: str
+    colour: str
+
+    def to_prompt(self):
+        return make_prompt(self.id, "IL", "CUL", self.prompt, NAME)
+
+
+def load_items(data_dir) -> Items:
+    records = json.loads((Path(data_dir) / "toy.json").read_text())
+    return Items(ToyItem(str(r["id"]), r["prompt"], r["colour"]) for r in records)
+
+
+def parse(text: str) -> bool:
+    word = text.strip().lower().rstrip(".")
+    if word not in ("yes", "no"):
+        raise ReplyFormatError(f"expected yes or no, got {text[:40]!r}")
+    return word == "yes"
+
+
+def queries(item: ToyItem, criteria=None, data_dir=None) -> list[Query]:
+    return [Query("colour", USER.format(colour=item.colour), parse, SYSTEM)]
+
+
+def score(outcome: Outcome) -> tuple[float, dict]:
+    return float(outcome.answers["colour"]), {"colour": outcome.item.colour}
+
+
+def aggregate(df, items=None) -> dict:
+    ok = df[(df.metric == "toy.match") & (df.status == "ok")]
+    return {model: {"match": float(g.score.mean()), "n": len(g)} for model, g in ok.groupby("model")}
+
+
+def headline(numbers: dict) -> dict:
+    return {"match": numbers["match"]}
+
+
+def demo_reply(system: str, user: str, facts) -> str:
+    return "yes" if yes(user, *facts) else "no"
+
+
+PROTOCOL = Protocol(NAME, VERSION, {"toy.match": score}, (SYSTEM, USER), load_items, queries, aggregate, headline,
+                    demo_reply, (SYSTEM,))
