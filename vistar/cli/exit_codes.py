@@ -5,6 +5,7 @@ error rows or invalid prompts to look at), NOTHING_SCORED means the run had noth
 """
 from __future__ import annotations
 
+import signal
 from enum import IntEnum
 
 
@@ -18,6 +19,13 @@ class ExitCode(IntEnum):
                          # line); `--partial-ok` turns it into 0
     NOTHING_SCORED = 4   # nothing could be scored and nothing was there to resume: no prompt parsed, no image
                          # matched a prompt, no prompt has the requested angles, an empty prompt file, no rows
+    # 128 + N: stopped by signal N (130 Ctrl-C/SIGINT, 143 SIGTERM); a stopped `score` says `interrupted` in run.json
+
+
+def interrupted_code(exc: KeyboardInterrupt) -> int:
+    """128 + the number of the signal that stopped the command: `runmeta.Interrupted` carries it (SIGTERM),
+    a plain KeyboardInterrupt is Ctrl-C (SIGINT)."""
+    return 128 + int(getattr(exc, "signum", signal.SIGINT))
 
 
 def partial_or_ok(partial: bool, partial_ok: bool) -> ExitCode:

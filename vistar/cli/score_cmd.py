@@ -1,6 +1,7 @@
 """`vistar score IMAGES --prompts FILE --out RUN_DIR`: score a folder of generated images."""
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Optional
 
@@ -14,6 +15,7 @@ from ..ontology import Ontology, OntologyError
 from ..vlm import cli_support as judge_cli
 from .common import (ModelPathOpt, OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths,
                      say)
+from .exit_codes import interrupted_code
 from .outcome import finish_score
 from .summary import print_not_scored, print_summary
 
@@ -122,6 +124,11 @@ def score(
             summary = run_score(cfg, progress=lambda done, total: bar.update(task, completed=done, total=total))
         except (RunLocked, OntologyError, OSError, ValueError) as exc:  # OSError: e.g. --out not writable
             fail(str(exc))
+        except KeyboardInterrupt as exc:  # the app exits 128 + the signal's number (docs/cli.md)
+            name = signal.Signals(interrupted_code(exc) - 128).name
+            say(f"interrupted by {name}: rows scored so far are kept; rerun the same command to finish {out_dir}",
+                "yellow")
+            raise
     print_problems(summary.problems, out_dir)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.rows_by_status.items())) or "nothing new"
     out.print(f"scored {summary.scored} rows ({statuses}); {summary.reused} already in {out_dir}", highlight=False,

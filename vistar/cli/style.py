@@ -1,9 +1,12 @@
 """How `--help` reads: usage lines name the arguments (`vistar score [OPTIONS] IMAGES`, not typer's `{images}`)
-and flags show no `<bool>` type. Every command group is an `App`, so every command gets this."""
+and flags show no `<bool>` type; how a stopped command exits (128 + the signal's number). Every command group is
+an `App`, so every command gets this."""
 from __future__ import annotations
 
 import typer
-from typer.core import TyperArgument, TyperCommand
+from typer.core import TyperArgument, TyperCommand, TyperGroup
+
+from .exit_codes import interrupted_code
 
 
 class Command(TyperCommand):
@@ -25,8 +28,22 @@ class Command(TyperCommand):
         return pieces
 
 
+class Group(TyperGroup):
+    """Ctrl-C (SIGINT) exits 130 and SIGTERM 143, as a shell reports a process that signal ended (typer turns
+    every interruption into 130); `vistar score` turns SIGTERM into an interruption so run.json can say so."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise typer.Exit(interrupted_code(exc)) from exc
+
+
 class App(typer.Typer):
     """typer.Typer whose commands use `Command`, and so do those of every group added to it."""
+
+    def __init__(self, *args, cls=None, **kwargs):
+        super().__init__(*args, cls=cls or Group, **kwargs)
 
     def command(self, *args, cls=None, **kwargs):
         return super().command(*args, cls=cls or Command, **kwargs)
