@@ -11,9 +11,10 @@ kind alone with the generator's size ranges and a camera pitch drawn from 25°-4
 anchors x 4, then 64 random directions at 15°-65°), seeds 300000 + 1000·kind + i; and 128 mixed scenes
 (sample_scene, 16 anchors x 8, seeds 400000 + 1000·k + s); each with exact shadows and with the detector.
 crowded: 100 scenes each of 4 and 5 objects as in `count`, seeds 700000 + 1000·n + i, exact and detected.
-The classical shadow detector is used except for `kinds`; a scene without a usable pair counts as 90°.
+The classical shadow detector is used except for `kinds`; a scene without a usable pair counts as 90°, and
+a low-confidence (frontal) estimate is counted with its error: these sets measure the direction alone.
 pitch: the validity set of vistar.validity.li (camera pitch 10°-45°, varied focal length and light elevation,
-200 scenes; `--split tuning` for the set the pitch cues were chosen on), one line per measure.
+200 scenes; `--split tuning` for the set the pitch cue was chosen on), one line per measure.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import sys
 import numpy as np
 
 from vistar.features.shadows import ClassicalShadowDetector
+from vistar.metrics.gc_cues import resize_longest
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology
@@ -41,7 +43,7 @@ def vector(azimuth_deg: float, elevation_deg: float) -> np.ndarray:
 
 def error(scene, exact: bool = False, shapes: list | None = None) -> float:
     shadow = scene.shadow if exact else DETECTOR(scene.image, scene.instances)
-    estimate, pairs, _ = estimate_light(scene.instances, shadow, PARAMS)
+    estimate, pairs, _ = estimate_light(scene.instances, shadow, PARAMS, resize_longest(scene.image, 256))
     if shapes is not None:
         shapes += [p["shape"] for p in pairs if p.get("used") and "shape" in p]
     return 90.0 if estimate is None else math.degrees(angle_between(estimate, scene.light))

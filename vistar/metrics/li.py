@@ -2,7 +2,7 @@
 
 Salient objects (`instances`) are paired with the cast-shadow pixels (`shadows`) that touch them; each
 reliable pair gives a light direction from its geometry (light_geometry.pair_direction), read at the camera
-pitch measured in the image (camera_pitch: horizon, object tops, else the assumed pitch); the scene
+pitch measured in the image (camera_pitch: the horizon, else the assumed pitch); the scene
 direction is their robust (geometric) median; LI = 1 − angle(estimate, expected)/(π/2), clipped to [0, 1].
 No pair → `skipped` with the reason, never a silent 0. Light from the front casts shadows behind the
 objects, where they hide their own tips: such an estimate is low-confidence and skipped with the tentative
@@ -21,7 +21,7 @@ from ..features.shadows import ShadowMap
 from ..features.types import Instances
 from .camera_pitch import CameraPitch, estimate_pitch
 from .light_geometry import (PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light,
-                             robust_direction, silhouette_fits)
+                             robust_direction)
 
 
 def salient_objects(instances: Instances, min_confidence: float, min_area_frac: float) -> list[int]:
@@ -90,8 +90,7 @@ def read_light(instances: Instances, shadow: np.ndarray, params: dict, image: np
     """The scene light from every object-shadow pair, each read at its own local camera pitch. IMAGE (any
     resolution, e.g. the thumbnail) lets the pitch come from the horizon."""
     objects = salient_objects(instances, float(params["min_confidence"]), float(params["min_object_area_frac"]))
-    upright = [instances.masks[i] for i in objects if _upright(instances.masks[i], float(params["camera_pitch_deg"]))]
-    pitch = estimate_pitch(image, upright, shadow.shape[0], params)
+    pitch = estimate_pitch(image, [instances.masks[i] for i in objects], shadow.shape[0], params)
     pairs = associate(instances, objects, shadow, float(params["touch_frac"]))
     min_area = float(params["min_shadow_area_frac"]) * shadow.size
     candidates, rows = [], []
@@ -124,11 +123,6 @@ def estimate_light(instances: Instances, shadow: np.ndarray, params: dict,
     pitch and confidence records, for callers that only compare directions."""
     reading = read_light(instances, shadow, params, image)
     return reading.vector, reading.pairs, reading.n_objects
-
-
-def _upright(mask: np.ndarray, pitch_deg: float) -> bool:
-    disc, upright = silhouette_fits(mask, pitch_deg)
-    return upright >= disc
 
 
 def _describe(v: np.ndarray) -> dict:

@@ -1,7 +1,7 @@
 """LI validity: rendered scenes with known light, camera pitch and focal length, read by the classical shadow
 detector and the LI light estimate (camera pitch measured in the image, docs/metrics/li.md).
 
-TUNING is what the pitch cues and the frontal rule were chosen on (`python benchmarks/bench_li_validity.py
+TUNING is what the pitch cue and the frontal rule were chosen on (`python benchmarks/bench_li_validity.py
 pitch --split tuning`); VALIDATION differs in seeds, field of view, light elevation and object count.
 """
 from __future__ import annotations
@@ -89,7 +89,7 @@ def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow
         ValidityRow("LI", "rendered scenes", n_front, f"light within {FRONT_DEG}° of the front: skipped", caught,
                     "report", True, "shadows behind their objects: low confidence or no pair"),
         ValidityRow("LI", "rendered scenes", n, "median |pitch error| (deg)", float(np.median(pitch)), "report", True,
-                    " / ".join(f"{s} {m['source'].count(s)}" for s in ("horizon", "object tops", "assumed"))),
+                    " / ".join(f"{s} {m['source'].count(s)}" for s in ("horizon", "assumed"))),
     ]
 
 
