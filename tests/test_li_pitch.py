@@ -36,6 +36,8 @@ def test_unknown_pitch_is_measured_and_recorded_and_the_fallback_is_named():
     # without the image (no thumbnail feature), or with no horizon in view, the assumption is used and named
     no_image = read_light(scene.instances, scene.shadow, PARAMS)
     assert no_image.pitch.source == "assumed" and no_image.pitch.pitch_deg == PARAMS["camera_pitch_deg"]
+    switched_off = read_light(scene.instances, scene.shadow, {**PARAMS, "use_horizon": False}, resize_longest(scene.image, 256))
+    assert switched_off.pitch.source == "assumed"
     steep = render((POST, BOX), light_vector(120, 35), pitch_deg=40, fov_deg=50)
     assumed = estimate_pitch(resize_longest(steep.image, 256), list(steep.instances.masks), 240, PARAMS)
     assert assumed.source == "assumed" and assumed.pitch_deg == PARAMS["camera_pitch_deg"]

@@ -61,11 +61,11 @@ def _resampled(masks: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
 
 
 def estimate_pitch(image: np.ndarray | None, masks: list[np.ndarray], height: int, params: dict) -> CameraPitch:
-    """From the horizon in IMAGE (any resolution; MASKS, the objects, are left out of the search), else the
-    assumed pitch. HEIGHT: rows of the grid the masks and shadows live on."""
+    """From the horizon in IMAGE (any resolution; MASKS, the objects, are left out of the search) unless
+    `use_horizon` is false, else the assumed pitch. HEIGHT: rows of the grid the masks and shadows live on."""
     centre = 0.5 * height
     focal = centre / math.tan(math.radians(float(params["camera_fov_deg"]) / 2))
-    if image is not None:
+    if image is not None and params.get("use_horizon", True):
         row = horizon_row(image, _resampled(masks, image.shape[:2]))
         if row is not None:
             row *= height / image.shape[0]
