@@ -34,7 +34,7 @@ def report(
 
 
 def _print_summary(data) -> None:
-    """Best model overall and per role, and what the numbers cover: the answer before opening the files."""
+    """Best model overall and per role, what the numbers cover and what ran: the answer before opening the files."""
     from ..report.summary import best_overall, best_per_role, coverage_line
 
     out.print(printable(coverage_line(data)), highlight=False, markup=False, soft_wrap=True)
@@ -43,3 +43,5 @@ def _print_summary(data) -> None:
     out.print("best model per role (score; share of the role's weight scored):", highlight=False)
     for line in best_per_role(data):
         out.print(printable(f"  {line}"), highlight=False, markup=False, soft_wrap=True)
+    for line in data.provenance:  # the device and runtimes the numbers came from
+        out.print(printable(line), highlight=False, markup=False, soft_wrap=True)

@@ -116,6 +116,9 @@ def render_html(data: ReportData, title: str) -> str:
     if data.notes:
         parts.append('<h2>What this run covers</h2><ul class="notes" id="coverage-notes">'
                      + "".join(f"<li>{escape(n)}</li>" for n in data.notes) + "</ul>")
+    if data.provenance:
+        parts.append('<h2>What ran</h2><ul class="notes" id="provenance">'
+                     + "".join(f"<li>{escape(n)}</li>" for n in data.provenance) + "</ul>")
     parts.append("<h2>Scores by model and angle</h2>" + html_table(table3(data), "table-overview"))
     parts.append(svg.heatmap("plot-heatmap", models, angles, means, "Mean score per model and angle"))
     parts.append("<h2>Role-weighted scores</h2>")
@@ -141,6 +144,8 @@ def render_markdown(data: ReportData, title: str) -> str:
              f"Scores 0–100; 95% CIs from {data.summary['resamples']} seeded bootstrap resamples (seed {data.summary['seed']}).", ""]
     if data.notes:
         parts += ["## What this run covers", "", *(f"- {n}" for n in data.notes), ""]
+    if data.provenance:
+        parts += ["## What ran", "", *(f"- {n}" for n in data.provenance), ""]
     parts += ["## Scores by model and angle", "", markdown_table(table3(data)), ""]
     roles = role_table(data)
     if len(roles):

@@ -33,6 +33,7 @@ class ReportData:
     has_sets: bool = False
     skip_reasons: pd.DataFrame | None = None  # angle, status, reason, count
     summary: dict = field(default_factory=dict)
+    provenance: list[str] = field(default_factory=list)  # what ran where, from run.json (`runmeta.run_provenance`)
 
 
 def angle_rows(scores: pd.DataFrame) -> pd.DataFrame:
