@@ -14,8 +14,8 @@ import contextlib
 import numpy as np
 
 from ..engine.device import autocast, batch_invariant, images_to_tensor, setup_torch
-from ..engine.registry import FeatureStage, StageContext, StageInput
-from ..models import MissingWeightError, random_init, record_loaded, resolve_weight
+from ..api import FeatureStage, StageContext, StageInput
+from ..models import load_model
 
 
 class DptDepth:
@@ -48,17 +48,9 @@ class DptDepth:
 
 
 def load_depth_model(name: str, ctx: StageContext) -> DptDepth:
-    try:
-        path = resolve_weight(name, ctx.model_paths)
-    except MissingWeightError:
-        if not random_init.wanted(ctx.options):   # only `vistar bench --random-init` asks for this
-            raise
-        setup_torch(ctx)
-        return DptDepth(None, ctx.device, random_init.build_recorded(name, ctx.device, ctx.options)[0])
     setup_torch(ctx)
-    model = DptDepth(path, ctx.device)
-    record_loaded(name, path)
-    return model
+    return load_model(name, ctx, lambda path: DptDepth(path, ctx.device),
+                      lambda model, _: DptDepth(None, ctx.device, model))
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:

@@ -6,8 +6,8 @@ and nothing is ever fetched: `local_files_only` stays on even when the path is a
 """
 from __future__ import annotations
 
-from ..engine.registry import StageContext
-from ..models import MissingWeightError, random_init, record_loaded, resolve_weight
+from ..api import StageContext
+from ..models import load_model
 
 
 def torch_dtype(name: str):
@@ -22,17 +22,11 @@ def torch_dtype(name: str):
 def load_pretrained(name: str, ctx: StageContext, model_cls, processor_cls, dtype: str = "float32"):
     """(model in eval mode on ctx.device, processor) for catalogue entry NAME; a missing weight becomes a
     random-initialised full-size model only when the run asks for it (`vistar bench --random-init`)."""
-    try:
-        path = resolve_weight(name, ctx.model_paths)
-    except MissingWeightError:
-        if not random_init.wanted(ctx.options):
-            raise
-        model, processor = random_init.build_recorded(name, ctx.device, ctx.options)
-        return model.to(ctx.device, torch_dtype(dtype)), processor
-    model = model_cls.from_pretrained(path, local_files_only=True, dtype=torch_dtype(dtype)).eval().to(ctx.device)
-    processor = processor_cls.from_pretrained(path, local_files_only=True)
-    record_loaded(name, path)
-    return model, processor
+    def load(path):
+        model = model_cls.from_pretrained(path, local_files_only=True, dtype=torch_dtype(dtype)).eval().to(ctx.device)
+        return model, processor_cls.from_pretrained(path, local_files_only=True)
+
+    return load_model(name, ctx, load, lambda model, processor: (model.to(ctx.device, torch_dtype(dtype)), processor))
 
 
 def pooled(output):

@@ -12,9 +12,8 @@ from typing import Callable, Protocol
 import numpy as np
 
 from ..engine.device import is_cuda
-from ..engine.registry import FeatureStage, StageContext, StageInput
-from ..models import MissingWeightError, random_init, record_loaded, resolve_weight, spec
-from .types import Instances
+from ..api import FeatureStage, Instances, StageContext, StageInput
+from ..models import load_model, spec
 
 
 class Detector(Protocol):
@@ -93,15 +92,8 @@ def load_detector(name: str, ctx: StageContext, params: dict) -> Detector:
     library = spec(name).library
     if library not in DETECTORS:
         raise ValueError(f"model '{name}' ({library}) has no instance-detector backend (known: {sorted(DETECTORS)})")
-    try:
-        path = resolve_weight(name, ctx.model_paths)
-    except MissingWeightError:
-        if not random_init.wanted(ctx.options):   # only `vistar bench --random-init` asks for this
-            raise
-        return DETECTORS[library](random_init.build_recorded(name, ctx.device, ctx.options)[0], ctx, params)
-    detector = DETECTORS[library](path, ctx, params)
-    record_loaded(name, path)
-    return detector
+    build = DETECTORS[library]
+    return load_model(name, ctx, lambda path: build(path, ctx, params), lambda model, _: build(model, ctx, params))
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[Instances]:
