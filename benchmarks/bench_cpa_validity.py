@@ -63,7 +63,7 @@ def cases() -> dict[str, tuple[np.ndarray, int]]:
 def main() -> None:
     ontology = Ontology.load()
     params = ontology.metric_params("CPA")
-    ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": "/nonexistent"})
+    ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent"})
     items = cases()
     inputs = [StageInput(np.ascontiguousarray(image), None, {}, {}) for image, _ in items.values()]
     found = faces.STAGE.compute(inputs, ctx)

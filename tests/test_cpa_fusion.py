@@ -58,3 +58,21 @@ def test_person_cut_by_the_frame_behind_another_is_kept():
 def test_nms_keeps_the_higher_score():
     a, b, c = PersonBox((0, 0, 100, 100), 0.6), PersonBox((5, 5, 105, 105), 0.9), PersonBox((300, 0, 400, 100), 0.5)
     assert nms([a, b, c], 0.6) == [b, c]
+
+
+def test_long_strip_is_searched_in_windows_only():
+    import numpy as np
+
+    from vistar.features.persons import SSDPersonDetector
+
+    detector = SSDPersonDetector.__new__(SSDPersonDetector)     # no weights needed: the net is replaced
+    detector.min_score, detector.edge_score, detector.nms_iou, detector.elongated = 0.5, 0.3, 0.6, 3.0
+    calls = []
+    detector._detect = lambda image: calls.append(image.shape[:2]) or [PersonBox((10, 10, 40, 90), 0.9)]
+    assert detector(np.zeros((100, 250, 3), np.uint8)) == [PersonBox((10, 10, 40, 90), 0.9)]
+    assert calls == [(100, 250)]                                  # 2.5:1: the whole image, squashed
+    calls.clear()
+    found = detector(np.zeros((100, 400, 3), np.uint8))           # 4:1: windows of 100 px every 50 px
+    assert calls == [(100, 100)] * 7
+    assert [p.box for p in found] == [(10, 10, 40, 90), (60, 10, 90, 90), (110, 10, 140, 90), (160, 10, 190, 90),
+                                      (210, 10, 240, 90), (260, 10, 290, 90), (310, 10, 340, 90)]

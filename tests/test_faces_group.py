@@ -44,8 +44,8 @@ def scenes():
               "small in 1024²": (small_in_frame(), 1),
               "face-free": (row([data.coffee(), data.chelsea(), data.rocket(), np.stack([data.brick()] * 3, -1),
                                  data.hubble_deep_field()], 384), 0)}
-    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/nonexistent/weights",
-                                                                  "ssd-mobilenet-v2-coco": "/nonexistent/weights"})
+    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent",
+                                                                  "ssd-mobilenet-v2-coco": "/dev/null/absent"})
     inputs = [StageInput(image, None, {}, {}) for image, _ in images.values()]
     found = faces.STAGE.compute(inputs, ctx)
     for item, f in zip(inputs, found):

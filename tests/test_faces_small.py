@@ -136,8 +136,8 @@ def test_tiles_cover_the_image_and_small_images_skip_the_pass(detectors, monkeyp
 
 def test_stage_counts_a_crowd_of_small_faces():
     image, _ = crowd(900, 0.03, 3, resize(rgb(data.brick()), 900, 900))
-    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/nonexistent/weights",
-                                                                  "ssd-mobilenet-v2-coco": "/nonexistent/weights"})
+    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent",
+                                                                  "ssd-mobilenet-v2-coco": "/dev/null/absent"})
     item = StageInput(image, None, {}, {})
     (result,) = faces.STAGE.compute([item], ctx)
     item.deps["faces"] = result

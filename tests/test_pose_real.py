@@ -23,8 +23,8 @@ PHOTOS = {
 @pytest.fixture(scope="module")
 def features():
     # no expression weights needed here: prompts without expression= still get faces
-    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/nonexistent/weights",
-                                                                  "ssd-mobilenet-v2-coco": "/nonexistent/weights"})
+    ctx = StageContext(features=ONTO.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent",
+                                                                  "ssd-mobilenet-v2-coco": "/dev/null/absent"})
     inputs = [StageInput(load(), None, {"count": 1}, {}) for load in PHOTOS.values()]
     found = faces.STAGE.compute(inputs, ctx)
     for item, f in zip(inputs, found):
