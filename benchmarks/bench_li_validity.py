@@ -138,7 +138,7 @@ def main(parts: list[str]) -> None:
     if "pitch" in parts:
         split = TUNING if "--split" in parts and "tuning" in parts else VALIDATION
         for row in run_scenes(200, 0, split):
-            print(f"{row.measure:48s} n={row.n:4d}  {row.value:7.3f}  goal {row.goal:6s}  {row.note}")
+            print(f"{row.measure:32s} n={row.n:4d}  {row.value:7.3f}  goal {row.goal:6s}  {row.note}")
 
 
 if __name__ == "__main__":

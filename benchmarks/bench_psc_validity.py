@@ -53,6 +53,6 @@ def main() -> None:
 if __name__ == "__main__":
     if "ball" in sys.argv[1:]:
         for row in run_ball(60, 0, TUNING if "tuning" in sys.argv[1:] else VALIDATION):
-            print(f"{row.measure:70s} n={row.n:4d}  {row.value:.3f}  goal {row.goal}  {row.note}")
+            print(f"{row.measure:40s} n={row.n:4d}  {row.value:.3f}  goal {row.goal}  {row.note}")
     else:
         main()

@@ -69,6 +69,6 @@ def test_frontal_light_is_a_low_confidence_skip_with_the_tentative_estimate():
 
 def test_validity_slice_runs_and_reports_every_measure():
     rows = run_scenes(6, 0)
-    assert {r.measure.split(",")[0] for r in rows} >= {"median angular error", "p90 angular error", "share of scenes scored"}
+    assert {r.measure for r in rows} >= {"median error (deg), scored", "p90 error (deg), scored", "share of scenes scored"}
     assert all(r.angle == "LI" and r.set == "rendered scenes" for r in rows)
     assert 0 <= rows[2].value <= 1

@@ -80,13 +80,13 @@ def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow
     n_front = sum(front)
     caught = sum(fl for fl, fr in zip(flagged, front) if fr) / max(n_front, 1)
     return [
-        ValidityRow("LI", "rendered scenes", len(scored), "median angular error, scored scenes (deg)", med, "<= 10",
+        ValidityRow("LI", "rendered scenes", len(scored), "median error (deg), scored", med, "<= 10",
                     bool(med <= 10), note),
-        ValidityRow("LI", "rendered scenes", len(scored), "p90 angular error, scored scenes (deg)", p90, "<= 25",
+        ValidityRow("LI", "rendered scenes", len(scored), "p90 error (deg), scored", p90, "<= 25",
                     bool(p90 <= 25), "low-confidence (frontal) and pair-less scenes are skipped, not scored"),
         ValidityRow("LI", "rendered scenes", n, "share of scenes scored", len(scored) / n, "report", True,
                     "the rest: no object-shadow pair, or light estimated within frontal_cone_deg of the front"),
-        ValidityRow("LI", "rendered scenes", n_front, f"light within {FRONT_DEG}° of the front: skipped", caught,
+        ValidityRow("LI", "rendered scenes", n_front, f"front-lit (<{FRONT_DEG}°) skipped", caught,
                     "report", True, "shadows behind their objects: low confidence or no pair"),
         ValidityRow("LI", "rendered scenes", n, "median |pitch error| (deg)", float(np.median(pitch)), "report", True,
                     " / ".join(f"{s} {m['source'].count(s)}" for s in ("horizon", "assumed"))),
@@ -94,3 +94,4 @@ def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow
 
 
 SETS = {"rendered scenes": run_scenes}
+FULL_N = {"rendered scenes": 200}
