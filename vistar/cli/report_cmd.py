@@ -43,5 +43,7 @@ def _print_summary(data) -> None:
     out.print("best model per role (score; share of the role's weight scored):", highlight=False)
     for line in best_per_role(data):
         out.print(printable(f"  {line}"), highlight=False, markup=False, soft_wrap=True)
+    for line in data.judge_templates:  # which benchmark's prompts produced the protocol numbers
+        out.print(printable(line), highlight=False, markup=False, soft_wrap=True)
     for line in data.provenance:  # the device and runtimes the numbers came from
         out.print(printable(line), highlight=False, markup=False, soft_wrap=True)

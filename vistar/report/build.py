@@ -14,6 +14,7 @@ from ..ontology import Ontology
 from .bootstrap import DEFAULT_RESAMPLES
 from .render import angle_detail, render_html, render_markdown, role_table, table3
 from .tables import ReportData, build_report_data
+from .templates import judge_template_lines
 
 
 def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontology: Ontology | None = None,
@@ -30,6 +31,7 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontolog
     status_notes = run_status_notes(run_dir)
     data.notes[:0] = status_notes
     data.provenance = run_provenance(run_dir)
+    data.judge_templates = judge_template_lines(scores, run_dir)
     out = Path(out_dir) if out_dir else run_dir / "report"
     (out / "tables").mkdir(parents=True, exist_ok=True)
     title = f"vistar report — {run_dir.resolve().name}"
@@ -37,8 +39,9 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontolog
               "role_scores": data.role_scores, "role_rankings": role_table(data), "angle_detail": angle_detail(data),
               "skip_reasons": data.skip_reasons,
               "notes": pd.DataFrame({"kind": ["run"] * len(status_notes) + ["coverage"] * (len(data.notes) - len(status_notes))
-                                     + ["ranking"] * len(data.ranking_notes) + ["provenance"] * len(data.provenance),
-                                     "note": data.notes + data.ranking_notes + data.provenance})}
+                                     + ["ranking"] * len(data.ranking_notes) + ["provenance"] * len(data.provenance)
+                                     + ["judge_template"] * len(data.judge_templates),
+                                     "note": data.notes + data.ranking_notes + data.provenance + data.judge_templates})}
     paths = {"html": out / "report.html", "markdown": out / "report.md", "duckdb": out / "report.duckdb",
              "json": out / "report.json"}
     write_text_atomic(paths["html"], render_html(data, title))
@@ -48,7 +51,8 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontolog
         write_text_atomic(paths[f"csv:{name}"], frame.to_csv(index=False, float_format="%.6g"))
     _write_duckdb(paths["duckdb"], {**frames, "scores": scores})
     write_text_atomic(paths["json"], json.dumps({"run_dir": str(run_dir), **data.summary, "notes": data.notes,
-                                            "ranking_notes": data.ranking_notes, "provenance": data.provenance}, indent=2))
+                                            "ranking_notes": data.ranking_notes, "provenance": data.provenance,
+                                            "judge_templates": data.judge_templates}, indent=2))
     return data, paths
 
 

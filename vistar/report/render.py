@@ -113,6 +113,9 @@ def render_html(data: ReportData, title: str) -> str:
              f"<p>{len(models)} model(s), {len(angles)} angle(s) scored, {data.summary['angle_rows']} angle rows. "
              f"Scores 0–100; 95% CIs from {data.summary['resamples']} seeded bootstrap resamples (seed {data.summary['seed']}). "
              f"Ontology {escape(data.summary['ontology_hash'])}.</p>"]
+    if data.judge_templates:  # first: which benchmark the protocol numbers belong to
+        parts.append('<h2>Judge templates</h2><ul class="notes" id="judge-templates">'
+                     + "".join(f"<li>{escape(n)}</li>" for n in data.judge_templates) + "</ul>")
     if data.notes:
         parts.append('<h2>What this run covers</h2><ul class="notes" id="coverage-notes">'
                      + "".join(f"<li>{escape(n)}</li>" for n in data.notes) + "</ul>")
@@ -142,6 +145,8 @@ def render_html(data: ReportData, title: str) -> str:
 def render_markdown(data: ReportData, title: str) -> str:
     parts = [f"# {title}", "",
              f"Scores 0–100; 95% CIs from {data.summary['resamples']} seeded bootstrap resamples (seed {data.summary['seed']}).", ""]
+    if data.judge_templates:
+        parts += ["## Judge templates", "", *(f"- {n}" for n in data.judge_templates), ""]
     if data.notes:
         parts += ["## What this run covers", "", *(f"- {n}" for n in data.notes), ""]
     if data.provenance:

@@ -34,6 +34,7 @@ class ReportData:
     skip_reasons: pd.DataFrame | None = None  # angle, status, reason, count
     summary: dict = field(default_factory=dict)
     provenance: list[str] = field(default_factory=list)  # what ran where, from run.json (`runmeta.run_provenance`)
+    judge_templates: list[str] = field(default_factory=list)  # template family per protocol metric (`templates.py`)
 
 
 def angle_rows(scores: pd.DataFrame) -> pd.DataFrame:
