@@ -9,8 +9,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import kendalltau
 
-from vistar.calibration import (acc23, bootstrap_ci, bradley_terry, fit_bradley_terry, kendall_tau_b, krippendorff_alpha,
-                                mcnemar, pair_stats, ppa, units_of, win_matrix)
+from vistar.calibration import acc23, bootstrap_ci, bradley_terry, fit_bradley_terry, kendall_tau_b, krippendorff_alpha, mcnemar, pair_stats, ppa, units_of, win_matrix
 from vistar.calibration.rescore import RESCORERS
 
 

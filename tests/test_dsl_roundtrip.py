@@ -1,8 +1,7 @@
 """Parse -> serialize -> parse is the identity, for arbitrary cores and control values."""
 import json
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from vistar.prompts_dsl import Prompt, parse_prompt, read_prompts, serialize_prompt, write_vistar
 

@@ -5,8 +5,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vistar.kernels.depth_geometry import (depth_cues, mean_abs_laplacian_ref, normal_dispersion_ref,
-                                           surface_normals)
+from vistar.kernels.depth_geometry import depth_cues, mean_abs_laplacian_ref, normal_dispersion_ref, surface_normals
 
 
 def _grid(h, w):

@@ -3,8 +3,7 @@ example; tile histograms by hand. The Triton kernel is compared in tests/test_ke
 import numpy as np
 import pytest
 
-from vistar.kernels.lbp import (METHODS, lbp_codes_numba, lbp_codes_ref, lbp_tile_histograms, offsets,
-                                tile_histograms_ref)
+from vistar.kernels.lbp import METHODS, lbp_codes_numba, lbp_codes_ref, lbp_tile_histograms, offsets, tile_histograms_ref
 
 skimage_feature = pytest.importorskip("skimage.feature", reason="scikit-image (test extra) is the independent oracle")
 

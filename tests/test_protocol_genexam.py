@@ -9,6 +9,7 @@ from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import aggregate, genexam
 from vistar.vlm.protocols.base import Outcome
+
 from .protocol_helpers import rows, shared
 
 # the protocols' metrics, as the registry builds them from their declarations

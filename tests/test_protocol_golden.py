@@ -16,8 +16,7 @@ import pytest
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.images import png_bytes
-from vistar.vlm.protocols import PROTOCOLS, aggregate, phybench
-from vistar.vlm.protocols import upstream_families as uf
+from vistar.vlm.protocols import PROTOCOLS, aggregate, phybench, upstream_families as uf
 from vistar.vlm.protocols.base import Outcome
 
 from .protocol_helpers import shared

@@ -8,6 +8,7 @@ import pytest
 from vistar.engine import registry
 from vistar.vlm.protocols import aggregate, unieval
 from vistar.vlm.protocols.base import Outcome
+
 from .protocol_helpers import rows, shared
 
 # the protocols' metrics, as the registry builds them from their declarations

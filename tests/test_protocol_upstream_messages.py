@@ -12,8 +12,7 @@ import pytest
 from vistar.vlm.client import build_messages, request_body
 from vistar.vlm.config import JudgeConfig
 from vistar.vlm.errors import ReplyFormatError
-from vistar.vlm.protocols import PROTOCOLS, phybench
-from vistar.vlm.protocols import upstream_families as uf
+from vistar.vlm.protocols import PROTOCOLS, phybench, upstream_families as uf
 from vistar.vlm.protocols.stage import _request
 
 from .protocol_helpers import shared

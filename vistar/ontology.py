@@ -16,7 +16,6 @@ from pathlib import Path
 
 import yaml
 
-
 FAMILIES = ("deterministic", "hwpq")
 
 

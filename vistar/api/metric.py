@@ -22,10 +22,10 @@ class MetricResult:
     score: float | None
     status: str = "ok"            # ok | error | skipped
     error: str | None = None      # the reason, for error and skipped rows
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def ok(cls, score: float, **details) -> "MetricResult":
+    def ok(cls, score: float, **details: Any) -> "MetricResult":
         """Clamped to [0, 1]; a NaN/inf score becomes an error (a clamp would turn NaN into a silent 0)."""
         score = float(score)
         if not math.isfinite(score):
@@ -33,19 +33,18 @@ class MetricResult:
         return cls(min(1.0, max(0.0, score)), "ok", None, details)
 
     @classmethod
-    def skipped(cls, reason: str, **details) -> "MetricResult":
+    def skipped(cls, reason: str, **details: Any) -> "MetricResult":
         return cls(None, "skipped", reason, details)
 
 
-
-def _error(cls, reason: str, **details) -> MetricResult:
+def _error(cls: type[MetricResult], /, reason: str, **details: Any) -> MetricResult:
     """An error row (see the module docstring for when); the reason names the missing or bad input."""
     return cls(None, "error", reason, details)
 
 
 # Set after the class is built: `error` is also the field holding a row's reason, which an instance's own
 # value shadows, so `MetricResult.error(reason)` builds a row and `result.error` reads the reason.
-MetricResult.error = classmethod(_error)  # type: ignore[assignment,method-assign]
+MetricResult.error = classmethod(_error)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ class Metric:
     angle: str
     version: str
     features: tuple[str, ...]
-    fn: Callable[[dict, dict, dict, Any], MetricResult]  # (features, controls, params, prompt) -> result
+    fn: Callable[[dict[str, Any], dict[str, Any], dict[str, Any], Any], MetricResult]  # (features, controls, params, prompt) -> result
     # Features used when they can be computed; a missing weight or failure there leaves them out of the
     # dict the metric receives instead of skipping it (e.g. CPA counts people from `instances` when YOLO exists).
     optional: tuple[str, ...] = ()
@@ -71,7 +70,7 @@ class Metric:
     def all_features(self) -> tuple[str, ...]:
         return self.features + self.optional
 
-    def inputs(self, feats: dict) -> dict:
+    def inputs(self, feats: dict[str, Any]) -> dict[str, Any]:
         """What the metric function receives: its required features and the optional ones that succeeded."""
         given = {n: feats[n] for n in self.features}
         given.update({n: feats[n] for n in self.optional if n in feats and not isinstance(feats[n], BaseException)})

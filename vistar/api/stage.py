@@ -13,7 +13,7 @@ class StageInput:
 
     image: np.ndarray             # HxWx3 uint8 RGB
     prompt: Any                   # the prompt-language `Prompt` (vistar.prompts_dsl.model)
-    controls: dict                # resolved control parameters (ground truth)
+    controls: dict[str, Any]                # resolved control parameters (ground truth)
     deps: dict[str, Any] = field(default_factory=dict)  # outputs of the stages this one requires
 
 
@@ -23,11 +23,11 @@ class StageContext:
 
     device: str = "cpu"
     model_paths: dict[str, str] = field(default_factory=dict)
-    features: dict = field(default_factory=dict)    # ontology `features:` section: per-stage parameters
-    options: dict = field(default_factory=dict)     # run-time settings from the CLI (e.g. a judge endpoint)
-    cache: dict = field(default_factory=dict)
+    features: dict[str, Any] = field(default_factory=dict)    # ontology `features:` section: per-stage parameters
+    options: dict[str, Any] = field(default_factory=dict)     # run-time settings from the CLI (e.g. a judge endpoint)
+    cache: dict[str, Any] = field(default_factory=dict)
 
-    def params(self, stage: str) -> dict:
+    def params(self, stage: str) -> dict[str, Any]:
         return dict(self.features.get(stage) or {})
 
     def model(self, key: str, loader: Callable[[], Any]) -> Any:
@@ -41,8 +41,8 @@ class StageContext:
 class FeatureStage:
     name: str
     version: str
-    compute: Callable[[list[StageInput], StageContext], list]  # one output per input; an Exception marks a per-image failure
+    compute: Callable[[list[StageInput], StageContext], list[Any]]  # one output per input; an Exception marks a per-image failure
     requires: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     # raises ValueError for bad `features.<name>` values: run before any image, not as an error on every row
-    check_params: Callable[[dict], Any] | None = None
+    check_params: Callable[[dict[str, Any]], Any] | None = None

@@ -11,8 +11,8 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from ..engine.device import is_cuda
 from ..api import FeatureStage, Instances, StageContext, StageInput
+from ..engine.device import is_cuda
 from ..models import load_model, spec
 
 

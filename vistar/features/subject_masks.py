@@ -126,7 +126,7 @@ def _segment(images: list[np.ndarray], boxes: list[np.ndarray], model, processor
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
-    from transformers import (AutoModelForZeroShotObjectDetection, AutoProcessor, SamModel, SamProcessor)
+    from transformers import AutoModelForZeroShotObjectDetection, AutoProcessor, SamModel, SamProcessor
 
     p = {**DEFAULTS, **ctx.params("subject_masks")}
     detector = ctx.model("subject_masks/detector", lambda: load_pretrained(

@@ -49,8 +49,7 @@ def save_tiny_dinov2(path: Path, seed: int = 0) -> Path:
 
 def save_tiny_grounding_dino(path: Path, seed: int = 0) -> Path:
     import torch
-    from transformers import (BertTokenizerFast, GroundingDinoConfig, GroundingDinoForObjectDetection,
-                              GroundingDinoImageProcessor, GroundingDinoProcessor)
+    from transformers import BertTokenizerFast, GroundingDinoConfig, GroundingDinoForObjectDetection, GroundingDinoImageProcessor, GroundingDinoProcessor
 
     vocab = {tok: i for i, tok in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + WORDS)}
     tokenizer = BertTokenizerFast(vocab=vocab, do_lower_case=True)

@@ -9,8 +9,7 @@ from .cache import JudgeCache, cache_key, legacy_key
 from .client import ChatClient
 from .config import JudgeConfig
 from .errors import ReplyFormatError
-from .local_vlm import BASE_URL as LOCAL_BASE_URL
-from .local_vlm import LocalVLMTransport, local_path
+from .local_vlm import BASE_URL as LOCAL_BASE_URL, LocalVLMTransport, local_path
 from .prices import Ledger, load_prices, price_for
 from .types import JudgeReply, JudgeRequest, Parser
 

@@ -14,7 +14,8 @@ from .questionnaire import Questionnaire, repair
 PROTOCOL = "hwpq-generate@1"
 ANGLE_FOCUS = {
     "SF": "style fusion: whether the named styles are each recognisable and genuinely blended rather than pasted side by side",
-    "CUL": "cultural-historical fidelity: whether attire, architecture, objects, symbols and customs match the named culture and period, without anachronisms or mixing with other cultures",
+    "CUL": ("cultural-historical fidelity: whether attire, architecture, objects, symbols and customs match the named "
+            "culture and period, without anachronisms or mixing with other cultures"),
     "MA": "material accuracy: whether each object's material shows the right optical and physical cues (reflectance, transparency, texture, weight, deformation)",
 }
 SYSTEM = ("You design evaluation questionnaires for text-to-image models. You write concrete yes/no questions "
