@@ -36,6 +36,37 @@ def test_bench_usage_errors_exit_2(tmp_path):
     assert invoke("bench", "--prompts", tmp_path / "missing.vistar").exit_code == 2
 
 
+def test_bench_refuses_a_gpu_the_machine_lacks_naming_what_was_found(tmp_path, monkeypatch):
+    from vistar.engine import device
+
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] x {text="x"}'])
+    monkeypatch.setattr(device, "cuda_devices", lambda: (0, "no CUDA device: torch 9.9 is a CPU-only build"))
+    res = invoke("bench", "--prompts", p, "--device", "cuda", "--n", "1", "--size", "32", "--json", tmp_path / "b.json")
+    assert res.exit_code == 2 and "--device cuda: no CUDA device: torch 9.9 is a CPU-only build" in res.output
+    assert not (tmp_path / "b.json").exists()  # refused before any work
+    monkeypatch.setattr(device, "cuda_devices", lambda: (1, "1 CUDA device found (cuda:0 X)"))
+    res = invoke("bench", "--prompts", p, "--device", "cuda:1", "--n", "1", "--size", "32")
+    assert res.exit_code == 2 and "--device cuda:1: 1 CUDA device found (cuda:0 X)" in res.output
+    assert invoke("bench", "--prompts", p, "--device", "gpu").exit_code == 2
+
+
+def test_bench_device_auto_runs_on_what_there_is_and_says_so(tmp_path, monkeypatch):
+    import json
+
+    from tests import fake_plugins
+    from vistar.engine import device
+
+    fake_plugins.install(monkeypatch)
+    monkeypatch.setattr(device, "cuda_devices", lambda: (0, "no CUDA device"))
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] x {text="x"}'])
+    res = invoke("bench", "--prompts", p, "--device", "auto", "--n", "2", "--size", "32", "--batch-sizes", "1",
+                 "--repeats", "1", "--json", tmp_path / "b.json")
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("device cpu (--device auto) · ")
+    fingerprint = json.loads((tmp_path / "b.json").read_text())["fingerprint"]
+    assert (fingerprint["device"], fingerprint["device_requested"]) == ("cpu", "auto")
+
+
 def test_suite_exit_codes(tmp_path):
     assert invoke("suite", "show", "core", "--limit", "1").exit_code == 0
     assert invoke("suite", "show", "no-such-suite").exit_code == 2

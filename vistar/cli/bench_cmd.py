@@ -16,7 +16,7 @@ def bench(
     images: Optional[Path] = typer.Option(None, "--images", exists=True, file_okay=False, help="Real images (score layout); default: synthetic"),
     n: int = typer.Option(16, "--n", min=1, help="Images in the workload"),
     size: int = typer.Option(1024, "--size", min=32, help="Side of synthetic images"),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda: where the stages run"),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda, cuda:N, or auto (cuda when there is one): where the stages run"),
     batch_sizes: str = typer.Option("1,2,4,8", "--batch-sizes", help="Comma-separated batch sizes timed per stage"),
     repeats: int = typer.Option(3, "--repeats", min=1, help="Timed repetitions per stage and batch size"),
     random_init: bool = typer.Option(False, "--random-init", help="Stages whose weights are absent use random-initialised full-size models"),
@@ -28,8 +28,13 @@ def bench(
     """Benchmark every feature stage and metric the prompts need."""
     from ..engine.bench import run_bench
     from ..engine.bench_inputs import load_items
+    from ..engine.device import resolve_device
     from ..ontology import Ontology, OntologyError
 
+    try:  # as `vistar score` does: a GPU the machine lacks is refused naming what was found, before any work
+        used = resolve_device(device)
+    except ValueError as exc:
+        fail(str(exc))
     try:
         Ontology.load(ontology)   # a bad file fails here, before any image is made
         items = load_items(prompts, images, n, size)
@@ -38,10 +43,11 @@ def bench(
         fail(str(exc))
     paths = parse_model_paths(model_path)
     try:
-        report = run_bench(items, device=device, batch_sizes=sizes, repeats=repeats, ontology_file=ontology,
+        report = run_bench(items, device=used, batch_sizes=sizes, repeats=repeats, ontology_file=ontology,
                            model_paths=paths, random_init=random_init)
     except (RuntimeError, ValueError) as exc:   # e.g. the timed run wrote other rows than the bench measured
         fail(f"the benchmark stopped: {exc}")
+    report["fingerprint"]["device_requested"] = device
     if json_out:
         json_out.write_text(json.dumps(report, indent=2, default=str))
     _print(report, wide)
@@ -53,7 +59,8 @@ def _fmt(value, spec=".1f") -> str:
 
 def _print(report: dict, wide: bool = False) -> None:
     fp = report["fingerprint"]
-    out.print(f"device {fp['device']} · {fp['hardware'].get('gpu') or fp['hardware'].get('processor') or fp['hardware']['machine']}"
+    asked = f" (--device {fp['device_requested']})" if fp.get("device_requested", fp["device"]) != fp["device"] else ""
+    out.print(f"device {fp['device']}{asked} · {fp['hardware'].get('gpu') or fp['hardware'].get('processor') or fp['hardware']['machine']}"
               f" · {fp['hardware']['cpu_count']} cpus · random_init={fp['random_init']}", highlight=False)
     table = Table(title="feature stages (p50/p95 after a warm-up call; 1st = that call, model loading included)")
     columns = ["stage", "status", "p50 ms", "p95 ms", "1st ms", "img/s", "batch"]
