@@ -7,6 +7,7 @@ A penetration hidden from the camera (intersection curve on the far side) is inv
 so the generator keeps penetration offsets within ±20° of the image plane. Contacts whose contact line is in
 view (a box resting flat on another, two solids side by side touching at their silhouettes) have continuous
 depth like a penetration and are not generated as "clean" scenes (docs/metrics/psc.md, limitations).
+`ball_at_face` builds the PSC validity set: a ball sunk into, resting against, or floating before a block's face.
 """
 from __future__ import annotations
 
