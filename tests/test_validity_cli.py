@@ -39,7 +39,8 @@ def _fake(monkeypatch, sets):
 
 
 def test_a_shortfall_exits_0_strict_exits_1_and_its_cause_is_printed(monkeypatch):
-    _fake(monkeypatch, {"TR": {"s": lambda n, seed: [ValidityRow("TR", "s", n, "share", 0.5, ">= 0.9", False, "too hard")]}})
+    short = lambda n, seed: [ValidityRow("TR", "s", n, "share", 0.5, ">= 0.9", False, "too hard")]  # noqa: E731
+    _fake(monkeypatch, {"TR": {"s": short}})
     runner = CliRunner()
     res = runner.invoke(app, ["validate", "--angles", "tr", "--n", "3"])
     assert res.exit_code == 0 and "TR s: too hard" in res.stdout
@@ -68,13 +69,16 @@ def test_unknown_angle_is_a_usage_error():
     assert CliRunner().invoke(app, ["validate", "--angles", "XX"]).exit_code == 2
 
 
-def test_table_fits_80_columns_and_marks_unmet_goals():
-    rows = [ValidityRow("CPA", "group photos with a very long name", 12345, "exact count share of all photos",
-                        0.123456, ">= 0.90 of all", False, "a long cause " * 12),
+def test_table_fits_80_columns_wraps_long_cells_and_marks_unmet_goals():
+    rows = [ValidityRow("CPA", "group photos with a very long name", 12345, "exact count share of all the photos",
+                        0.123456, ">= 0.90", False, "a long cause " * 12),
+            ValidityRow("CPA", "group photos with a very long name", 7, "second measure", 1.0, ">= 0.90", False,
+                        "a long cause " * 12),
             ValidityRow("LI", "scenes", 128, "median deg", 9.87, "<= 10", True)]
-    text = table(rows)
-    assert max(len(line) for line in text.splitlines()) <= 80
-    lines = text.splitlines()
-    assert lines[2].split()[0] == "CPA" and lines[2].rstrip().endswith("NO") and "0.123" in lines[2]
-    assert lines[3].rstrip().endswith("yes") and "9.87" in lines[3]
-    assert "CPA group photos with a very long name: a long cause" in text
+    lines = table(rows).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[2].split()[:3] == ["CPA", "group", "photos"] and lines[2].endswith("NO") and "0.123" in lines[2]
+    assert "a very long name" in lines[3] and "photos" in lines[3]  # the wrapped rest of set and measure
+    li = next(line for line in lines if line.startswith("LI"))
+    assert li.endswith("yes") and "9.87" in li
+    assert sum(line.startswith("CPA group photos with a very long name: a long cause") for line in lines) == 1

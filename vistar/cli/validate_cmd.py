@@ -17,30 +17,33 @@ from ..validity import ANGLE_MODULES, ValidityRow, full_size, sets_for
 from .common import out, parse_angles
 from .exit_codes import ExitCode
 
-COLUMNS = (("angle", 5, "<"), ("set", 20, "<"), ("n", 5, ">"), ("measure", 22, "<"), ("value", 8, ">"),
+COLUMNS = (("angle", 5, "<"), ("set", 18, "<"), ("n", 4, ">"), ("measure", 26, "<"), ("value", 7, ">"),
            ("goal", 9, "<"), ("met", 3, "<"))   # 72 characters + 6 separators: fits 80 columns
-
-
-def _cell(text: str, width: int, align: str) -> str:
-    text = text if len(text) <= width else text[:width - 1] + "…"
-    return f"{text:{align}{width}}"
 
 
 def _value(value: float) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
 
 
+def _line(cells) -> list[str]:
+    """One row; a cell too long for its column wraps onto continuation lines instead of being cut."""
+    wrapped = [textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+               for text, (_, width, _) in zip(cells, COLUMNS)]
+    return [" ".join(f"{(parts[i] if i < len(parts) else ''):{align}{width}}"
+                     for parts, (_, width, align) in zip(wrapped, COLUMNS)).rstrip()
+            for i in range(max(map(len, wrapped)))]
+
+
 def table(rows: list[ValidityRow]) -> str:
-    """The rows as fixed-width text no wider than 80 characters, then one wrapped line per shortfall or error."""
-    lines = [" ".join(_cell(name, width, align) for name, width, align in COLUMNS).rstrip()]
-    lines.append(" ".join("-" * width for _, width, _ in COLUMNS))
+    """The rows as fixed-width text no wider than 80 characters, then one wrapped line per shortfall or error
+    (a cause shared by several rows of a set once)."""
+    lines = _line([name for name, _, _ in COLUMNS]) + [" ".join("-" * width for _, width, _ in COLUMNS)]
     for r in rows:
-        cells = (r.angle, r.set, str(r.n), r.measure, _value(r.value), r.goal, "yes" if r.met else "NO")
-        lines.append(" ".join(_cell(c, w, a) for c, (_, w, a) in zip(cells, COLUMNS)).rstrip())
-    notes = [f"{r.angle} {r.set}: {r.note}" for r in rows if r.note and not r.met]
+        lines += _line((r.angle, r.set, str(r.n), r.measure, _value(r.value), r.goal, "yes" if r.met else "NO"))
+    notes = list(dict.fromkeys(f"{r.angle} {r.set}: {r.note}" for r in rows if r.note and not r.met))
     if notes:
         lines.append("")
-        lines += [textwrap.fill(n, 80, subsequent_indent="  ") for n in notes]
+        lines += [textwrap.fill(n, 80, subsequent_indent="  ", break_on_hyphens=False) for n in notes]
     return "\n".join(lines)
 
 
