@@ -15,7 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..metrics.tr import fuse  # the metric's own formula, so a re-score equals a re-run
+from ..metrics import cpa_combine
+from ..metrics.tr import fuse  # the metrics' own formulas, so a re-score equals a re-run
 
 
 @dataclass(frozen=True)
@@ -45,30 +46,18 @@ def _tr(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
     return fuse(sub[:, 0], sub[:, 1], float(params["w_char"]))
 
 
-def _weighted_mean(names: tuple[str, ...]):
-    """Weighted mean over the sub-scores present in each row (weights renormalised over them). A row whose
-    prompt role has its own weights in `params["role_weights"]` uses those, as the metric does."""
-
-    def combine(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
-        default = [float(params[n]) for n in names]
-        overrides = params.get("role_weights") or {}
-        w = np.asarray([[float((overrides.get(r) or {}).get(n, d)) if r in overrides else d
-                         for n, d in zip(names, default)] for r in roles]).reshape(len(sub), len(names))
-        present = np.isfinite(sub)
-        num = (np.where(present, sub, 0.0) * w).sum(axis=1)
-        den = (present * w).sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-
-    return combine
+def _cpa(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
+    """Each row with its prompt role's weights, as the metric weighs it."""
+    per_role = {r: cpa_combine.weights(params, r) for r in set(roles.tolist())}
+    w = np.asarray([[per_role[r][k] for k in cpa_combine.WEIGHTS] for r in roles], dtype=float).reshape(len(sub), 3)
+    return cpa_combine.combine(sub, w)
 
 
 RESCORERS: dict[str, Rescorer] = {
     # TR = vistar.metrics.tr.fuse(char, token, w_char)
     "TR": Rescorer(params=("w_char",), subscores=("char", "token"), combine=_tr),
-    # CPA = weighted mean of count, posture and expression agreement over the terms that apply
-    "CPA": Rescorer(params=("w_c", "w_p", "w_e"), subscores=("s_count", "s_posture", "s_expression"),
-                    combine=_weighted_mean(("w_c", "w_p", "w_e")), per_role=True),
+    # CPA = vistar.metrics.cpa_combine.combine: weighted mean of the agreements that apply, role weights
+    "CPA": Rescorer(params=cpa_combine.WEIGHTS, subscores=cpa_combine.SUBSCORES, combine=_cpa, per_role=True),
 }
 
 
