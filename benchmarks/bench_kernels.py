@@ -1,4 +1,4 @@
-"""Kernels of vistar/kernels (masked means, depth geometry, LBP) and the numba candidates not kept
+"""Kernels of vistar/kernels (depth geometry, LBP) and the numba candidates not kept
 (benchmarks/kernel_candidates.py): reference vs numba (CPU) vs Triton (CUDA). Prints numbers; asserts nothing
 about speed (every accelerated result is checked against its reference before it is timed).
 
@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 import kernel_candidates as candidates
-from vistar.kernels import depth_geometry, lbp, masked_means
+from vistar.kernels import depth_geometry, lbp
 
 
 def timed(fn, repeats: int, sync=None) -> float:
@@ -53,37 +53,25 @@ def row(name: str, shape: str, cells: dict) -> None:
     print(f"{name:24s} {shape:24s} " + " ".join(fmt(cells.get(k, "-")) for k in ("ref", "numba", "triton", "other")))
 
 
-def bench_masked_means(args, torch) -> None:
+def bench_masked_sums(args) -> None:
+    """Masked sums (a candidate: no metric needs them yet): numpy's einsum vs the numba loop."""
     rng = np.random.default_rng(0)
     for n_k, n_c in ((8, 1), (32, 3)):
         values = rng.normal(size=(args.batch, n_c, args.side, args.side))
         masks = rng.random((args.batch, n_k, args.side, args.side)) < 0.3
-        means, counts = masked_means.masked_means_ref(values, masks)
-        np.testing.assert_allclose(candidates.masked_sums(values, masks), means * counts[..., None], rtol=1e-9)
-        cells = {"ref": timed(lambda: masked_means.masked_means_ref(values, masks), args.repeats),
-                 "numba": timed(lambda: candidates.masked_sums(values, masks), args.repeats), "triton": "no GPU"}
-        if torch:
-            v, m = torch.tensor(values, device="cuda"), torch.tensor(masks, device="cuda")
-            got = masked_means.masked_means_triton(v, m)[0].cpu().numpy()
-            np.testing.assert_allclose(got, means, rtol=1e-4, atol=1e-5)
-            run = lambda: masked_means.masked_means_triton(v, m)  # noqa: E731
-            cells["triton"] = timed(run, args.repeats, torch.cuda.synchronize)
-        row("masked means", f"B{args.batch} K{n_k} C{n_c} {args.side}²", cells)
+        ref = lambda: np.einsum("bkhw,bchw->bkc", masks.astype(np.float64), values)  # noqa: E731
+        np.testing.assert_allclose(candidates.masked_sums(values, masks), ref(), rtol=1e-9)
+        cells = {"ref": timed(ref, args.repeats), "numba": timed(lambda: candidates.masked_sums(values, masks), args.repeats)}
+        row("masked sums", f"B{args.batch} K{n_k} C{n_c} {args.side}²", cells)
 
 
-def bench_depth(args, torch) -> None:
+def bench_depth(args) -> None:
     rng = np.random.default_rng(0)
     y, x = np.mgrid[0:args.side, 0:args.side] / args.side
     depths = np.stack([0.5 + 0.3 * x - 0.2 * y + 0.05 * np.sin(12 * x + b) * np.cos(9 * y)
                        + 0.01 * rng.standard_normal(x.shape) for b in range(args.batch)])
-    cells = {"ref": timed(lambda: [depth_geometry.depth_cues_ref(d, 5) for d in depths], args.repeats),
-             "numba": "n/a", "triton": "no GPU"}
-    if torch:
-        d = torch.tensor(depths, device="cuda")
-        got = depth_geometry.depth_cues_triton(d, 5)
-        np.testing.assert_allclose(got[0].cpu().numpy(), [depth_geometry.normal_dispersion_ref(z, 5) for z in depths],
-                                   atol=1e-4)
-        cells["triton"] = timed(lambda: depth_geometry.depth_cues_triton(d, 5), args.repeats, torch.cuda.synchronize)
+    cues = lambda d: (depth_geometry.normal_dispersion_ref(d, 5), depth_geometry.mean_abs_laplacian_ref(d))  # noqa: E731
+    cells = {"ref": timed(lambda: [cues(d) for d in depths], args.repeats), "numba": "n/a"}
     row("normals + curvature", f"B{args.batch} {args.side}² window 5", cells)
 
 
@@ -122,7 +110,7 @@ def bench_components(args) -> None:
 
 
 def _jaccard(x: str, y: str) -> float:
-    """vistar.metrics.text_similarity.token_jaccard's computation."""
+    """The Jaccard index of word sets (TR's token similarity up to metric version 3)."""
     s, t = set(x.split()), set(y.split())
     return len(s & t) / max(1, len(s | t))
 
@@ -164,8 +152,8 @@ def main() -> None:
 
     print(f"numba {numba.__version__}; CUDA: {torch.cuda.get_device_name() if torch else 'no (Triton cells skipped)'}")
     print(f"{'kernel':24s} {'input':24s} {'ref':>10s} {'numba':>10s} {'triton':>10s} {'other':>10s}   (ms per call)")
-    bench_masked_means(args, torch)
-    bench_depth(args, torch)
+    bench_masked_sums(args)
+    bench_depth(args)
     bench_lbp(args, torch)
     bench_components(args)
     print("ref: numpy/scipy reference; other: skimage local_binary_pattern (LBP), cv2.connectedComponentsWithStats")

@@ -3,7 +3,7 @@
 All run on one thread, like what they are compared with: images and pairs parallelise better across
 worker processes than inside one small call.
 
-- masked sums: a loop over (image, mask, channel) vs numpy's einsum (vistar.kernels.masked_means);
+- masked sums: a loop over (image, mask, channel) vs numpy's einsum (no metric needs them yet);
 - connected components: two-pass union-find vs scipy.ndimage.label and cv2.connectedComponentsWithStats
   (GC's contour and highlight cues use cv2);
 - normalised Levenshtein over a batch of pairs vs rapidfuzz (TR).

@@ -5,7 +5,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vistar.kernels.depth_geometry import depth_cues, mean_abs_laplacian_ref, normal_dispersion_ref, surface_normals
+from vistar.kernels.depth_geometry import mean_abs_laplacian_ref, normal_dispersion_ref, surface_normals
 
 
 def _grid(h, w):
@@ -58,11 +58,7 @@ def test_dispersion_matches_an_opencv_box_filter_formulation(window, shape):
     assert normal_dispersion_ref(depth, window) == pytest.approx(inner.mean(), abs=1e-7)
 
 
-def test_dispatch_and_errors():
+def test_window_must_be_positive():
     y, x = _grid(12, 12)
-    d = np.sin(x / 3) * np.cos(y / 4)
-    assert depth_cues(d, 3) == (normal_dispersion_ref(d, 3), mean_abs_laplacian_ref(d))
     with pytest.raises(ValueError, match="window must be"):
-        normal_dispersion_ref(d, 0)
-    with pytest.raises(ValueError, match="unknown depth geometry kernel backend"):
-        depth_cues(d, 3, backend="numba")
+        normal_dispersion_ref(np.sin(x / 3) * np.cos(y / 4), 0)
