@@ -4,7 +4,8 @@ import pytest
 
 from tests.person_weights import fetched_person_weights
 from vistar.validity import ValidityRow
-from vistar.validity.cpa import PHOTOS, SETS, TUNING, VALIDATION, crop_count, draw_crops, inside_share
+from vistar.features.persons import inside_share
+from vistar.validity.cpa import PHOTOS, SETS, TUNING, VALIDATION, crop_count, draw_crops
 
 
 def test_crop_ground_truth_counts_people_at_least_half_inside():

@@ -15,6 +15,8 @@ import cv2
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from .faces import square_windows
+
 MODEL = "ssd-mobilenet-v2-coco"
 GRAPH, TEXT_GRAPH = "frozen_inference_graph.pb", "ssd_mobilenet_v2_coco_2018_03_29.pbtxt"
 COCO_PERSON = 1       # the zoo's label map: 1 = person
@@ -31,12 +33,12 @@ class SSDPersonDetector:
     """Person boxes from the whole image or, for an image more than ELONGATED times longer than wide (or tall),
     from square windows of its short side along the long side, half overlapping. The graph squashes its input
     to 300 x 300 (as in its training, so a 3:2 photo is fine), but a row of six portraits would be squeezed
-    sixfold (and its squeezed image gave false small boxes). A window's box that touches the window's inner edge is dropped: a neighbouring window holds that
-    person whole.
+    sixfold (and its squeezed image gave false small boxes). A window's box that touches the window's inner edge
+    is dropped: a neighbouring window holds that person whole.
 
     A box touching the image's border needs only EDGE_SCORE: a person cut by the frame shows less of a body and
-    the detector is less sure of it (in the tuning crops, boxes at the border scoring 0.3-0.5 were people 15 times
-    and nobody twice).
+    the detector is less sure of it (in the tuning crops, boxes at the border scoring 0.3-0.5 lay on a person 15
+    times and on nobody twice).
     """
 
     def __init__(self, folder: Path, min_score: float = 0.5, nms_iou: float = 0.6, edge_score: float = 0.3,
@@ -47,8 +49,6 @@ class SSDPersonDetector:
         self.edge_score = min(float(edge_score), self.min_score)
 
     def __call__(self, image: np.ndarray) -> list[PersonBox]:
-        from .faces import square_windows
-
         height, width = image.shape[:2]
         side = min(height, width)
         if max(height, width) <= self.elongated * side:
@@ -115,7 +115,7 @@ def _in_head_region(point, box) -> bool:
     return x0 + 0.2 * w <= point[0] <= x1 - 0.2 * w and y0 <= point[1] <= y0 + 0.4 * h
 
 
-def _inside_share(box, other) -> float:
+def inside_share(box, other) -> float:
     """Share of BOX's area inside OTHER."""
     w = min(box[2], other[2]) - max(box[0], other[0])
     h = min(box[3], other[3]) - max(box[1], other[1])
@@ -126,7 +126,7 @@ def _inside_share(box, other) -> float:
 def _part_of(box, other, inside: float, same_top: float) -> bool:
     """BOX is a part of the person in OTHER: at least INSIDE of it lies within OTHER and it starts within SAME_TOP of
     OTHER's height from OTHER's top (a torso or arm box; someone seated in front of a standing person starts lower)."""
-    return _inside_share(box, other) >= inside and box[1] - other[1] <= same_top * (other[3] - other[1])
+    return inside_share(box, other) >= inside and box[1] - other[1] <= same_top * (other[3] - other[1])
 
 
 def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5, duplicate_inside: float = 0.8,
@@ -138,8 +138,8 @@ def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5,
     is turned, hidden, cut or too small, unless it is the detector's second box on someone already kept (boxes
     with a face first, then faceless ones by score): it overlaps a kept box by IoU > DUPLICATE_IOU, is a part of
     one (`_part_of`: a box on the torso and arm of a person whose whole-body box is kept), or a matched face sits
-    in its head region (that face's person is already counted). A face left
-    without a box is a person on its own (the body hidden or not recognised).
+    in its head region (that face's person is already counted). A face left without a box is a person on its own
+    (the body hidden or not recognised).
     """
     cost = np.array([[_head_cost(f, p.box) for f in face_boxes] for p in persons]).reshape(len(persons), len(face_boxes))
     finite = np.where(np.isfinite(cost), cost, 1e6)

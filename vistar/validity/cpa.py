@@ -144,15 +144,10 @@ def load(photo: Photo) -> np.ndarray:
     return np.asarray(Image.open(photo_path(photo)).convert("RGB"))
 
 
-def inside_share(box: Box, crop: Box) -> float:
-    w = min(box[2], crop[2]) - max(box[0], crop[0])
-    h = min(box[3], crop[3]) - max(box[1], crop[1])
-    area = (box[2] - box[0]) * (box[3] - box[1])
-    return max(0.0, w) * max(0.0, h) / area if area > 0 else 0.0
-
-
 def crop_count(people: tuple[Box, ...], crop: Box) -> int | None:
     """People at least COUNTED inside CROP; None when someone is cut to between AMBIGUOUS and COUNTED."""
+    from ..features.persons import inside_share   # here, so listing the sets needs no OpenCV
+
     shares = [inside_share(p, crop) for p in people]
     if any(AMBIGUOUS <= s < COUNTED for s in shares):
         return None
@@ -169,6 +164,8 @@ class Crop:
 def draw_crops(images: dict[str, np.ndarray], n: int, seed: int, split: Split) -> list[Crop]:
     """N crops drawn deterministically from SEED, cycling through the photos; ambiguous crops are redrawn."""
     from PIL import Image
+
+    from ..features.persons import inside_share
 
     rng = random.Random(seed + split.seed_offset)
     photos = [p for p in PHOTOS if p.name in images]
