@@ -18,8 +18,9 @@ TR >= 0.9, mean TR, share whose only error is a missing or extra space, and the 
 posters: vistar.validity.tr's rotated multi-line / two-column posters over photos and textures with decorative
 rings, dots and stars, in Latin, accented Latin and Greek, each drawn correct, with one typo and with one word
 missing (`--split tuning` is what the metric's parameters were chosen on; `validation` is what `vistar validate`
-runs). Prints the validity rows, then the calibration of `min_glyph_confidence`: recognition confidence of the
-one- and two-character readings that are words of the poster vs those that are not (decorations).
+runs). Prints the validity rows, then the calibration of the glyph filter (`glyph_gap`, `min_glyph_confidence`):
+confidence and distance to the nearest longer line of the one- and two-character readings that are words of the
+poster vs those that are not (decorations).
 """
 from __future__ import annotations
 
@@ -139,6 +140,25 @@ def backgrounds_bench(args) -> None:
               f"({(time.perf_counter() - start) / len(c) / 3 * 1000:.0f} ms/image)")
 
 
+def short_readings(lines: list) -> list[tuple[str, float, float]]:
+    """(text, confidence, distance to the nearest longer line in median line heights) of each 1-2 character
+    reading with a letter or digit, measured as TR's glyph filter measures it (levelled boxes)."""
+    from vistar.metrics.text_similarity import normalize_text
+    from vistar.metrics.text_layout import level_boxes
+
+    if not lines:
+        return []
+    boxes, median = level_boxes(lines)
+    texts = [normalize_text(ln.text).replace(" ", "") for ln in lines]
+    longer = [b for b, t in zip(boxes, texts) if len(t) > 2]
+    out = []
+    for box, text in zip(boxes, texts):
+        if 0 < len(text) <= 2 and any(c.isalnum() for c in text) and longer:
+            gap = min(max(o[0] - box[2], box[0] - o[2], o[1] - box[3], box[1] - o[3], 0.0) for o in longer) / median
+            out.append((text, box[4].confidence, gap))
+    return out
+
+
 def posters(args) -> None:
     from vistar.metrics.text_similarity import normalize_text
     from vistar.validity.tr import TUNING, VALIDATION, Scorer, ladder_cases, ladder_rows, score_ladder
@@ -147,18 +167,19 @@ def posters(args) -> None:
     start = time.perf_counter()
     scored = score_ladder(ladder_cases(args.n, args.seed, split), Scorer())
     for row in ladder_rows(scored, f"posters/{args.split}"):
-        print(f"{row.set:28s} n={row.n:3d}  {row.measure:28s} {row.value:6.3f}  goal {row.goal:8s} {'met' if row.met else 'NOT met'}")
-    conf = {"word": [], "decoration": []}
+        print(f"{row.set:28s} n={row.n:3d}  {row.measure:24s} {row.value:6.3f}  goal {row.goal:8s} {'met' if row.met else 'NOT met'}"
+              + (f"\n    {row.note}" if row.note and not row.met else ""))
+    short = {"word": [], "decoration": []}
     for case in scored:
         words = set(normalize_text(case["expected"]).split())
         for ocr in case["ocr"].values():
-            for line in ocr.lines:
-                text = normalize_text(line.text).replace(" ", "")
-                if 0 < len(text) <= 2 and any(c.isalnum() for c in text):
-                    conf["word" if text in words else "decoration"].append(line.confidence)
-    for kind, values in conf.items():
-        q = np.quantile(values, [0, 0.1, 0.5, 0.9, 1]).round(3) if values else []
-        print(f"short readings that are {kind:10s}: {len(values):3d}  confidence min/p10/median/p90/max {list(q)}")
+            for text, confidence, gap in short_readings(list(ocr.lines)):
+                short["word" if text in words else "decoration"].append((confidence, gap))
+    for kind, values in short.items():
+        if values:
+            conf, gap = np.array(values).T
+            print(f"1-2 character readings that are {kind:10s}: {len(values):3d}  confidence {conf.min():.2f}-{conf.max():.2f}  "
+                  f"distance to the nearest longer line {gap.min():.2f}-{gap.max():.2f} line heights")
     print(f"({(time.perf_counter() - start) / len(scored) / 3 * 1000:.0f} ms/image)")
 
 

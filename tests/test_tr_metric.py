@@ -6,7 +6,8 @@ import math
 import pytest
 
 from vistar.features.ocr import OcrLine, OcrResult
-from vistar.metrics.tr import METRIC, filter_lines, reading_order, text_angle
+from vistar.metrics.text_layout import reading_order, text_angle
+from vistar.metrics.tr import METRIC, filter_lines
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt, resolved_controls
 
