@@ -57,6 +57,7 @@ def test_a_set_returns_one_gc_row_whose_met_follows_the_goal():
     (result,) = gc.SETS["patch seams"](4, 5)
     assert (result.angle, result.set, result.n, result.goal) == ("GC", "patch seams", 4, ">= 0.80")
     assert 0 <= result.value <= 1 and result.met == (result.value >= 0.80)
+    assert gc.SETS["patch seams"](4, 5) == [result]  # same seed, same crops and corruptions, same row
 
 
 def test_gc_has_weight_zero_in_every_role_by_default_and_the_report_says_why(tmp_path):
