@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from .common import ModelPathOpt, OntologyOpt, fail, out, parse_model_paths
+from .common import ModelPathOpt, OntologyOpt, fail, out, parse_model_paths, print_table, say
 
 
 def bench(
@@ -71,13 +71,14 @@ def _print(report: dict, wide: bool = False) -> None:
     for s in report["stages"]:
         best = s["throughput"].get(s["best_batch"]) if s["best_batch"] else None
         status = "ok (random weights)" if s["status"] == "ok" and s.get("random_init") else s["status"]
-        row = [s["name"], status if s["status"] == "ok" else f"{s['status']}: {s['note']}",
+        row = [s["name"], status,
                _fmt(s["p50_ms"]), _fmt(s["p95_ms"]), _fmt(s.get("first_call_ms"), ".0f"), _fmt(best), _fmt(s["best_batch"], "d")]
         if wide:
             row += [_fmt(s["flops_per_image"] and s["flops_per_image"] / 1e9, ".2f"), _fmt(s["peak_fraction"], ".1%"),
                     _fmt(s["peak_rss_mib"], ".0f"), _fmt(s["peak_gpu_mib"], ".0f")]
         table.add_row(*row)
-    out.print(table)
+    print_table(table)
+    _notes(report["stages"], "name")   # why a stage was skipped: below the table, where a long reason can wrap
     for stage, models in (fp.get("random_init_models") or {}).items():
         out.print(f"random_init: {stage} ran on random-initialised {', '.join(models)} (full-size architecture, same FLOPs; "
                   "outputs and metric values are meaningless)", highlight=False)
@@ -85,15 +86,22 @@ def _print(report: dict, wide: bool = False) -> None:
     for col in ("metric", "status", "p50 ms", "p95 ms", "1st ms"):
         metrics.add_column(col)
     for m in report["metrics"]:
-        metrics.add_row(m["metric"], m["status"] if m["status"] == "ok" else f"skipped: {m['note']}",
-                        _fmt(m.get("p50_ms"), ".3f"), _fmt(m.get("p95_ms"), ".3f"), _fmt(m.get("first_call_ms"), ".1f"))
-    out.print(metrics)
+        metrics.add_row(m["metric"], m["status"], _fmt(m.get("p50_ms"), ".3f"), _fmt(m.get("p95_ms"), ".3f"),
+                        _fmt(m.get("first_call_ms"), ".1f"))
+    print_table(metrics)
+    _notes(report["metrics"], "metric")
     cmp_ = report["naive_vs_engine"]
     if not cmp_:
         out.print("naive-vs-engine comparison not run: some stages were skipped", highlight=False)
         return
     for line in naive_vs_engine_lines(cmp_):
         out.print(line, highlight=False)
+
+
+def _notes(entries: list[dict], key: str) -> None:
+    for entry in entries:
+        if entry["status"] != "ok" and entry.get("note"):
+            say(f"  {entry[key]} {entry['status']}: {entry['note']}", to=out)
 
 
 def naive_vs_engine_lines(cmp_: dict) -> list[str]:
