@@ -191,5 +191,5 @@ def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     return MetricResult.ok(score, **result, **extra)
 
 
-METRIC = Metric(name="CPA", angle="CPA", version="2", features=("pose", "faces"), fn=_cpa,
+METRIC = Metric(name="CPA", angle="CPA", version="3", features=("pose", "faces"), fn=_cpa,
                 optional=("instances",))
