@@ -1,13 +1,13 @@
 """PSC ranking on held-out generated scenes: other seeds, image sizes and camera elevations.
 
     python benchmarks/bench_psc_validity.py            # ranking of the scene pairs
-    python benchmarks/bench_psc_validity.py ball [--split tuning]   # ball sunk / resting / floating at a block face
+    python benchmarks/bench_psc_validity.py ball [--split tuning]   # ball or cube sunk / resting / floating at a block face
 
 For each seed, vistar.synth.scenes builds a penetrating and a non-penetrating scene of the same two solids;
 PSC must score the non-penetrating one strictly higher. Seeds 20000+ (the tests use 0-119), ground-truth
 features or model-like ones (imperfect_features: depth blurred 1.5 px, masks ±1 px); image sizes 96x128 (the
 generator's default) to 384x512, square and portrait; camera elevations 10°-45° (the generator draws 18°-32°).
-`ball`: vistar.validity.psc, 60 layouts x 3 placements, ROC-AUC of sunk vs resting/floating.
+`ball`: vistar.validity.psc, a ball and a cube, 60 layouts x 3 placements each, ROC-AUC of sunk vs resting/floating.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from vistar.metrics.psc import METRIC
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.synth.scenes import imperfect_features, scene_pair
-from vistar.validity.psc import TUNING, VALIDATION, run_ball
+from vistar.validity.psc import SETS, TUNING, VALIDATION
 
 FAMILIES = ("sphere/box", "two spheres", "box/cylinder", "two boxes")
 
@@ -52,7 +52,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if "ball" in sys.argv[1:]:
-        for row in run_ball(60, 0, TUNING if "tuning" in sys.argv[1:] else VALIDATION):
-            print(f"{row.measure:40s} n={row.n:4d}  {row.value:.3f}  goal {row.goal}  {row.note}")
+        for row in (r for run in SETS.values() for r in run(60, 0, TUNING if "tuning" in sys.argv[1:] else VALIDATION)):
+            print(f"{row.set:22s} {row.measure:32s} n={row.n:4d}  {row.value:.3f}  goal {row.goal}  {row.note}")
     else:
         main()

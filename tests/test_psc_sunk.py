@@ -5,7 +5,7 @@ import numpy as np
 from vistar.metrics.psc import METRIC, score_pairs
 from vistar.ontology import Ontology
 from vistar.synth.scenes import Box, Sphere, render
-from vistar.validity.psc import roc_auc, run_ball
+from vistar.validity.psc import SETS, roc_auc
 
 PARAMS = Ontology.load().metric_params("PSC")
 BLOCK = Box((-0.8, 0.0, -0.8), (0.8, 1.2, 0.8))
@@ -34,6 +34,7 @@ def test_roc_auc_counts_ties_half():
     assert roc_auc([0.4, 0.1], [0.3]) == 0.5
 
 
-def test_validity_slice_runs():
-    rows = run_ball(3, 0)
-    assert len(rows) == 2 and all(r.angle == "PSC" and r.n == 9 and 0 <= r.value <= 1 for r in rows)
+def test_validity_slices_run():
+    for name, run in SETS.items():
+        rows = run(3, 0)
+        assert len(rows) == 2 and all(r.angle == "PSC" and r.set == name and r.n == 9 and 0 <= r.value <= 1 for r in rows)

@@ -7,7 +7,7 @@ A penetration hidden from the camera (intersection curve on the far side) is inv
 so the generator keeps penetration offsets within ±20° of the image plane. Contacts whose contact line is in
 view (a box resting flat on another, two solids side by side touching at their silhouettes) have continuous
 depth like a penetration and are not generated as "clean" scenes (docs/metrics/psc.md, limitations).
-`ball_at_face` builds the PSC validity set: a ball sunk into, resting against, or floating before a block's face.
+`at_block_face` builds the PSC validity sets: a ball or cube sunk into, resting against, or floating before a block's face.
 """
 from __future__ import annotations
 
@@ -198,24 +198,30 @@ def _two_boxes(rng):
 
 _BUILDERS = (_sphere_and_box, _two_spheres, _cylinder_and_box, _two_boxes)
 
-BALL_AT_FACE = ("sunk", "resting", "floating")
+PLACEMENTS = ("sunk", "resting", "floating")
 
 
-def ball_at_face(rng: np.random.Generator, kind: str) -> list:
-    """A block and a ball at its front face (the face towards the camera): KIND "sunk" puts the ball's centre
-    within −0.2r…0.5r of the face plane (into the block by at least half its radius), "resting" sets it on the
-    ground touching the face, "floating" holds it in the air 0.1–0.5 in front of the face."""
+def at_block_face(rng: np.random.Generator, placement: str, shape: str = "ball") -> list:
+    """A block and a ball (or cube) of half-size r at its front face (the face towards the camera): "sunk"
+    puts the solid's centre within −0.2r…0.5r of the face plane (into the block by at least half its size),
+    "resting" sets it on the ground touching the face, "floating" holds it in the air 0.1–0.5 in front."""
     half, height = rng.uniform(0.6, 1.0), rng.uniform(0.9, 1.4)
     box = Box((-half, 0.0, -half), (half, height, half))
-    r = rng.uniform(0.25, 0.45)
+    r = rng.uniform(0.25, 0.45) if shape == "ball" else rng.uniform(0.2, 0.35)
     x = rng.uniform(-0.5, 0.5) * (half - r)
-    if kind == "sunk":
-        return [box, Sphere((x, rng.uniform(r, height - r), -half - rng.uniform(-0.2, 0.5) * r), r)]
-    if kind == "resting":
-        return [box, Sphere((x, r, -half - r), r)]
-    if kind == "floating":
-        return [box, Sphere((x, rng.uniform(r + 0.1, height), -half - r - rng.uniform(0.1, 0.5)), r)]
-    raise ValueError(f"unknown ball placement '{kind}' ({', '.join(BALL_AT_FACE)})")
+    if placement == "sunk":
+        y, z = rng.uniform(r, height - r), -half - rng.uniform(-0.2, 0.5) * r
+    elif placement == "resting":
+        y, z = r, -half - r
+    elif placement == "floating":
+        y, z = rng.uniform(r + 0.1, height), -half - r - rng.uniform(0.1, 0.5)
+    else:
+        raise ValueError(f"unknown placement '{placement}' ({', '.join(PLACEMENTS)})")
+    if shape == "ball":
+        return [box, Sphere((x, y, z), r)]
+    if shape == "cube":
+        return [box, Box((x - r, y - r, z - r), (x + r, y + r, z + r))]
+    raise ValueError(f"unknown shape '{shape}' (ball, cube)")
 
 
 def scene_pair(seed: int, height: int = 96, width: int = 128, elevation_deg: float | None = None) -> tuple[Scene, Scene]:
