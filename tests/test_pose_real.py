@@ -61,3 +61,12 @@ def test_face_lies_on_the_pose_head(features):
         x0, y0, x1, y1 = f["faces"].faces[0].box
         nx, ny = f["pose"].people[0].landmarks[0, :2]
         assert x0 <= nx <= x1 and y0 <= ny <= y1
+
+
+def test_person_detector_switched_off_counts_from_faces():
+    features = {**ONTO.data["features"], "pose": {**ONTO.data["features"]["pose"], "person_model": None}}
+    ctx = StageContext(features=features, model_paths={"fer-mini-xception": "/dev/null/absent"})
+    item = StageInput(data.astronaut(), None, {"count": 1}, {})
+    item.deps["faces"] = faces.STAGE.compute([item], ctx)[0]
+    found = pose.STAGE.compute([item], ctx)[0]
+    assert found.source == "faces" and found.note is None and len(found.people) == 1
