@@ -75,7 +75,7 @@ def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow
     med = float(np.median(scored)) if scored else float("nan")
     p90 = float(np.percentile(scored, 90)) if scored else float("nan")
     pitch = np.abs(m["pitch_error"])
-    note = (f"pitch 10-45°, vertical fov {split.fov_deg[0]:g}-{split.fov_deg[1]:g}°, light elevation "
+    note = (f"pitch {split.pitch_deg[0]:g}-{split.pitch_deg[1]:g}°, vertical fov {split.fov_deg[0]:g}-{split.fov_deg[1]:g}°, light elevation "
             f"{split.elevation_deg[0]:g}-{split.elevation_deg[1]:g}°, azimuth uniform; classical shadow detector")
     n_front = sum(front)
     caught = sum(fl for fl, fr in zip(flagged, front) if fr) / max(n_front, 1)
