@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from vistar.features.shadows import ClassicalShadowDetector
-from vistar.metrics.gc_cues import resize_longest
+from vistar.features.thumbnail import resize_longest
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from vistar.features.shadows import ShadowMap
+from vistar.features.thumbnail import resize_longest
 from vistar.metrics.camera_pitch import estimate_pitch, horizon_row
-from vistar.metrics.gc_cues import resize_longest
 from vistar.metrics.li import METRIC, read_light
 from vistar.metrics.light_geometry import angle_between
 from vistar.ontology import Ontology

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..features.shadows import ClassicalShadowDetector
-from ..metrics.gc_cues import resize_longest
+from ..features.thumbnail import resize_longest
 from ..metrics.li import read_light
 from ..metrics.light_geometry import angle_between
 from ..ontology import Ontology
