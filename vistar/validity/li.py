@@ -78,7 +78,7 @@ def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow
     note = (f"pitch {split.pitch_deg[0]:g}-{split.pitch_deg[1]:g}°, vertical fov {split.fov_deg[0]:g}-{split.fov_deg[1]:g}°, light elevation "
             f"{split.elevation_deg[0]:g}-{split.elevation_deg[1]:g}°, azimuth uniform; classical shadow detector")
     n_front = sum(front)
-    caught = sum(fl for fl, fr in zip(flagged, front) if fr) / max(n_front, 1)
+    caught = sum(fl for fl, fr in zip(flagged, front) if fr) / n_front if n_front else float("nan")  # none drawn
     return [
         ValidityRow("LI", "rendered scenes", len(scored), "median error (deg), scored", med, "<= 10",
                     bool(med <= 10), note),
