@@ -17,6 +17,7 @@ from ..engine.registry import Metric, MetricResult
 from ..features.faces import Face, FaceResult
 from ..features.pose import PoseResult
 from ..features.types import Instances
+from .cpa_combine import combine_one, weights as role_weights
 from .posture import Posture, classify, parse_posture, posture_similarity
 
 _NUMBERS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
@@ -118,12 +119,6 @@ def _per_person(value, n: int) -> list | None:
     return list(value) if isinstance(value, (list, tuple)) else [value] * n
 
 
-def _weights(params: dict, role: str | None) -> dict[str, float]:
-    base = {k: float(params[k]) for k in ("w_c", "w_p", "w_e")}
-    override = (params.get("role_weights") or {}).get(role or "", {}) or {}
-    return {k: float(override.get(k, v)) for k, v in base.items()}
-
-
 def cpa(people: list[Person], controls: dict, params: dict, role: str | None) -> dict:
     """Sub-scores and the combined score; raises ValueError on malformed ground truth."""
     count = parse_count(controls["count"]) if "count" in controls else None
@@ -153,11 +148,8 @@ def cpa(people: list[Person], controls: dict, params: dict, role: str | None) ->
         s_count = (1.0 if not people else 0.0) if count == 0 else max(0.0, 1.0 - abs(len(people) - count) / count)
     s_posture = float(sim_p[rows, cols].sum() / n_gt) if postures and n_gt else None
     s_expression = float(sim_e[rows, cols].sum() / n_gt) if expressions and n_gt else None
-    weights = _weights(params, role)
-    terms = [(weights["w_c"], s_count), (weights["w_p"], s_posture), (weights["w_e"], s_expression)]
-    used = [(w, s) for w, s in terms if s is not None]
-    total = sum(w for w, _ in used)
-    score = sum(w * s for w, s in used) / total if total > 0 else None
+    weights = role_weights(params, role)
+    score = combine_one(s_count, s_posture, s_expression, weights)
     matches = {int(r): int(c) for r, c in zip(rows, cols)}
     return {"score": score, "s_count": s_count, "s_posture": s_posture, "s_expression": s_expression,
             "weights": weights, "n_expected": n_gt, "n_detected": len(people),
