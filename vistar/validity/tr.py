@@ -81,8 +81,8 @@ def sample_poster(rng: random.Random, split: Split, script: str) -> Poster:
     fonts = poster_fonts(ascii_ok=script == "latin")
     backdrop = rng.choice(split.backgrounds)
     base = background(backdrop, size, rng)
-    light = np.asarray(base.convert("L"), float).mean() < 128
-    ink = tuple(rng.randint(200, 255) for _ in range(3)) if light else tuple(rng.randint(0, 60) for _ in range(3))
+    dark_backdrop = np.asarray(base.convert("L"), float).mean() < 128
+    ink = tuple(rng.randint(200, 255) for _ in range(3)) if dark_backdrop else tuple(rng.randint(0, 60) for _ in range(3))
     angle = rng.uniform(*split.angles) * rng.choice((-1, 1))
     style = {"base": base, "font": rng.choice(fonts), "font_size": rng.randint(*split.font_sizes) * size // 512,
              "ink": ink, "stroke": rng.choice((1, 2)), "angle": angle, "decor": rng.randint(0, 3), "seed": rng.randrange(2**31)}
