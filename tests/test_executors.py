@@ -91,6 +91,26 @@ def test_stage_error_and_killed_pool_worker(fake, tmp_path, monkeypatch):
     _assert_complete(table, expected)
 
 
+def test_cli_cpu_workers_gives_the_one_process_rows_and_exit_code(fake, tmp_path, monkeypatch):
+    """Through `vistar score` (whose judge options carry a cost ledger the workers must not share)."""
+    from typer.testing import CliRunner
+
+    from vistar.cli import app
+
+    root, expected = fake
+    engine_plugins.install(monkeypatch)
+    results = {}
+    for workers in ("1", "2"):
+        out = tmp_path / workers
+        res = CliRunner().invoke(app, ["score", str(root / "imgs"), "--prompts", str(root / "p.vistar"), "--out",
+                                       str(out), "--batch-size", "2", "--cpu-workers", workers])
+        results[workers] = res.exit_code
+        assert json.loads((out / "run.json").read_text())["executor"]["workers"] == int(workers), res.output
+        pd.testing.assert_frame_equal(read_scores(out)[COLUMNS].sort_values(["image", "metric"]).reset_index(drop=True),
+                                      expected)
+    assert results["1"] == results["2"] == 3  # p3's error rows: a partial run, either way
+
+
 @pytest.mark.ray
 @needs_ray
 def test_ray_one_node_equals_one_process(workload, reference, tmp_path, monkeypatch, local_ray):

@@ -117,4 +117,4 @@ class ProcessPool:
                 self.pool.shutdown(cancel_futures=True)
                 self.pool = self._new_pool()
         return BatchReport(_failed_rows(pickle.loads(packed), "the scoring worker process died on this batch "
-                                        "(out of memory?)"))
+                                        "(killed, out of memory, or it could not start)"))

@@ -55,7 +55,7 @@ class WorkerSetup:
         names = FORWARDED_ENV + ((ctx.options.get("judge_key_env"),) if ctx.options.get("judge_key_env") else ())
         env = {k: v for k, v in os.environ.items() if k.startswith(names)}
         options = {k: v for k, v in ctx.options.items() if k != LEDGER}  # each worker keeps its own, sent back per batch
-        options[LEDGER] = LEDGER in ctx.options
+        options[LEDGER] = type(ctx.options[LEDGER]) if LEDGER in ctx.options else None  # its class: no engine -> vlm import
         return cls(dict(registry.FEATURES), dict(registry.METRICS), list(sys.path), ctx.device, dict(ctx.model_paths),
                    dict(ctx.features), options, ontology, cfg.max_pixels, env)
 
@@ -94,16 +94,15 @@ class BatchWorker:
         registry.METRICS.clear()
         registry.METRICS.update(setup.metrics)
         self.setup = setup
+        self.make_ledger = setup.options.get(LEDGER)   # the driver's ledger class; the context holds this batch's one
         self.ctx = registry.StageContext(device=device or setup.device, model_paths=setup.model_paths,
-                                         features=setup.stage_params, options=setup.options)
+                                         features=setup.stage_params, options=dict(setup.options))
         prepare_process(self.ctx.device)
 
     def score(self, packed: bytes) -> BatchReport:
         seconds: dict[str, float] = {}
-        if self.setup.options.get(LEDGER):
-            from ...vlm.prices import Ledger
-
-            self.ctx.options[LEDGER] = Ledger()
+        if self.make_ledger:
+            self.ctx.options[LEDGER] = self.make_ledger()
         try:
             batch = unpack(packed)
         except Exception as exc:  # e.g. a metric module the worker cannot import
