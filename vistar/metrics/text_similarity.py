@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from rapidfuzz.distance import Levenshtein
 
@@ -47,10 +48,13 @@ def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation
     return _WS.sub(" ", text).strip()
 
 
+@lru_cache(maxsize=1 << 16)  # the word alignment asks for the same pairs and splits many times
 def char_distance(a: str, b: str) -> float:
     """Levenshtein distance in which a letter that differs only by its accent (naive for naïve, e for é) costs
     half: the mean of the distances with and without accents. People read a lost accent as a smaller slip than
     a wrong letter, and the recogniser drops some accents (ï) from perfect renders."""
+    if a.isascii() and b.isascii():  # nothing to strip
+        return float(Levenshtein.distance(a, b))
     return (Levenshtein.distance(a, b) + Levenshtein.distance(strip_accents(a), strip_accents(b))) / 2
 
 
@@ -66,6 +70,7 @@ def word_cost(a: str, b: str) -> float:
     return min(1.0, char_distance(a, b) / max(len(a), len(b))) if a or b else 0.0
 
 
+@lru_cache(maxsize=1 << 16)
 def joined_cost(word: str, first: str, second: str) -> float:
     """Cost of reading two words as one (`first second` as `word`, a lost space) or one as two: the best split of
     `word` into two parts, each costing `word_cost` against its word, plus the space, one character of the pair.
