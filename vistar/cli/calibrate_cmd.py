@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ..ontology import Ontology, OntologyError
-from .common import OntologyOpt, WeightsOpt, console, fail, out
+from .common import OntologyOpt, WeightsOpt, fail, out, print_table, say
 from .exit_codes import ExitCode
 
 
@@ -52,18 +52,12 @@ def calibrate(
     except (OntologyError, PairsError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     for note in run_status_notes(run_dir):  # an unfinished or partial run: the agreement covers part of the work
-        console.print(f"[yellow]run[/]: {note}", highlight=False)
-    for problem in result.problems:
-        console.print(f"[yellow]pairs[/]: {problem}", highlight=False)
+        say(f"run: {note}", "yellow")
+    for problem in result.problems:  # they quote the pairs file: escaped, never read as markup
+        say(f"pairs: {problem}", "yellow")
     for warning in result.warnings:
-        console.print(f"[yellow]warning[/]: {warning}", highlight=False)
-    table = Table(title=f"agreement with {result.n_judgments} human judgments (95% bootstrap CI over image pairs)")
-    for col in ("metric", "judgments", "PPA", "acc23 (ε)", "τ-b"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for r in result.metrics.itertuples():
-        table.add_row(r.metric, str(r.judgments), f"{_f(r.ppa)} [{_f(r.ppa_ci_low)}, {_f(r.ppa_ci_high)}]",
-                      f"{_f(r.acc23)} ({_f(r.epsilon, 4)})", f"{_f(r.tau_b)} [{_f(r.tau_b_ci_low)}, {_f(r.tau_b_ci_high)}]")
-    out.print(table)
+        say(f"warning: {warning}", "yellow")
+    print_table(agreement_table(result))
     for r in result.mcnemar.itertuples():
         out.print(f"McNemar {r.metric_a} vs {r.metric_b}: b={r.b} c={r.c} exact p={r.p_exact:.4g}", highlight=False)
     agreement = result.agreement
@@ -71,14 +65,14 @@ def calibrate(
         out.print(f"Krippendorff's α over {agreement['raters']} raters and {agreement['units']} units (pair, angle, role): "
                   f"nominal {_f(agreement['alpha_nominal'])}, ordinal {_f(agreement['alpha_ordinal'])}", highlight=False)
     if agreement.get("note"):
-        console.print(f"[yellow]agreement[/]: {agreement['note']}", highlight=False)
+        say(f"agreement: {agreement['note']}", "yellow")
     if len(result.bradley_terry):
         out.print("Bradley–Terry log-strengths:\n" + result.bradley_terry.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for f in result.fits:
         out.print(f"fit {f.target}: {f.params_before} -> {f.params_after}; PPA train {_f(f.train_ppa_before)} -> "
                   f"{_f(f.train_ppa_after)}, held-out {_f(f.test_ppa_before)} -> {_f(f.test_ppa_after)}", highlight=False)
     for msg in result.refusals:
-        console.print(f"[yellow]not fitted[/]: {msg}", highlight=False)
+        say(f"not fitted: {msg}", "yellow")
     try:
         paths = write_outputs(result, out_dir or run_dir / "calibration")
     except OSError as exc:  # e.g. an output folder that cannot be written
@@ -86,3 +80,15 @@ def calibrate(
     out.print(f"wrote {', '.join(str(p) for p in paths.values())}", highlight=False)
     if fit and not result.fits:
         fail("nothing was fitted (see the messages above); no weights file written")
+
+
+def agreement_table(result) -> Table:
+    """One row per metric: judgments it could use (n), PPA and τ-b each over its 95% CI, acc23 over its ε; the
+    second line keeps the table within 80 columns for metric names up to 19 characters."""
+    table = Table(title=f"agreement with {result.n_judgments} human judgments (95% bootstrap CI over image pairs)")
+    for col in ("metric", "n", "PPA", "acc23 (ε)", "τ-b"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for r in result.metrics.itertuples():
+        table.add_row(r.metric, str(r.judgments), f"{_f(r.ppa)}\n[{_f(r.ppa_ci_low)}, {_f(r.ppa_ci_high)}]",
+                      f"{_f(r.acc23)}\n({_f(r.epsilon, 4)})", f"{_f(r.tau_b)}\n[{_f(r.tau_b_ci_low)}, {_f(r.tau_b_ci_high)}]")
+    return table

@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.text import Text
 
 from .exit_codes import ExitCode
@@ -48,14 +50,31 @@ def say(message: object, style: str | None = None, *, to: Console = console) -> 
     to.print(text, highlight=False, soft_wrap=True)
 
 
+FOLDED_MIN = 20  # a column with overflow="fold" (a path) keeps at least this width; its lines fold beyond it
+
+
 def print_table(table, to: Console = out) -> None:
-    """A table at its natural width when the terminal is narrower: the terminal wraps its lines instead of rich
-    cutting cells short (`0.2…`), so the numbers are the same at any width. Tables are built to fit 80 columns."""
-    natural = to.measure(table, options=to.options.update_width(1000)).maximum
+    """A table whose cells are never cut short (`0.2…`), so the numbers are the same at any width: every column
+    keeps its widest cell whole except those declared `overflow="fold"` (a path), which fold onto more lines.
+    When even that does not fit the terminal, the table is printed at the width it needs and the terminal wraps
+    its lines. Tables are built to fit 80 columns."""
+    wide = to.options.update_width(1000)
+    natural = to.measure(table, options=wide).maximum
     if natural <= to.width:
         to.print(table)
         return
-    Console(file=to.file, width=natural, force_terminal=to.is_terminal, color_system=to.color_system).print(table)
+    spare = 0
+    for column in table.columns:
+        widest = max((Measurement.get(to, wide, cell).maximum for cell in (column.header, *column.cells)), default=0)
+        if column.overflow == "fold":
+            spare += max(0, widest - max(FOLDED_MIN, cell_len(str(column.header))))
+        else:
+            column.min_width = max(column.min_width or 0, widest)  # rich narrows the folding columns instead
+    needed = natural - spare
+    if needed <= to.width:
+        to.print(table)
+        return
+    Console(file=to.file, width=needed, force_terminal=to.is_terminal, color_system=to.color_system).print(table)
 
 
 def fail(message: str, code: int = ExitCode.USAGE) -> None:
