@@ -32,7 +32,7 @@ def test_metric_declaration_and_routing(name):
     assert isinstance(metric, Metric) and metric.name == name and isinstance(metric.version, str) and metric.version
     assert metric.features and set(registry.stage_order(set(metric.all_features))) >= set(metric.all_features)
     assert name in registry.metrics_for_angle(metric.angle)
-    assert callable(metric.fn) and (metric.combine is None or callable(metric.combine))
+    assert callable(metric.fn)
 
 
 def test_every_metric_appears_in_the_report():

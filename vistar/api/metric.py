@@ -51,9 +51,7 @@ MetricResult.error = classmethod(_error)  # type: ignore[assignment]
 class Metric:
     """A metric of one angle (or of one judge protocol: `angle` is then the protocol's name).
 
-    `angle` routes it: every prompt of that angle is scored by every metric declaring it. `combine`, when
-    given, is the metric's formula from its component scores and parameters to the final score; calibration
-    re-scores through it, so the formula exists once.
+    `angle` routes it: every prompt of that angle is scored by every metric declaring it.
     """
 
     name: str
@@ -64,7 +62,6 @@ class Metric:
     # Features used when they can be computed; a missing weight or failure there leaves them out of the
     # dict the metric receives instead of skipping it (e.g. CPA counts people from `instances` when YOLO exists).
     optional: tuple[str, ...] = ()
-    combine: Callable[..., float] | None = None
 
     @property
     def all_features(self) -> tuple[str, ...]:
