@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.registry import FeatureStage, StageContext, StageInput
-from ..models import MissingWeightError, random_init, record_loaded, resolve_weight, sha256_of
+from ..models import load_model, record_loaded, sha256_of
 
 BACKBONE = "resnet18-imagenet"
 RANDOM_ID = "random-init"   # the weights identity of a random-initialised backbone (`vistar bench --random-init`)
@@ -77,15 +77,9 @@ class Backbone:
 
 
 def load_backbone(ctx_model_paths: dict, config: BackboneConfig, device: str = "cpu", options: dict | None = None) -> Backbone:
-    try:
-        path = resolve_weight(BACKBONE, ctx_model_paths)
-    except MissingWeightError:
-        if not random_init.wanted(options):   # only `vistar bench --random-init` asks for this
-            raise
-        return Backbone(None, config, device, random_init.build_recorded(BACKBONE, device, options)[0])
-    backbone = Backbone(path, config, device)
-    record_loaded(BACKBONE, path)
-    return backbone
+    ctx = StageContext(device=device, model_paths=ctx_model_paths, options=options or {})
+    return load_model(BACKBONE, ctx, lambda path: Backbone(path, config, device),
+                      lambda model, _: Backbone(None, config, device, model))
 
 
 @dataclass(frozen=True)
