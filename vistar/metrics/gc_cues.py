@@ -9,21 +9,13 @@ import math
 import cv2
 import numpy as np
 
+from ..features.thumbnail import resize_longest  # noqa: F401 - the thumbnail stage's resize, used by the cues' callers
 from ..kernels.depth_geometry import mean_abs_laplacian_ref, normal_dispersion_ref
 from ..kernels.lbp import lbp_tile_histograms
 
 
 def to_score(value: float, scale: float) -> float:
     return float(math.exp(-max(0.0, value) / max(scale, 1e-12)))
-
-
-def resize_longest(array: np.ndarray, side: int, interpolation=cv2.INTER_AREA) -> np.ndarray:
-    """Shrink so the longest side is SIDE (never enlarge), keeping the aspect ratio."""
-    h, w = array.shape[:2]
-    factor = side / max(h, w)
-    if factor >= 1:
-        return array
-    return cv2.resize(array, (max(1, round(w * factor)), max(1, round(h * factor))), interpolation=interpolation)
 
 
 def normalise_depth(depth: np.ndarray) -> np.ndarray:
