@@ -1,5 +1,6 @@
 """The bundled example set is what examples/generate.py makes, and the real pipeline ranks its models
-sharp > typo > drop on every prompt (the README's demo must show clearly separated scores)."""
+sharp > typo > drop on every prompt (the README's demo must show clearly separated scores, a typo costing less
+than a missing word)."""
 from __future__ import annotations
 
 import importlib.util
@@ -37,4 +38,7 @@ def test_example_models_ranked_sharp_typo_drop(tmp_path):
     assert (scores["sharp"] >= 0.95).all(), scores
     assert (scores["sharp"] > scores["typo"]).all() and (scores["typo"] > scores["drop"]).all(), scores
     means = scores.mean()
-    assert means["sharp"] - means["typo"] >= 0.15 and means["typo"] - means["drop"] >= 0.1, means
+    # TR's word alignment (docs/metrics/tr.md): one wrong letter costs a fraction of its word, a dropped word a
+    # whole one, so the typo model sits close below the sharp one and the drop model far below both
+    assert 0.03 <= means["sharp"] - means["typo"] <= 0.15, means
+    assert means["typo"] - means["drop"] >= 2 * (means["sharp"] - means["typo"]), means
