@@ -94,7 +94,8 @@ def test_faces_without_pose_still_count():
 
 def test_defined_failures():
     feats = two_people()
-    assert score(feats, {}).status == "skipped"
+    missing = score(feats, {})   # missing ground truth is the prompt's error (docs/engine.md, Metric outcomes)
+    assert missing.status == "error" and "no ground truth" in missing.error
     bad = score(feats, {"count": "many"})
     assert bad.status == "error" and "count" in bad.error
     bad = score(feats, {"expression": "pensive"})

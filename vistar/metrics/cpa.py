@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..engine.registry import Metric, MetricResult
+from ..api import Metric, MetricResult
 from ..features.faces import Face, FaceResult
 from ..features.pose import PoseResult
 from ..features.types import Instances
@@ -169,12 +169,12 @@ def _describe(person: Person, match: int | None, neutral_weight: float) -> dict:
 
 def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     if not any(k in controls for k in ("count", "posture", "expression")):
-        return MetricResult.skipped("no ground truth: give count=, posture= or expression=")
+        return MetricResult.error("no ground truth: give count=, posture= or expression=")
     people, source = people_from(features, params)
     try:
         result = cpa(people, controls, params, getattr(prompt, "role", None))
     except ValueError as exc:
-        return MetricResult(None, "error", str(exc), {})
+        return MetricResult.error(str(exc))
     score = result.pop("score")
     note = getattr(features["pose"], "note", None)
     extra = {"person_source": source, **({"person_note": note} if note and source == "pose+faces" else {})}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from ..engine.registry import Metric, MetricResult
+from ..api import Metric, MetricResult
 from ..features.shadows import ShadowMap
 from ..features.types import Instances
 from .camera_pitch import CameraPitch, estimate_pitch
@@ -133,12 +133,12 @@ def _describe(v: np.ndarray) -> dict:
 
 def _li(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     if "light" not in controls:
-        return MetricResult.skipped("no expected light direction: give light=\"...\" or an anchor phrase in the core")
+        return MetricResult.error("no expected light direction: give light=\"...\" or an anchor phrase in the core")
     anchors = anchors_from_params(params["anchors"])
     try:
         expected, label = parse_light(controls["light"], anchors)
     except ValueError as exc:
-        return MetricResult(None, "error", str(exc), {})
+        return MetricResult.error(str(exc))
     shadows: ShadowMap = features["shadows"]
     reading = read_light(features["instances"], shadows.mask, params, features.get("thumbnail"))
     info = {"expected": label, "expected_vector": [round(float(c), 4) for c in expected], "n_objects": reading.n_objects,

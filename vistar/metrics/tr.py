@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
-from ..engine.registry import Metric, MetricResult
+from ..api import Metric, MetricResult
 from ..features.ocr import OcrLine, OcrResult
 from .text_layout import level_boxes, line_height, reading_order
 from .text_similarity import APOSTROPHES, char_similarity, normalize_text, strip_accents, word_similarity
@@ -105,15 +105,15 @@ def _best_reading(lines: list[OcrLine], expected: str, params: dict, norm: dict)
 def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     expected = expected_text(controls)
     if expected is None:
-        return MetricResult(None, "error", 'TR needs the expected text: add text="..." or a double-quoted span to the prompt', {})
+        return MetricResult.error('TR needs the expected text: add text="..." or a double-quoted span to the prompt')
     ocr = features["ocr"]
     norm = {"case_sensitive": bool(params["case_sensitive"]), "strip_punctuation": bool(params["strip_punctuation"]),
             "fold_accents": bool(params["fold_accents"])}
     missing = unreadable(expected, ocr.alphabet)
     if missing and not _readable_after_folding(missing, ocr.alphabet):  # an exact render would score like no text
         shown = " ".join(missing[:12]) + (f" (+{len(missing) - 12} more)" if len(missing) > 12 else "")
-        return MetricResult(None, "skipped", f"the OCR model cannot read {shown} (not in its alphabet), so TR cannot "
-                            "measure this text (docs/metrics/tr.md, Scripts)", {"unreadable": missing})
+        return MetricResult.skipped(f"the OCR model cannot read {shown} (not in its alphabet), so TR cannot "
+                                    "measure this text (docs/metrics/tr.md, Scripts)", unreadable=missing)
     if missing:  # accented letters it reads only without their accents: compare with accents folded on both sides
         norm["fold_accents"] = True
     lines, dropped = filter_lines(ocr, float(params["min_confidence"]), float(params["min_box_height_frac"]),
