@@ -15,7 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ..engine.registry import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, StageContext, StageInput
 from ..models import MissingWeightError, record_loaded, resolve_weight
 from .expression import INPUT_SIZE, LABELS
 from .expression_worker import ExpressionWorker

@@ -16,8 +16,8 @@ from typing import Protocol
 import cv2
 import numpy as np
 
+from ..api import FeatureStage, StageContext, StageInput
 from ..engine.device import onnxruntime_provider, ran_on
-from ..engine.registry import FeatureStage, StageContext, StageInput
 from ..models.provenance import record_loaded
 from .ocr_openvino import PRECISIONS, OpenVinoSession, use_openvino
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.registry import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, StageContext, StageInput
 from ..models import load_model, record_loaded, sha256_of
 
 BACKBONE = "resnet18-imagenet"

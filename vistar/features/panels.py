@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.registry import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, StageContext, StageInput
 
 DEFAULTS = {
     "uniform_std": 8.0,      # a line is uniform when its per-channel std (0–255) is below this

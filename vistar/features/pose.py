@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.registry import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, StageContext, StageInput
 from ..models import MissingWeightError, record_loaded, resolve_weight
 from .faces import FaceResult
 from .persons import MODEL as PERSON_MODEL, PersonBox, SSDPersonDetector, fuse

@@ -16,7 +16,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from ..engine.registry import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, StageContext, StageInput
 from ..models import record_loaded, resolve_weight
 from .types import Instances
 

@@ -13,7 +13,7 @@ import math
 import cv2
 import numpy as np
 
-from ..engine.registry import Metric, MetricResult
+from ..api import Metric, MetricResult
 from . import gc_cues as cues
 
 

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..engine.registry import Metric, MetricResult
+from ..api import Metric, MetricResult
 from ..features.types import Instances
 from ..kernels.chaos import pair_stats
 

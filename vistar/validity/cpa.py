@@ -146,7 +146,7 @@ def load(photo: Photo) -> np.ndarray:
 
 def crop_count(people: tuple[Box, ...], crop: Box) -> int | None:
     """People at least COUNTED inside CROP; None when someone is cut to between AMBIGUOUS and COUNTED."""
-    from ..features.persons import inside_share   # here, so listing the sets needs no OpenCV
+    from ..features.persons import inside_share  # here, so listing the sets needs no OpenCV
 
     shares = [inside_share(p, crop) for p in people]
     if any(AMBIGUOUS <= s < COUNTED for s in shares):
@@ -198,7 +198,7 @@ def draw_crops(images: dict[str, np.ndarray], n: int, seed: int, split: Split) -
 def count_people(images: list[np.ndarray], model_paths: dict | None = None) -> tuple[list[int], str]:
     """People CPA counts in each image (faces + pose stages with the ontology's parameters, no `instances`), and
     where they came from (`persons+faces`, or `pose+faces` with the reason the person detector did not run)."""
-    from ..engine.registry import StageContext, StageInput
+    from ..api import StageContext, StageInput
     from ..features import faces, pose
     from ..metrics.cpa import people_from
     from ..ontology import Ontology

@@ -121,7 +121,7 @@ class Scorer:
     """The OCR stage and the TR metric with the shipped defaults (one OCR session for the whole set)."""
 
     def __init__(self, params: dict | None = None):
-        from ..engine.registry import StageContext
+        from ..api import StageContext
         from ..ontology import Ontology
 
         ontology = Ontology.load(None)
@@ -129,7 +129,7 @@ class Scorer:
         self.ctx = StageContext(features=ontology.data["features"])
 
     def ocr(self, image):
-        from ..engine.registry import StageInput
+        from ..api import StageInput
         from ..features.ocr import STAGE
 
         [result] = STAGE.compute([StageInput(np.asarray(image), None, {})], self.ctx)

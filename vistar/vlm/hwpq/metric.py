@@ -1,7 +1,7 @@
 """SF, CUL and MA: the HWPQ score of the image's questionnaire (pure function of the `hwpq` stage output)."""
 from __future__ import annotations
 
-from ...engine.registry import Metric, MetricResult
+from ...api import Metric, MetricResult
 from .online import HwpqOutcome
 
 

@@ -1,7 +1,7 @@
 """Feature stage `hwpq`: the image's questionnaire answered by the judge with k votes, per-question or batched."""
 from __future__ import annotations
 
-from ...engine.registry import FeatureStage
+from ...api import FeatureStage
 from ..errors import DataError, JudgeUnavailable
 from ..images import image_sha256, png_bytes
 from ..runtime import failure, judge_from_context
