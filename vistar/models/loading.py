@@ -16,18 +16,18 @@ from .provenance import record_loaded
 T = TypeVar("T")
 
 
-def load_model(name: str, ctx: Any, load: Callable[[Any], T],
-               from_random: Callable[[Any, Any], T] | None = None) -> T:
-    """`load(path)` for catalogue entry NAME's weight (from `ctx.model_paths` or the model folder), recorded with
-    its sha256; with a missing weight on a random-init run, `from_random(model, processor)` of the recipe's
-    random model instead (default: the model itself). `ctx` is the run's `StageContext`."""
+def load_model(name: str, ctx: Any, load: Callable[[Any], T], from_random: Callable[[Any, Any], T] | None = None,
+               recorded: Callable[[Any], Any] | None = None) -> T:
+    """`load(path)` for catalogue entry NAME's weight (from `ctx.model_paths` or the model folder), then recorded
+    with the sha256 of `recorded(path)` (default: the path; e.g. the one weight file inside a folder). With a
+    missing weight on a random-init run, `from_random(model, processor)` of the recipe's random model instead; a
+    stage that gives no `from_random` has no random stand-in and raises. `ctx` is the run's `StageContext`."""
     try:
         path = resolve_weight(name, ctx.model_paths)
     except MissingWeightError:
-        if not random_init.wanted(ctx.options):
+        if from_random is None or not random_init.wanted(ctx.options):
             raise
-        model, processor = random_init.build_recorded(name, ctx.device, ctx.options)
-        return from_random(model, processor) if from_random else model
+        return from_random(*random_init.build_recorded(name, ctx.device, ctx.options))
     loaded = load(path)
-    record_loaded(name, path)
+    record_loaded(name, recorded(path) if recorded else path)
     return loaded
