@@ -7,16 +7,19 @@ instance with N CPUs, for TR on rendered 1024² posters and for a mixed TR/LI/CP
 TR uses the real RapidOCR models (shipped with rapidocr), CPA the real MediaPipe ones; LI and GC run their real
 stages on tiny random-init YOLO-seg and DPT checkpoints (the repository's test builders), so their detector
 cost is far below the real models': the mixed numbers measure the executors, not a real GC/LI deployment.
-Each number is one whole `run_score` into a fresh run folder (planning, hashing, model loading in every worker,
-Parquet writes included). Utilisation per stage = seconds the stage ran, summed over workers, over
-(wall seconds × workers): the stage with the largest share bounds the run; what is left to 100 % is model
-loading, decoding, process start and idle time.
+Each number is one whole `vistar score` in a fresh process into a fresh run folder (imports, planning, hashing,
+model loading in every worker, starting the local Ray instance and Parquet writes included); `--executor ray`
+starts a Ray instance with the machine's usable cores and runs `--workers` actors. Utilisation per stage = seconds the stage ran, summed over workers, over
+(wall seconds × workers): the stage with the largest share bounds the run. A stage's seconds include its lazy
+model loading (and library imports) in each worker; what is left to 100 % is process start, decoding in the
+one-process loop's background thread, and idle time.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +29,6 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tiny checkpoint builders live in tests/
-
-from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 
 PHRASES = ["GRAND OPENING", "HANDLE WITH CARE", "FRESH BREAD DAILY", "NO PARKING ANY TIME", "SUMMER SALE 50% OFF",
            "OPEN 24 HOURS", "MIND THE GAP", "WELCOME TO THE JUNGLE", "LIVE MUSIC TONIGHT", "KEEP OFF THE GRASS"]
@@ -82,22 +83,30 @@ def mixed(root: Path, n: int) -> tuple[Path, dict]:
     return root, weights
 
 
-def run(root: Path, out: Path, weights: dict, **executor) -> dict:
+def run(root: Path, out: Path, weights: dict, *options: str) -> dict:
+    """One `vistar score` in a fresh process, so imports, model loading (in every worker) and, for Ray, starting
+    the Ray instance are paid as a user pays them; `load` is the machine's 1-minute load average before it."""
+    paths = [arg for name, path in weights.items() for arg in ("--model-path", f"{name}={path}")]
+    cmd = [str(Path(sys.executable).parent / "vistar"), "score", str(root / "images"), "--prompts",
+           str(root / "prompts.vistar"), "--out", str(out), "--batch-size", "4", *paths, *options]
+    load = os.getloadavg()[0]
     start = time.perf_counter()
-    summary = run_score(ScoreConfig(images=root / "images", prompts=root / "prompts.vistar", out=out, batch_size=4,
-                                    model_paths=weights, **executor))
+    done = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    if done.returncode not in (0, 3):
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     meta = json.loads((out / "run.json").read_text())
-    return {"wall": wall, "rows": summary.rows_by_status, **meta["executor"]}
+    return {"wall": wall, "load": load, "rows": meta["counts"], **meta["executor"]}
 
 
 def report(name: str, n: int, results: dict) -> None:
     base = results["one process"]["wall"]
     print(f"\n{name}: {n} images")
-    print(f"{'executor':<24}{'workers':>8}{'wall s':>9}{'images/s':>10}{'vs 1 proc':>10}  rows")
+    print(f"{'executor':<24}{'workers':>8}{'wall s':>9}{'load':>6}{'images/s':>10}{'vs 1 proc':>10}  rows")
     for label, r in results.items():
-        rows = ", ".join(f"{k} {v}" for k, v in sorted(r["rows"].items()))
-        print(f"{label:<24}{r['workers']:>8}{r['wall']:>9.1f}{n / r['wall']:>10.2f}{base / r['wall']:>9.2f}x  {rows}")
+        rows = ", ".join(f"{k} {v}" for k, v in sorted(r["rows"].items()) if k in ("ok", "error", "skipped"))
+        print(f"{label:<24}{r['workers']:>8}{r['wall']:>9.1f}{r['load']:>6.1f}{n / r['wall']:>10.2f}"
+              f"{base / r['wall']:>9.2f}x  {rows}")
     print("utilisation per stage (% of workers x wall):")
     for label, r in results.items():
         capacity = r["wall"] * max(1, r["workers"])
@@ -113,12 +122,7 @@ def main() -> None:
     ap.add_argument("--no-ray", action="store_true", help="skip the Ray executor")
     args = ap.parse_args()
     os.environ.setdefault("VISTAR_HOME", tempfile.mkdtemp())  # only the weights named here
-    ray = None
-    if not args.no_ray:
-        import ray
-
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        ray.init(num_cpus=args.workers, include_dashboard=False, object_store_memory=300 * 1024**2, log_to_driver=False)
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     print(f"machine: {os.cpu_count()} CPUs visible, {len(os.sched_getaffinity(0))} usable; load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -130,15 +134,14 @@ def main() -> None:
             root, weights = mixed(tmp / "mixed", args.mixed)
             workloads.append(("mixed TR/LI/CPA/GC", args.mixed, root, weights))
         for name, n, root, weights in workloads:
-            results = {"one process": run(root, tmp / f"{n}-1", weights, cpu_workers=1),
-                       f"--cpu-workers {args.workers}": run(root, tmp / f"{n}-pool", weights, cpu_workers=args.workers)}
-            if ray is not None:
-                results[f"ray, {args.workers} CPUs"] = run(root, tmp / f"{n}-ray", weights, executor="ray",
-                                                           cpu_workers=args.workers)
+            workers = str(args.workers)
+            results = {"one process": run(root, tmp / f"{n}-1", weights, "--cpu-workers", "1"),
+                       f"--cpu-workers {workers}": run(root, tmp / f"{n}-pool", weights, "--cpu-workers", workers)}
+            if not args.no_ray:
+                results[f"ray, {workers} CPUs"] = run(root, tmp / f"{n}-ray", weights, "--executor", "ray",
+                                                      "--cpu-workers", workers)
             report(name, n, results)
     print(f"\nload average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    if ray is not None:
-        ray.shutdown()
 
 
 if __name__ == "__main__":
