@@ -17,9 +17,9 @@ import statistics
 import time
 
 import cv2
+import kernel_candidates as candidates
 import numpy as np
 
-import kernel_candidates as candidates
 from vistar.kernels import depth_geometry, lbp
 
 

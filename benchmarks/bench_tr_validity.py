@@ -143,8 +143,8 @@ def backgrounds_bench(args) -> None:
 def short_readings(lines: list) -> list[tuple[str, float, float]]:
     """(text, confidence, distance to the nearest longer line in median line heights) of each 1-2 character
     reading with a letter or digit, measured as TR's glyph filter measures it (levelled boxes)."""
-    from vistar.metrics.text_similarity import normalize_text
     from vistar.metrics.text_layout import level_boxes
+    from vistar.metrics.text_similarity import normalize_text
 
     if not lines:
         return []

@@ -7,7 +7,6 @@ import pytest
 
 from vistar.models import MissingWeightError, resolve_weight
 
-
 _FETCHED: list[Path] = []
 
 

@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from vistar.metrics.posture import (ARM_LABELS, BODY_LABELS, COMPATIBLE, classify, label_credit, parse_posture,
-                                    posture_similarity)
+from vistar.metrics.posture import ARM_LABELS, BODY_LABELS, COMPATIBLE, classify, label_credit, parse_posture, posture_similarity
 from vistar.ontology import Ontology
 
 SYNONYMS = Ontology.load().metric_params("CPA")["posture_synonyms"]

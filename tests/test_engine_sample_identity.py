@@ -177,7 +177,7 @@ def _old_cache(folder: Path, image: Path, st: os.stat_result) -> Path:
 
 def test_a_manifest_giving_one_sample_two_files_scores_one(tmp_path, fake):
     flat = tmp_path / "flat"
-    b = save(flat / "b.png", (30, 30, 30))
+    save(flat / "b.png", (30, 30, 30))
     save(flat / "a.png", (200, 200, 200))
     (tmp_path / "m.csv").write_text("image,prompt_id,model,sample\nb.png,poster-open,m1,0\na.png,poster-open,m1,0\n"
                                     "b.png,other,m1,\n")

@@ -4,8 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from vistar.metrics.light_geometry import (anchors_from_params, find_anchor, li_score, pair_direction, parse_light,
-                                           robust_direction, silhouette_fits)
+from vistar.metrics.light_geometry import anchors_from_params, find_anchor, li_score, pair_direction, parse_light, robust_direction, silhouette_fits
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.prompts_dsl.derive import resolved_controls

@@ -2,7 +2,6 @@
 for light from the front, on rendered scenes whose pitch and light are known."""
 import math
 
-import numpy as np
 import pytest
 
 from vistar.features.shadows import ShadowMap

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from vistar.features.ocr import OcrSettings, RapidOcrBackend
 from vistar.features import ocr_openvino
+from vistar.features.ocr import OcrSettings, RapidOcrBackend
 from vistar.features.ocr_openvino import OpenVinoSession
 from vistar.metrics.tr import METRIC
 from vistar.models.provenance import clear_loaded, loaded_models

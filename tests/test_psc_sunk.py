@@ -1,6 +1,5 @@
 """PSC tells a ball sunk into a block's front face from one resting against it or floating in front of it
 (ground-truth renders), and the validity slice runs."""
-import numpy as np
 
 from vistar.metrics.psc import METRIC, score_pairs
 from vistar.ontology import Ontology

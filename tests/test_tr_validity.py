@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from vistar.validity import ValidityRow, sets_for
-from vistar.validity.tr import VALIDATION, TUNING, sample_poster, with_typo, without_word
+from vistar.validity.tr import TUNING, VALIDATION, sample_poster, with_typo, without_word
 
 
 def test_poster_slice_orders_correct_typo_missing():

@@ -35,8 +35,7 @@ def calibrate(
     """PPA, tie-calibrated acc23, Kendall τ-b (bootstrap CIs), McNemar, Krippendorff's α, Bradley–Terry; --fit.
 
     Exit 4 when no judgment is usable (each left-out line is named), 2 for other unusable input."""
-    from ..calibration import calibrate as run_calibration
-    from ..calibration import write_outputs
+    from ..calibration import calibrate as run_calibration, write_outputs
     from ..calibration.calibrate import DEDUPE, NothingUsable
     from ..calibration.pairs import PairsError
     from ..engine.runmeta import run_status_notes

@@ -13,8 +13,7 @@ from ..engine.runner import RunLocked, ScoreConfig, run_score
 from ..engine.shards import parse_shard
 from ..ontology import Ontology, OntologyError
 from ..vlm import cli_support as judge_cli
-from .common import (ModelPathOpt, OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths,
-                     say)
+from .common import ModelPathOpt, OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths, say
 from .exit_codes import interrupted_code
 from .outcome import finish_score
 from .summary import print_not_scored, print_summary

@@ -116,7 +116,8 @@ def stats(name: str = NameArg, as_json: bool = typer.Option(False, "--json", hel
 
 @app.command("screen")
 def screen(name: str = NameArg,
-           blocklist: Optional[list[Path]] = typer.Option(None, "--blocklist", help="Extra word list (YAML `categories: {name: [term, ...]}`); repeatable", exists=True, dir_okay=False),
+           blocklist: Optional[list[Path]] = typer.Option(None, "--blocklist", exists=True, dir_okay=False,
+                                                          help="Extra word list (YAML `categories: {name: [term, ...]}`); repeatable"),
            classifier: Optional[str] = typer.Option(None, "--classifier", help="Also run a learned classifier: detoxify"),
            threshold: float = typer.Option(0.5, "--threshold", help="Classifier probability that flags a prompt"),
            model_path: Optional[list[str]] = ModelPathOpt,

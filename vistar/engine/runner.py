@@ -24,8 +24,8 @@ from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
 from . import registry, shards
-from .executors import open_executor
 from .device import prepare_process, resolve_device, stage_devices
+from .executors import open_executor
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
 from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic

@@ -162,7 +162,7 @@ def segmenter_for(ctx: StageContext) -> ShadowSegmenter:
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[ShadowMap]:
     segmenter = segmenter_for(ctx)
     if isinstance(segmenter, ClassicalShadowDetector) and str(ctx.device).startswith("cuda"):
-        from .shadows_torch import detect_batch   # the whole batch in one pass on the GPU
+        from .shadows_torch import detect_batch  # the whole batch in one pass on the GPU
 
         masks = detect_batch([item.image for item in batch], [item.deps["instances"] for item in batch], segmenter,
                              ctx.device)

@@ -20,8 +20,7 @@ from ..api import Metric, MetricResult
 from ..features.shadows import ShadowMap
 from ..features.types import Instances
 from .camera_pitch import CameraPitch, estimate_pitch
-from .light_geometry import (PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light,
-                             robust_direction)
+from .light_geometry import PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light, robust_direction
 
 
 def salient_objects(instances: Instances, min_confidence: float, min_area_frac: float) -> list[int]:
