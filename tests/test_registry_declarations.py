@@ -2,6 +2,7 @@
 name; what cannot run (an angle no prompt has, a protocol registered by halves) is refused before any row."""
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from PIL import Image
 
@@ -33,6 +34,14 @@ def test_toy_metric_named_off_its_angle_runs_with_its_ontology_block(tmp_path, m
     assert rows.loc["lamp", "status"] == "ok"
     assert rows.loc["lamp", "score"] == pytest.approx(100 / 255 * 0.5)
     assert rows.loc["dark", "status"] == "error" and "light" in rows.loc["dark", "error"]
+    from vistar.report.build import build_report
+
+    build_report(tmp_path / "run", tmp_path / "report", resamples=10)
+    other = pd.read_csv(tmp_path / "report" / "tables" / "other_metrics.csv")
+    assert other.to_dict("records") == [{"model": "m", "angle": "LI", "metric": "brightness",
+                                         "mean": pytest.approx(100 / 255 * 0.5 * 100, abs=1e-4), "n_ok": 1, "n_error": 1,
+                                         "n_skipped": 0}]
+    assert "brightness" in (tmp_path / "report" / "report.md").read_text().split("## Other metrics")[1]
 
 
 def test_metrics_for_angle_reads_the_declared_angle(monkeypatch):

@@ -37,7 +37,7 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontolog
     title = f"vistar report — {run_dir.resolve().name}"
     frames = {"overview": table3(data), "angle_scores": data.angle_scores, "overall": data.overall,
               "role_scores": data.role_scores, "role_rankings": role_table(data), "angle_detail": angle_detail(data),
-              "skip_reasons": data.skip_reasons,
+              "skip_reasons": data.skip_reasons, "other_metrics": data.other_metrics,
               "notes": pd.DataFrame({"kind": ["run"] * len(status_notes) + ["coverage"] * (len(data.notes) - len(status_notes))
                                      + ["ranking"] * len(data.ranking_notes) + ["provenance"] * len(data.provenance)
                                      + ["judge_template"] * len(data.judge_templates),

@@ -136,6 +136,8 @@ def render_html(data: ReportData, title: str) -> str:
     parts.append("<h2>Score distributions</h2>")
     parts.append(svg.boxplots("plot-distributions", angles, models, data.distributions, "Score distribution per angle and model"))
     parts.append("<h2>Per-angle detail</h2>" + html_table(angle_detail(data), "table-angles"))
+    if data.other_metrics is not None and len(data.other_metrics):
+        parts.append("<h2>Other metrics</h2>" + html_table(data.other_metrics, "table-other-metrics"))
     if data.skip_reasons is not None and len(data.skip_reasons):
         parts.append("<h2>Errors and skips</h2>" + html_table(data.skip_reasons, "table-reasons"))
     parts.append(f"<script>{_SCRIPT}</script></body></html>")
@@ -157,6 +159,8 @@ def render_markdown(data: ReportData, title: str) -> str:
         parts += ["## Role-weighted scores", "", markdown_table(roles), ""]
     parts += ["## Rankings", "", *(f"- {n}" for n in data.ranking_notes or ["Every role ranks the models as the overall score does."]), ""]
     parts += ["## Per-angle detail", "", markdown_table(angle_detail(data)), ""]
+    if data.other_metrics is not None and len(data.other_metrics):
+        parts += ["## Other metrics", "", markdown_table(data.other_metrics), ""]
     if data.skip_reasons is not None and len(data.skip_reasons):
         parts += ["## Errors and skips", "", markdown_table(data.skip_reasons), ""]
     return "\n".join(parts)

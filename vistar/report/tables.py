@@ -32,6 +32,7 @@ class ReportData:
     ranking_notes: list[str] = field(default_factory=list)
     has_sets: bool = False
     skip_reasons: pd.DataFrame | None = None  # angle, status, reason, count
+    other_metrics: pd.DataFrame | None = None  # model, angle, metric, mean, n_ok, n_error, n_skipped
     summary: dict = field(default_factory=dict)
     provenance: list[str] = field(default_factory=list)  # what ran where, from run.json (`runmeta.run_provenance`)
     judge_templates: list[str] = field(default_factory=list)  # template family per protocol metric (`templates.py`)
@@ -80,6 +81,7 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
     if data.has_sets:
         data.overall = data.overall.merge(_core_hard(rows, models), on="model", how="left")
     data.skip_reasons = _reasons(rows)
+    data.other_metrics = other_metrics(scores)
     data.notes = _coverage_notes(rows, scores["metric"].dropna().unique(), ontology, models, angle_order, data)
     data.ranking_notes = _ranking_notes(data)
     data.summary = {"models": models, "angles": angle_order, "rows": int(len(scores)), "angle_rows": int(len(rows)),
@@ -143,6 +145,19 @@ def _roles(ontology: Ontology, models, boots, points) -> pd.DataFrame:
     return frame
 
 
+def other_metrics(scores: pd.DataFrame) -> pd.DataFrame:
+    """Metrics not named like their angle (a second metric of an angle, a protocol's metrics): mean over ok rows
+    (0–100) and row counts per model, angle and metric, so every registered metric a run scored has a table."""
+    rows = scores[scores["metric"] != scores["angle"]].copy()
+    rows["score100"] = rows["score"].astype(float) * 100.0
+    records = []
+    for (model, angle, metric), g in rows.groupby(["model", "angle", "metric"], sort=True):
+        ok = g.loc[(g["status"] == "ok") & np.isfinite(g["score100"]), "score100"]
+        records.append({"model": model, "angle": angle, "metric": metric, "mean": float(ok.mean()) if len(ok) else np.nan,
+                        "n_ok": int(len(ok)), **{f"n_{s}": int((g["status"] == s).sum()) for s in STATUSES if s != "ok"}})
+    return pd.DataFrame(records, columns=["model", "angle", "metric", "mean", "n_ok", "n_error", "n_skipped"])
+
+
 def _reasons(rows) -> pd.DataFrame:
     bad = rows[rows.status != "ok"].copy()
     bad["reason"] = bad["error"].fillna("").str.split("\n").str[0].str.slice(0, 160)
@@ -179,7 +194,7 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
     others = sorted(set(scores_metrics) - set(rows["metric"]))
     if others:
         notes.append("Metrics other than the angle scores (" + ", ".join(others) + ") are not averaged into the tables; "
-                     "they are in report.duckdb, table `scores`.")
+                     "they have their own table (other metrics) and every row is in report.duckdb, table `scores`.")
     errors = int(data.angle_scores["n_error"].sum())
     skipped = int(data.angle_scores["n_skipped"].sum())
     if errors or skipped:
