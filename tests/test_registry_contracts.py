@@ -33,6 +33,8 @@ def test_metric_declaration_and_routing(name):
     assert metric.features and set(registry.stage_order(set(metric.all_features))) >= set(metric.all_features)
     assert name in registry.metrics_for_angle(metric.angle)
     assert callable(metric.fn)
+    if metric.combine is not None:   # what calibration varies must be the metric's own ontology parameters
+        assert set(metric.combine.params) <= set(Ontology.load().metric_params(name)) and metric.combine.subscores
 
 
 def test_every_metric_appears_in_the_report():

@@ -48,10 +48,23 @@ MetricResult.error = classmethod(_error)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
+class Combine:
+    """A metric's formula from the sub-scores it stores in `details` and its tunable parameters to its score,
+    vectorised over rows: calibration re-scores stored rows with it instead of re-running the pipeline, so the
+    metric's own scoring path must compute the same formula (a parity test per metric checks it)."""
+
+    params: tuple[str, ...]      # ontology parameters calibration may vary
+    subscores: tuple[str, ...]   # `details` keys read, in the column order `fn` receives
+    fn: Callable[[Any, dict[str, Any], Any], Any]  # ((n, k) sub-scores, NaN = absent; params; (n,) roles) -> (n,) scores
+    per_role: bool = False       # honours `params["role_weights"][role]` overrides
+
+
+@dataclass(frozen=True)
 class Metric:
     """A metric of one angle (or of one judge protocol: `angle` is then the protocol's name).
 
-    `angle` routes it: every prompt of that angle is scored by every metric declaring it.
+    `angle` routes it: every prompt of that angle is scored by every metric declaring it. `combine`, when declared,
+    is its score formula over stored sub-scores (calibration's re-scoring reads it).
     """
 
     name: str
@@ -62,6 +75,7 @@ class Metric:
     # Features used when they can be computed; a missing weight or failure there leaves them out of the
     # dict the metric receives instead of skipping it (e.g. CPA counts people from `instances` when YOLO exists).
     optional: tuple[str, ...] = ()
+    combine: Combine | None = None
 
     @property
     def all_features(self) -> tuple[str, ...]:

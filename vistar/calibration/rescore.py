@@ -15,8 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..metrics import cpa_combine
-from ..metrics.tr import fuse  # the metrics' own formulas, so a re-score equals a re-run
+from ..api import Combine
+from ..engine import registry
 
 
 @dataclass(frozen=True)
@@ -42,23 +42,13 @@ class Rescorer:
         return np.asarray(out, dtype=float)
 
 
-def _tr(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
-    return fuse(sub[:, 0], sub[:, 1], float(params["w_char"]))
+def _of(combine: Combine) -> Rescorer:
+    return Rescorer(params=combine.params, subscores=combine.subscores, combine=combine.fn, per_role=combine.per_role)
 
 
-def _cpa(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
-    """Each row with its prompt role's weights, as the metric weighs it."""
-    per_role = {r: cpa_combine.weights(params, r) for r in set(roles.tolist())}
-    w = np.asarray([[per_role[r][k] for k in cpa_combine.WEIGHTS] for r in roles], dtype=float).reshape(len(sub), 3)
-    return cpa_combine.combine(sub, w)
-
-
-RESCORERS: dict[str, Rescorer] = {
-    # TR = vistar.metrics.tr.fuse(char, token, w_char)
-    "TR": Rescorer(params=("w_char",), subscores=("char", "token"), combine=_tr),
-    # CPA = vistar.metrics.cpa_combine.combine: weighted mean of the agreements that apply, role weights
-    "CPA": Rescorer(params=cpa_combine.WEIGHTS, subscores=cpa_combine.SUBSCORES, combine=_cpa, per_role=True),
-}
+# Every registered metric that declares its combine formula (Metric.combine): TR's fuse(), CPA's weighted mean.
+RESCORERS: dict[str, Rescorer] = {name: _of(m.combine) for name in registry.metric_names()
+                                  if (m := registry.metric(name)).combine is not None}
 
 
 def rescorable(metric: str, tunable: list[str]) -> list[str]:
@@ -69,7 +59,7 @@ def rescorable(metric: str, tunable: list[str]) -> list[str]:
 
 def normalise_weights(metric: str, params: dict) -> dict:
     """Weights that enter as a weighted mean are written summing to 1 (their scale carries no meaning)."""
-    if metric == "CPA":
+    if metric == "CPA":   # its weights enter as a weighted mean
         names = RESCORERS["CPA"].params
         total = sum(float(params[n]) for n in names)
         if total > 0:

@@ -17,7 +17,7 @@ from ..api import Metric, MetricResult
 from ..features.faces import Face, FaceResult
 from ..features.pose import PoseResult
 from ..features.types import Instances
-from .cpa_combine import combine_one, weights as role_weights
+from .cpa_combine import COMBINE, combine_one, weights as role_weights
 from .posture import Posture, classify, parse_posture, posture_similarity
 
 _NUMBERS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
@@ -183,5 +183,5 @@ def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     return MetricResult.ok(score, **result, **extra)
 
 
-METRIC = Metric(name="CPA", angle="CPA", version="3", features=("pose", "faces"), fn=_cpa,
+METRIC = Metric(name="CPA", angle="CPA", version="3", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
                 optional=("instances",))

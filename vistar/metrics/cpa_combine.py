@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..api import Combine
+
 WEIGHTS = ("w_c", "w_p", "w_e")                       # ontology parameter of each term, in this order
 SUBSCORES = ("s_count", "s_posture", "s_expression")  # the `details` key each term is stored under
 
@@ -32,3 +34,13 @@ def combine_one(s_count: float | None, s_posture: float | None, s_expression: fl
     sub = np.array([[np.nan if s is None else s for s in (s_count, s_posture, s_expression)]], dtype=float)
     value = float(combine(sub, np.array([[w[k] for k in WEIGHTS]], dtype=float))[0])
     return None if np.isnan(value) else value
+
+
+def rescore(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
+    """Stored rows re-scored, each with its prompt role's weights (as the metric weighs it)."""
+    per_role = {r: weights(params, r) for r in set(roles.tolist())}
+    w = np.asarray([[per_role[r][k] for k in WEIGHTS] for r in roles], dtype=float).reshape(len(sub), len(WEIGHTS))
+    return combine(sub, w)
+
+
+COMBINE = Combine(params=WEIGHTS, subscores=SUBSCORES, fn=rescore, per_role=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
-from ..api import Metric, MetricResult
+from ..api import Combine, Metric, MetricResult
 from ..features.ocr import OcrLine, OcrResult
 from .text_layout import level_boxes, line_height, reading_order
 from .text_similarity import APOSTROPHES, char_similarity, normalize_text, strip_accents, word_similarity
@@ -125,4 +125,7 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
                                        "box": [[round(x), round(y)] for x, y in ln.box]} for ln in ordered])
 
 
-METRIC = Metric(name="TR", angle="TR", version="4", features=("ocr",), fn=_tr)
+# calibration re-scores stored (char, token) pairs with the same fuse()
+COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
+                  fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params["w_char"])))
+METRIC = Metric(name="TR", angle="TR", version="4", features=("ocr",), fn=_tr, combine=COMBINE)
