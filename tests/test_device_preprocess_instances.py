@@ -145,7 +145,7 @@ def test_device_letterbox_is_the_cuda_default(weights):
         assert UltralyticsSegDetector(weights, "cuda").predictor is not None
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.gpu
 def test_device_letterbox_on_cuda_agrees_with_ultralytics_letterbox(weights):
     cpu_path, device_path = _detectors(weights, "cuda")
     images = [scene_pair(s, h, w)[0].image for s in range(3) for h, w in [(120, 200), (1024, 768)]]

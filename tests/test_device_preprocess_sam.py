@@ -112,7 +112,7 @@ def test_stage_outputs_identical_with_processing_on_cpu_arrays(weights, monkeypa
         assert a.mask_source == b.mask_source
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["SamImageProcessor", "GroundingDinoImageProcessor"])
 def test_processing_on_cuda_within_one_grey_level_of_cpu(name):
     """torchvision resizes uint8 on CUDA in float and rounds; on CPU with a fixed-point kernel: ±1 level."""
@@ -128,7 +128,7 @@ def test_processing_on_cuda_within_one_grey_level_of_cpu(name):
             assert torch.equal(on_gpu["pixel_mask"].cpu(), on_cpu["pixel_mask"])
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.gpu
 def test_stage_runs_on_cuda(weights):
     for m in _masks(weights, "cuda"):
         assert m.masks.shape == (6, 180, 270) and m.masks.dtype == bool

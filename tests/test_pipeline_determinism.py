@@ -17,7 +17,6 @@ from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
 
-CUDA = torch.cuda.is_available()
 GPU_TOLERANCE = 1e-4
 
 
@@ -56,7 +55,7 @@ def test_cpu_scores_identical_across_batch_sizes(scene, tmp_path):
         assert other.details.tolist() == base.details.tolist()  # every cue, bit for bit
 
 
-@pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
+@pytest.mark.gpu
 def test_gpu_scores_within_tolerance_across_batch_sizes_and_of_cpu(scene, tmp_path):
     gpu = [_scores(scene, tmp_path / f"g{b}", device="cuda", batch_size=b, depth_batch=b) for b in (1, 2, 5)]
     for other in gpu[1:]:

@@ -17,7 +17,6 @@ from vistar.engine.registry import StageContext, StageInput, feature_stage  # no
 from vistar.prompts_dsl import parse_prompt  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
 
-CUDA = torch.cuda.is_available()
 # bf16 autocast vs fp32 on the depth stage (docs/performance.md#pipeline): worst pixel difference as a fraction
 # of the fp32 map's range, and the least Pearson correlation of the two maps.
 BF16_MAX_DIFF_OF_RANGE = 0.05
@@ -135,7 +134,7 @@ def test_depth_bf16_autocast_stays_within_documented_tolerance(tiny_dpt):
         assert np.corrcoef(a.ravel(), b.ravel())[0, 1] >= BF16_MIN_CORRELATION
 
 
-@pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU")
+@pytest.mark.gpu
 def test_gpu_depth_batch_size_invariant_and_close_to_cpu(tiny_dpt):
     dev.prepare_process("cuda")
     runs = [_depth(tiny_dpt, device="cuda", batch_size=b) for b in (1, 2, 4)]
