@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from skimage import data
 
-from tests.person_weights import fetched_person_weights
+from tests.fetched_weights import fetched_person_weights
 from vistar.engine.registry import StageContext, StageInput
 from vistar.features import faces, pose
 from vistar.features.faces import MediaPipeFaceDetector

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tests.person_weights import fetched_person_weights
+from tests.fetched_weights import fetched_person_weights
 from vistar.features.persons import inside_share
 from vistar.validity import ValidityRow
 from vistar.validity.cpa import PHOTOS, SETS, TUNING, VALIDATION, crop_count, draw_crops

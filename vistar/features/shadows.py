@@ -57,6 +57,19 @@ def chroma_shift(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return shift
 
 
+def working_size(image: np.ndarray, instances: Instances, max_side: int) -> tuple[np.ndarray, np.ndarray]:
+    """(IMAGE reduced so its longest side is at most MAX_SIDE, the union of the object masks at that size)."""
+    height, width = image.shape[:2]
+    scale = min(1.0, max_side / max(height, width))
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA) if scale < 1 else image
+    objects = np.zeros(small.shape[:2], bool)
+    for mask in instances.masks:
+        m = mask.astype(np.uint8)
+        objects |= (cv2.resize(m, size, interpolation=cv2.INTER_NEAREST) if scale < 1 else m).astype(bool)
+    return small, objects
+
+
 def ellipse_kernel(frac: float, shape: tuple[int, int], lit_side: int) -> tuple[int, float]:
     """Closing kernel side at the working resolution SHAPE (FRAC of the shorter side, odd), and the factor by which
     the lit level is reduced before the closing (1 when LIT_SIDE is 0 or not smaller than SHAPE)."""
@@ -80,25 +93,21 @@ class ClassicalShadowDetector:
         self.max_chroma_shift, self.min_area_frac, self.lit_side = max_chroma_shift, min_area_frac, int(lit_side)
 
     def __call__(self, image: np.ndarray, instances: Instances) -> np.ndarray:
-        height, width = image.shape[:2]
-        scale = min(1.0, self.max_side / max(height, width))
-        size = (max(1, round(width * scale)), max(1, round(height * scale)))
-        small = cv2.resize(image, size, interpolation=cv2.INTER_AREA) if scale < 1 else image
-        objects = np.zeros(small.shape[:2], bool)
-        for mask in instances.masks:
-            m = mask.astype(np.uint8)
-            objects |= (cv2.resize(m, size, interpolation=cv2.INTER_NEAREST) if scale < 1 else m).astype(bool)
-
+        small, objects = working_size(image, instances, self.max_side)
         linear = cv2.GaussianBlur(SRGB_TO_LINEAR[small], (0, 0), 1.0)
         lit = self.lit_level(linear, objects)
         lit_lum = luminance(lit)
         ratio = luminance(linear) / np.maximum(lit_lum, 1e-4)
         mask = ((ratio < self.max_ratio) & (chroma_shift(linear, lit) < self.max_chroma_shift) & ~objects
                 & (lit_lum > 1e-3))
+        return self.clean(mask, image.shape[:2])
+
+    def clean(self, mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+        """The per-pixel test's mask, opened (3x3), without components below `min_area_frac`, at image size SHAPE."""
         mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         mask = _drop_small(mask, self.min_area_frac * mask.size)
-        if scale < 1:
-            mask = cv2.resize(mask, (width, height), interpolation=cv2.INTER_NEAREST)
+        if mask.shape != tuple(shape):
+            mask = cv2.resize(mask, (shape[1], shape[0]), interpolation=cv2.INTER_NEAREST)
         return mask.astype(bool)
 
     def lit_level(self, linear: np.ndarray, objects: np.ndarray) -> np.ndarray:

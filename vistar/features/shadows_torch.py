@@ -16,44 +16,23 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from .shadows import LUMA, SRGB_TO_LINEAR, ClassicalShadowDetector, _drop_small, ellipse_kernel
+from .shadows import LUMA, SRGB_TO_LINEAR, ClassicalShadowDetector, ellipse_kernel, working_size
 from .types import Instances
 
 
 def detect_batch(images: list[np.ndarray], instances: list[Instances], detector: ClassicalShadowDetector,
                  device: str) -> list[np.ndarray]:
     """HxW bool shadow masks for IMAGES, computed on DEVICE in one pass per working size (input order kept)."""
-    prepared = [_prepare(image, inst, detector.max_side) for image, inst in zip(images, instances)]
+    prepared = [working_size(image, inst, detector.max_side) for image, inst in zip(images, instances)]
     masks: list[np.ndarray | None] = [None] * len(images)
     groups: dict[tuple[int, int], list[int]] = {}
-    for i, (small, _, _) in enumerate(prepared):
+    for i, (small, _) in enumerate(prepared):
         groups.setdefault(small.shape[:2], []).append(i)
-    for shape, idx in groups.items():
+    for idx in groups.values():
         raw = _raw_masks(np.stack([prepared[i][0] for i in idx]), np.stack([prepared[i][1] for i in idx]), detector, device)
         for i, mask in zip(idx, raw):
-            masks[i] = _finish(mask, detector.min_area_frac, images[i].shape[:2], prepared[i][2])
+            masks[i] = detector.clean(mask, images[i].shape[:2])
     return masks
-
-
-def _prepare(image: np.ndarray, instances: Instances, max_side: int) -> tuple[np.ndarray, np.ndarray, bool]:
-    """(uint8 image at the working size, object mask at that size, whether it was reduced), as the numpy detector."""
-    height, width = image.shape[:2]
-    scale = min(1.0, max_side / max(height, width))
-    size = (max(1, round(width * scale)), max(1, round(height * scale)))
-    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA) if scale < 1 else image
-    objects = np.zeros(small.shape[:2], bool)
-    for mask in instances.masks:
-        m = mask.astype(np.uint8)
-        objects |= (cv2.resize(m, size, interpolation=cv2.INTER_NEAREST) if scale < 1 else m).astype(bool)
-    return small, objects, scale < 1
-
-
-def _finish(mask: np.ndarray, min_area_frac: float, shape: tuple[int, int], reduced: bool) -> np.ndarray:
-    mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    mask = _drop_small(mask, min_area_frac * mask.size)
-    if reduced:
-        mask = cv2.resize(mask, (shape[1], shape[0]), interpolation=cv2.INTER_NEAREST)
-    return mask.astype(bool)
 
 
 def _raw_masks(small: np.ndarray, objects: np.ndarray, det: ClassicalShadowDetector, device: str) -> np.ndarray:
