@@ -25,7 +25,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tiny checkpoint builders live in tests/
@@ -129,7 +128,7 @@ def main() -> None:
         tmp = Path(tmp)
         workloads = []
         if args.posters:
-            workloads.append((f"TR, 1024² posters", args.posters, posters(tmp / "tr", args.posters), {}))
+            workloads.append(("TR, 1024² posters", args.posters, posters(tmp / "tr", args.posters), {}))
         if args.mixed:
             root, weights = mixed(tmp / "mixed", args.mixed)
             workloads.append(("mixed TR/LI/CPA/GC", args.mixed, root, weights))
