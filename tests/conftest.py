@@ -8,6 +8,10 @@ import os
 
 import pytest
 
+# Ray instances that tests start (ray.init in this process, `vistar score --executor ray` in subprocesses) serve
+# this machine only: keep their sockets on 127.0.0.1 (set before any test module imports ray, which reads it then)
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
 
 def _cuda() -> bool:
     if importlib.util.find_spec("torch") is None:

@@ -22,6 +22,7 @@ pytest.importorskip("mediapipe", reason="CPA needs the `pose` extra")
 
 from tests import engine_plugins  # noqa: E402
 from tests.executor_helpers import COLUMNS, build_workload, fake_table, fake_workload, install_dying_plugins, score_table  # noqa: E402
+from vistar.engine.executors.ray_exec import LOOPBACK_ONLY  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
 
 try:
@@ -151,25 +152,27 @@ def test_two_node_cluster_equals_one_process(workload, reference, tmp_path):
         ray.shutdown()
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="vr", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    ray_cli = str(Path(sys.executable).parent / "ray")
+    ray_cli = [sys.executable, str(Path(__file__).parent / "ray_loopback_start.py")]   # nodes on 127.0.0.1 only
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--object-store-memory", str(100 * 1024**2),
               "--disable-usage-stats", "--block"]
     # Ray >= 2.5x enables token authentication for `ray start`: this cluster's token, given to every process
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
-    nodes = [subprocess.Popen([ray_cli, "start", "--head", "--port", str(port), "--include-dashboard", "false",
+    env.pop(LOOPBACK_ONLY, None)   # the nodes: a worker node refuses to start under the loopback-only switch
+    driver_env = {**env, LOOPBACK_ONLY: "0"}   # drivers (probes, vistar) keep to 127.0.0.1 too
+    nodes = [subprocess.Popen([*ray_cli, "start", "--head", "--port", str(port), "--include-dashboard", "false",
                                "--temp-dir", temp, *common], env=env, start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)]
     try:
-        _wait_for_nodes(f"127.0.0.1:{port}", 1, env)
-        nodes.append(subprocess.Popen([ray_cli, "start", "--address", f"127.0.0.1:{port}", *common], env=env,
+        _wait_for_nodes(f"127.0.0.1:{port}", 1, driver_env)
+        nodes.append(subprocess.Popen([*ray_cli, "start", "--address", f"127.0.0.1:{port}", *common], env=env,
                                       start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-        _wait_for_nodes(f"127.0.0.1:{port}", 2, env)
+        _wait_for_nodes(f"127.0.0.1:{port}", 2, driver_env)
         root, weights = workload
         paths = [a for name, path in weights.items() for a in ("--model-path", f"{name}={path}")]
         cmd = [str(Path(sys.executable).parent / "vistar"), "score", str(root / "images"), "--prompts", str(root / "prompts.vistar"),
                "--out", str(tmp_path / "run"), "--batch-size", "2", "--ontology", str(root / "onto.yaml"), *paths,
                "--angles", "TR", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}"]
-        done = subprocess.run(cmd, cwd=REPO, env={**env, "VISTAR_HOME": "/nonexistent/vistar-home"},
+        done = subprocess.run(cmd, cwd=REPO, env={**driver_env, "VISTAR_HOME": "/nonexistent/vistar-home"},
                               capture_output=True, text=True, timeout=400)
         assert done.returncode == 0, done.stdout + done.stderr
     finally:

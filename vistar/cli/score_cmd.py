@@ -48,7 +48,7 @@ def check_executor(executor: str, ray_address: str | None) -> None:
         from ..engine.executors.ray_exec import import_ray
 
         try:
-            import_ray()
+            import_ray(ray_address)
         except ValueError as exc:
             fail(str(exc))
 

@@ -24,8 +24,24 @@ MISSING = "--executor ray needs Ray: pip install 'vistar[ray]'"
 BLOCKS_PER_ACTOR = 4   # Dataset blocks per actor: small enough to balance the load, few enough to cost little
 
 
-def import_ray():
-    """Ray and Ray Data, or a ValueError naming the extra that installs them."""
+# Ray advertises a node at the machine's network address even when told 127.0.0.1 (it rewrites loopback addresses);
+# this switch of Ray's (public, named for Windows/macOS, where clusters are off by default) keeps a node, and a
+# driver, on 127.0.0.1. Set for a run's own local instance and for clusters at a loopback address: a run that serves
+# this machine only listens on loopback only.
+LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def is_loopback(address: str | None) -> bool:
+    """No address (a local instance of the run's own) or a 127.x.x.x / localhost / [::1] one."""
+    host = (address or "127.0.0.1").rsplit(":", 1)[0].strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def import_ray(address: str | None = None):
+    """Ray and Ray Data, or a ValueError naming the extra that installs them; on loopback only when ADDRESS is
+    (Ray reads the switch when it is imported, so a Ray the caller imported and started keeps its own setting)."""
+    if is_loopback(address) and address != "auto":
+        os.environ.setdefault(LOOPBACK_ONLY, "0")
     try:
         import ray
         import ray.data  # noqa: F401
@@ -53,7 +69,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, cfg, ctx, ontology, n_batches: int):
-        self.ray = import_ray()
+        self.ray = import_ray(cfg.ray_address)
         self.cfg, self.ctx, self.n_batches = cfg, ctx, n_batches
         self.setup = pickle.dumps(WorkerSetup.of_run(cfg, ctx, ontology))
         self.stage_seconds: dict[str, float] = {}
