@@ -56,13 +56,13 @@ def test_naive_loop_decodes_and_recomputes_per_metric_the_engine_shares(tmp_path
 
 
 def test_the_timed_run_reuses_the_warm_context(tmp_path, monkeypatch):
-    from vistar.engine import runner
+    from vistar.engine.executors import local
 
     fake_plugins.install(monkeypatch)
     work, ctx = write_workload(_items(2), tmp_path), _ctx()
     used = []
-    real = runner.score_batch
-    monkeypatch.setattr(runner, "score_batch", lambda b, i, c, o: used.append(c) or real(b, i, c, o))
+    real = local.score_batch
+    monkeypatch.setattr(local, "score_batch", lambda b, i, c, o, **kw: used.append(c) or real(b, i, c, o, **kw))
     engine_end_to_end(work, tmp_path / "run", ctx, None, batch=2)
     assert used == [ctx]   # the bench's context, models already in its cache: loading is not timed
 
