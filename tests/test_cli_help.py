@@ -64,7 +64,7 @@ def test_models_list_is_a_table_within_80_columns_and_json_on_request(tmp_path):
 
 
 def test_report_prints_the_best_model_per_role_and_the_coverage(tmp_path):
-    # GD = TR, SF, CSE, MA, GC (equal weights): A is better on TR, B on CSE by more; ED = TR, CSE, PSC likewise
+    # GD = TR, SF, CSE, MA (equal weights; GC is experimental, weight 0): A is better on TR, B on CSE by more; ED = TR, CSE, PSC likewise
     rows = [row("A", "t1", "TR", 0.9), row("B", "t1", "TR", 0.5), row("A", "c1", "CSE", 0.2),
             row("B", "c1", "CSE", 0.8), row("A", "p1", "PSC", None, status="error", error="boom")]
     run = write_run(tmp_path / "run", rows)
