@@ -115,3 +115,25 @@ def test_naive_vs_engine_lines_state_what_each_side_includes(naive_calls, engine
     text = "\n".join(naive_vs_engine_lines(cmp_))
     assert "neither counts process start" in text and "model loading" in text
     assert expect in text and "0.93x end to end" in text and "1.06x steady" in text
+
+
+def _returns_missing(batch, ctx):
+    from vistar.models.errors import MissingWeightError
+
+    return [MissingWeightError("fake-expression")] * len(batch)   # as faces does per image without FER weights
+
+
+RETURNS_MISSING = FeatureStage(name="fake_faces", version="1", compute=_returns_missing)
+USES_FACES = Metric(name="TR", angle="TR", version="1", features=("fake_faces",), fn=lambda f, c, p, pr: MetricResult.ok(1.0))
+
+
+def test_a_stage_that_returns_a_missing_weight_per_image_is_reported_skipped(monkeypatch):
+    """Not `ok` with timings of nothing: the row names the weight, and the stages after it are skipped too."""
+    from vistar.engine import registry
+
+    monkeypatch.setattr(registry, "FEATURES", {"fake_faces": "tests.test_bench_truth:RETURNS_MISSING"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.test_bench_truth:USES_FACES"})
+    report = run_bench(_items(2), batch_sizes=(1,), repeats=1)
+    (stage,) = report["stages"]
+    assert stage["status"] == "skipped" and "fake-expression" in stage["note"] and stage["p50_ms"] is None
+    assert report["metrics"][0]["status"] == "skipped"

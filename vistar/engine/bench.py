@@ -132,6 +132,11 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
         return rep
     for f, out in zip(feats, outputs):
         f[name] = out
+    failed = [out for out in outputs if isinstance(out, BaseException)]
+    if failed and len(failed) == len(outputs):   # a stage that returns its failure per image (a missing weight)
+        missing = next((out for out in failed if isinstance(out, MissingWeightError)), None)
+        rep.status, rep.note = ("skipped", str(missing)) if missing else ("error", f"{type(failed[0]).__name__}: {failed[0]}")
+        return rep
     _gpu_reset(ctx.device)
     lat = [_timed(lambda i=i: stage.compute(inputs[i:i + 1], ctx), ctx.device)
            for _ in range(repeats) for i in range(len(inputs))]
