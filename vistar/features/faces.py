@@ -86,16 +86,10 @@ class MediaPipeFaceDetector:
         faces = self._detect_both(image)
         side = min(height, width)
         if max(height, width) > 1.2 * side:
-            for start in square_windows(max(height, width), side):
-                x, y = (start, 0) if width > height else (0, start)
-                for face in self._detect_both(image[y:y + side, x:x + side]):
-                    x0, y0, x1, y1 = face.box
-                    cut = (x0 <= 1 and x > 0) or (y0 <= 1 and y > 0) or (x1 >= side - 1 and x + side < width) or \
-                          (y1 >= side - 1 and y + side < height)
-                    box = (x0 + x, y0 + y, x1 + x, y1 + y)
-                    small = max(x1 - x0, y1 - y0) < MIN_WINDOW_FACE * side
-                    if not (cut or small) and all(_overlap(box, kept.box) < 0.3 for kept in faces):
-                        faces.append(Face(box, face.score, tuple((px + x, py + y) for px, py in face.keypoints)))
+            for box, (x, y), face in window_detections(image, self._detect_both):
+                small = max(box[2] - box[0], box[3] - box[1]) < MIN_WINDOW_FACE * side
+                if not small and all(_overlap(box, kept.box) < 0.3 for kept in faces):
+                    faces.append(Face(box, face.score, tuple((px + x, py + y) for px, py in face.keypoints)))
         faces += self.small_faces(image, faces)
         return sorted(faces, key=lambda f: (f.box[0], f.box[1]))
 
@@ -200,6 +194,22 @@ def square_windows(length: int, side: int) -> list[int]:
     """Starts of windows of SIDE covering LENGTH with half overlap (the last one flush with the end)."""
     starts = list(range(0, length - side + 1, max(1, side // 2)))
     return starts if starts[-1] == length - side else starts + [length - side]
+
+
+def window_detections(image: np.ndarray, detect):
+    """What DETECT finds in square windows along IMAGE's long side, as (box in image coordinates, window offset
+    (x, y), detection); a box cut by a window edge that lies inside the image is left out: the overlapping
+    neighbour window sees that object whole."""
+    height, width = image.shape[:2]
+    side = min(height, width)
+    for start in square_windows(max(height, width), side):
+        x, y = (start, 0) if width > height else (0, start)
+        for found in detect(image[y:y + side, x:x + side]):
+            x0, y0, x1, y1 = found.box
+            cut = (x0 <= 1 and x > 0) or (y0 <= 1 and y > 0) or (x1 >= side - 1 and x + side < width) or \
+                  (y1 >= side - 1 and y + side < height)
+            if not cut:
+                yield (x0 + x, y0 + y, x1 + x, y1 + y), (x, y), found
 
 
 def _starts(length: int, size: int, step: int) -> list[int]:

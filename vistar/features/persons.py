@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .faces import square_windows
+from .faces import window_detections
 
 MODEL = "ssd-mobilenet-v2-coco"
 GRAPH, TEXT_GRAPH = "frozen_inference_graph.pb", "ssd_mobilenet_v2_coco_2018_03_29.pbtxt"
@@ -54,15 +54,7 @@ class SSDPersonDetector:
         if max(height, width) <= self.elongated * side:
             found = self._detect(image)
         else:   # squashed to a square, a long strip's people are slivers: windows only
-            found = []
-            for start in square_windows(max(height, width), side):
-                x, y = (start, 0) if width > height else (0, start)
-                for person in self._detect(image[y:y + side, x:x + side]):
-                    x0, y0, x1, y1 = person.box
-                    cut = (x0 <= 1 and x > 0) or (y0 <= 1 and y > 0) or (x1 >= side - 1 and x + side < width) or \
-                          (y1 >= side - 1 and y + side < height)
-                    if not cut:
-                        found.append(PersonBox((x0 + x, y0 + y, x1 + x, y1 + y), person.score))
+            found = [PersonBox(box, person.score) for box, _, person in window_detections(image, self._detect)]
         return [p for p in nms(found, self.nms_iou) if p.score >= self.min_score or _at_border(p.box, width, height)]
 
     def _detect(self, image: np.ndarray) -> list[PersonBox]:
