@@ -14,8 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 pytest.importorskip("transformers", reason="the mixed workload's CSE/GC/LI stages need the `cv` extra")
 pytest.importorskip("mediapipe", reason="CPA needs the `pose` extra")
@@ -60,7 +62,7 @@ def local_ray():
     if ray is None:
         pytest.skip("ray is not installed (pip install 'vistar[ray]')")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
@@ -229,3 +231,19 @@ def _session_members(sid: int) -> list[int]:
             if int(fields[3]) == sid:  # after ")": state, ppid, pgrp, session
                 members.append(int(entry.name))
     return members
+
+
+@pytest.mark.ray
+@needs_ray
+def test_a_runs_own_ray_instance_ignores_ray_address(tmp_path):
+    """`--executor ray` without `--ray-address` starts its own local instance even where RAY_ADDRESS (or the last
+    `ray start`) names a cluster: connecting there would refuse the run's CPU count or outlive the run."""
+    (tmp_path / "imgs" / "m").mkdir(parents=True)
+    Image.fromarray(np.full((48, 64, 3), 240, np.uint8)).save(tmp_path / "imgs" / "m" / "p.png")
+    (tmp_path / "p.vistar").write_text('p: [GD|TR] a sign {text="HI"}\n')
+    env = {**os.environ, "RAY_ADDRESS": f"127.0.0.1:{_free_port()}", "RAY_USAGE_STATS_ENABLED": "0"}
+    cmd = [str(Path(sys.executable).parent / "vistar"), "score", str(tmp_path / "imgs"), "--prompts",
+           str(tmp_path / "p.vistar"), "--out", str(tmp_path / "run"), "--executor", "ray"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(read_scores(tmp_path / "run")) == 1

@@ -83,8 +83,9 @@ class RayExecutor:
             common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
             if self.cfg.ray_address:
                 ray.init(address=self.cfg.ray_address, **common)
-            else:  # a Ray instance on this machine only, for this run
-                ray.init(num_cpus=usable_cores(), **common)
+            else:  # a Ray instance on this machine only, for this run ("local": never one RAY_ADDRESS or the last
+                # `ray start` on this machine points at, which would refuse num_cpus or outlive the run)
+                ray.init(address="local", num_cpus=usable_cores(), **common)
             self.started = True
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # the run's own progress and summary say the rest
         ray.data.DataContext.get_current().enable_progress_bars = False
