@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..models import record_loaded, resolve_weight
+from ..models import load_model
 from .types import Instances
 
 
@@ -139,12 +139,8 @@ class ExportedShadowSegmenter:
     def __init__(self, name: str, path, device: str = "cpu", threshold: float = 0.5):
         import torch
 
-        file = path if path.is_file() else next(iter(sorted(path.glob("*.pt2"))), None)
-        if file is None:
-            raise FileNotFoundError(f"{path}: no exported program (*.pt2) for shadow model '{name}'")
         self.name, self.device, self.threshold = name, device, threshold
-        self.module = torch.export.load(str(file)).module().to(device)
-        record_loaded(name, file)
+        self.module = torch.export.load(str(program_file(name, path))).module().to(device)
 
     def __call__(self, image: np.ndarray, instances: Instances) -> np.ndarray:
         import torch
@@ -157,13 +153,22 @@ class ExportedShadowSegmenter:
         return (prob >= self.threshold) & ~objects
 
 
+def program_file(name: str, path):
+    """The exported program of weight NAME: PATH itself, or the first `*.pt2` in the folder PATH."""
+    file = path if path.is_file() else next(iter(sorted(path.glob("*.pt2"))), None)
+    if file is None:
+        raise FileNotFoundError(f"{path}: no exported program (*.pt2) for shadow model '{name}'")
+    return file
+
+
 def segmenter_for(ctx: StageContext) -> ShadowSegmenter:
     params = ctx.params("shadows")
     model = params.pop("model", None)
     if model:
         threshold = float(params.get("threshold", 0.5))
-        return ctx.model(f"shadows:{model}", lambda: ExportedShadowSegmenter(
-            model, resolve_weight(model, ctx.model_paths), ctx.device, threshold))
+        return ctx.model(f"shadows:{model}", lambda: load_model(
+            model, ctx, lambda path: ExportedShadowSegmenter(model, path, ctx.device, threshold),
+            recorded=lambda path: program_file(model, path)))
     params.pop("threshold", None)
     return ctx.model("shadows:classical", lambda: ClassicalShadowDetector(**params))
 
