@@ -22,14 +22,16 @@ from .test_protocol_phybench import write_phybench
 from .vlm_helpers import BLACK, RED, WHITE, solid
 
 
-def run_suite(tmp_path, suite, data_dir, images: dict[str, tuple]):
+def run_suite(tmp_path, suite, data_dir, images: dict[str, tuple], *options: str):
+    """`vistar score --suite SUITE` over solid-colour IMAGES of one model, judged by the local test judge (with
+    any further OPTIONS): ({(image stem, metric): score}, judge requests), every row `ok`."""
     folder = tmp_path / "images" / "modelA"
     folder.mkdir(parents=True)
     for name, rgb in images.items():
         Image.fromarray(solid(rgb)).save(folder / f"{name}.png")
     with JudgeServer() as server:
         result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", suite, "--data-dir", str(data_dir),
-                                          "--out", str(tmp_path / "run"), "--judge-url", server.url, "--judge-model", "t"],
+                                          "--out", str(tmp_path / "run"), "--judge-url", server.url, "--judge-model", "t", *options],
                                     env={"VISTAR_HOME": str(tmp_path / "home")})
         n_requests = len(server.requests)
     assert result.exit_code == 0, result.output

@@ -147,19 +147,11 @@ def test_score_refuses_an_edited_checkout_before_judging(tmp_path):
 ])
 def test_the_local_judge_answers_every_benchmarks_own_prompt(tmp_path, suite, bench, images, expected):
     from .test_protocol_phybench import write_phybench
+    from .test_protocol_suite_cli import run_suite
 
     data = write_phybench(tmp_path / "PhyBench") if bench == "PhyBench" else shared(bench)
-    folder = tmp_path / "images" / "modelA"
-    folder.mkdir(parents=True)
-    for name, rgb in images.items():
-        Image.fromarray(solid(rgb)).save(folder / f"{name}.png")
-    with JudgeServer() as server:
-        result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", suite, "--data-dir", str(data),
-                                          "--out", str(tmp_path / "run"), "--judge-url", server.url, "--judge-model", "t",
-                                          "--upstream", str(upstream_dir(bench))], env={"VISTAR_HOME": str(tmp_path / "home")})
-    assert result.exit_code == 0, result.output
+    run_suite(tmp_path, suite, data, images, "--upstream", str(upstream_dir(bench)))
     frame = read_scores(tmp_path / "run")
-    assert set(frame.status) == {"ok"}
     if expected is not None:
         main = frame[frame.metric != "phybench.scene"]
         assert dict(zip(main.prompt_id, main.score)) == pytest.approx(expected)
