@@ -86,6 +86,7 @@ def test_report_compares_naive_with_the_end_to_end_run(monkeypatch):
     cmp_ = report["naive_vs_engine"]
     assert cmp_["images"] == 3 and cmp_["rows"] == {"ok": 6} and cmp_["engine_batch"] == stage["best_batch"]
     assert cmp_["speedup"] == pytest.approx(cmp_["naive_s"] / cmp_["engine_end_to_end_s"])
+    assert cmp_["stage_calls"] == {"naive": 6, "engine": 3}   # both metrics recompute the stage alone; the engine shares it
     assert report["fingerprint"]["versions"]["python"]
 
 

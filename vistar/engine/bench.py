@@ -197,12 +197,9 @@ def naive_seconds(items: list[Item], paths: list[Path], ctx, ontology) -> list[f
 
 def stage_calls(items: list[Item]) -> tuple[int, int]:
     """Feature computations (image, stage) of the naive loop and of the engine: what sharing saves on this workload."""
-    naive = engine = 0
-    for it in items:
-        chains = [registry.stage_order(set(registry.metric(m).all_features)) for m in registry.metrics_for_prompt(it.prompt)]
-        naive += sum(len(c) for c in chains)
-        engine += len(set().union(*chains)) if chains else 0
-    return naive, engine
+    naive = sum(len(registry.stage_order(set(registry.metric(m).all_features)))
+                for it in items for m in registry.metrics_for_prompt(it.prompt))
+    return naive, sum(len(_wanted(it)) for it in items)
 
 
 def engine_end_to_end(work: Workload, out: Path, ctx, ontology_file: Path | None, batch: int) -> tuple[float, dict]:
