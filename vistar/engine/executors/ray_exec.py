@@ -1,13 +1,12 @@
-"""`--executor ray`: the planned batches as a Ray Dataset, scored by `map_batches` over a pool of actors.
+"""`--executor ray`: the planned batches as a Ray Dataset streamed through pools of actors (`ray_plan.py`).
 
-Each actor is one process with one thread (`num_cpus=1`; Ray sets OMP_NUM_THREADS to it) that loads its models
-once and decodes, runs every stage and applies the metrics for the batches it is given (`work.BatchWorker`, the
-code the local executors run). With `--device cuda` each actor also asks for a share of a GPU (the cluster's GPUs
-divided among the actors, at most one each), so small models share a GPU. Ray restarts an actor that dies and
-re-runs its task; the driver keeps the first result of every batch and hands rows to the runner in batch order,
-so the store gets exactly the rows of a local run, once each, and a driver killed mid-run resumes like a local run.
-Only the small packed job lists are in the Dataset: images are read and decoded inside the actors, so memory is
-bounded by the batches in flight, not by the run.
+decode pool -> a pool per group of feature stages (a GPU share each with `--device cuda` where the stages run on
+the run's device) -> metrics pool; each actor is one process with one thread that loads its models once
+(`ray_stages.py`). A planned batch stays one Dataset row from the first pool to the last, so every stage runs on
+the images the local executor would run it on together. Ray restarts an actor that dies and re-runs its task;
+the driver keeps the first result of every batch and hands rows to the runner in batch order, so the store gets
+exactly the rows of a local run, once each, and a driver killed mid-run resumes like a local run. Ray Data
+streams: a few batches per actor are in flight, so memory is bounded by them, not by the run.
 """
 from __future__ import annotations
 
@@ -15,10 +14,11 @@ import logging
 import os
 import pickle
 
-import numpy as np
-
+from .. import registry
 from . import usable_cores
-from .work import BatchWorker, WorkerSetup, absorb, pack, single_thread_env
+from .ray_plan import map_batches_args, plan
+from .ray_stages import InFlight, dumps
+from .work import WorkerSetup, absorb, pack
 
 MISSING = "--executor ray needs Ray: pip install 'vistar[ray]'"
 BLOCKS_PER_ACTOR = 4   # Dataset blocks per actor: small enough to balance the load, few enough to cost little
@@ -48,21 +48,6 @@ def import_ray(address: str | None = None):
     except ImportError as exc:
         raise ValueError(f"{MISSING} ({exc})") from None
     return ray
-
-
-class _Scorer:
-    """The Ray actor: one `BatchWorker` for the actor's life (models load once), called with Dataset batches."""
-
-    def __init__(self, setup: bytes):
-        single_thread_env()
-        run = pickle.loads(setup)
-        # Ray narrows CUDA_VISIBLE_DEVICES to the actor's GPU, which is then this process's `cuda`
-        device = "cuda" if run.device.startswith("cuda") else run.device
-        self.worker = BatchWorker(run, device)
-
-    def __call__(self, batch: dict) -> dict:
-        reports = [pickle.dumps(self.worker.score(bytes(p))) for p in batch["payload"]]
-        return {"index": np.asarray(batch["index"]), "report": np.array(reports, dtype=object)}
 
 
 class RayExecutor:
@@ -95,39 +80,36 @@ class RayExecutor:
         if self.started:
             self.ray.shutdown()
 
-    def _actors(self) -> tuple[int, float]:
-        """(actors, GPUs per actor): `--cpu-workers` or the cluster's CPUs, never more than there are batches."""
+    def pipeline(self, batches: list):
+        """The pools for the stages these batches need, sized to the cluster (`ray_plan.plan`)."""
+        stages = registry.stage_order({f for batch in batches for group in batch for job in group
+                                       for f in job.metric.all_features})
         resources = self.ray.cluster_resources()
-        cpus = int(resources.get("CPU", 1))
-        actors = max(1, min(self.cfg.cpu_workers or cpus, cpus, self.n_batches))
-        if self.cfg.device == "cpu":
-            return actors, 0.0
-        gpus = float(resources.get("GPU", 0))
-        if gpus <= 0:
-            raise ValueError(f"--device {self.cfg.device} with --executor ray: the Ray cluster has no GPU")
-        return actors, min(1.0, gpus / actors)
+        return plan(stages, self.cfg.device, resources.get("CPU", 1), resources.get("GPU", 0), len(batches),
+                    self.cfg.cpu_workers, self.ctx.features)
 
     def score(self, batches):
         batches = list(batches)
         if not batches:
             return
-        actors, gpus = self._actors()
-        self.workers = actors
-        items = [{"index": i, "payload": pack(b)} for i, b in enumerate(batches)]
-        dataset = self.ray.data.from_items(items, override_num_blocks=min(len(items), actors * BLOCKS_PER_ACTOR))
-        scored = dataset.map_batches(_Scorer, fn_constructor_kwargs={"setup": self.setup}, batch_size=1,
-                                     compute=self.ray.data.ActorPoolStrategy(size=actors), num_cpus=1, num_gpus=gpus or None, batch_format="numpy")
-        waiting: dict[int, object] = {}
+        pipeline = self.pipeline(batches)
+        self.workers = max((stage.actors for stage in pipeline if stage.role == "stages"), default=1)
+        items = [{"index": i, "state": dumps(InFlight(pack(b)))} for i, b in enumerate(batches)]
+        dataset = self.ray.data.from_items(items, override_num_blocks=min(len(items), self.workers * BLOCKS_PER_ACTOR))
+        for kwargs in map_batches_args(pipeline, self.setup, self.cfg.max_pixels):
+            dataset = dataset.map_batches(kwargs.pop("fn"), **kwargs)
+        waiting: dict[int, list] = {}
         next_index = 0
-        for record in scored.iter_rows():
+        for record in dataset.iter_rows():
             index = int(record["index"])
             if index < next_index or index in waiting:  # a re-run task's second answer for a batch
                 continue
             waiting[index] = pickle.loads(record["report"])
             while next_index in waiting:  # rows leave in batch order, as in a local run
-                report = waiting.pop(next_index)
-                absorb(report, self.ctx, self.stage_seconds)
-                yield batches[next_index], report.rows
+                reports = waiting.pop(next_index)
+                for report in reports:
+                    absorb(report, self.ctx, self.stage_seconds)
+                yield batches[next_index], reports[-1].rows
                 next_index += 1
         if next_index < len(batches):
             raise RuntimeError(f"the Ray pipeline returned {next_index} of {len(batches)} batches; "

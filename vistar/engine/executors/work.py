@@ -76,6 +76,11 @@ def pack(batch: list[list[Job]]) -> bytes:
                          for group in batch], protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def image_paths(data: bytes) -> list:
+    """The image file of each group of a packed batch (read without resolving the metrics)."""
+    return [group[0][0].path for group in pickle.loads(data)]
+
+
 def unpack(data: bytes) -> list[list[Job]]:
     return [[Job(rec, sha, prompt, registry.metric(name), params, key) for rec, sha, prompt, name, params, key in group]
             for group in pickle.loads(data)]
@@ -101,8 +106,7 @@ class BatchWorker:
 
     def score(self, packed: bytes) -> BatchReport:
         seconds: dict[str, float] = {}
-        if self.make_ledger:
-            self.ctx.options[LEDGER] = self.make_ledger()
+        self.new_ledger()
         try:
             batch = unpack(packed)
         except Exception as exc:  # e.g. a metric module the worker cannot import
@@ -115,6 +119,15 @@ class BatchWorker:
         except Exception as exc:  # score_batch turns stage failures into rows; this is anything else
             detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
             rows = _failed_rows(pickle.loads(packed), f"scoring worker failed: {detail}")
+        return self.report(rows, seconds)
+
+    def new_ledger(self) -> None:
+        """A fresh judge ledger for the next batch (the driver sums the batches' ledgers)."""
+        if self.make_ledger:
+            self.ctx.options[LEDGER] = self.make_ledger()
+
+    def report(self, rows: list[dict], seconds: dict) -> BatchReport:
+        """What this worker did for the batch: its rows, models, stage devices, stage times and judge calls."""
         ledger = self.ctx.options.get(LEDGER)
         spent = {k: v for k, v in vars(ledger).items() if not k.startswith("_")} if ledger else {}
         return BatchReport(rows, loaded_models(), dict(self.ctx.cache.get("stage_devices", {})), seconds, spent)

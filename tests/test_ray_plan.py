@@ -1,0 +1,124 @@
+"""The Ray pipeline's plan (no Ray needed: these are the arguments `map_batches` is called with): decode pool ->
+stage pools -> metrics pool, stages grouped where their resource changes, GPU shares only for the stages that run
+on the run's device under `--device cuda`, and CPU/GPU requests that fit every node whichever node Ray picks."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from vistar.engine import registry
+from vistar.engine.executors.ray_plan import RayStage, group_stages, map_batches_args, plan
+from vistar.engine.executors.ray_stages import Decoder, Scorer, StageRunner
+
+# the stages the executor tests' mixed workload needs (TR, LI, CPA, GC, CSE), dependencies first
+MIXED = registry.stage_order({"ocr", "instances", "shadows", "pose", "depth", "clip_embed", "dino_embed", "panels"})
+
+
+def _fits(pipeline: list[RayStage], nodes: list[tuple[float, float]], trials: int = 300) -> bool:
+    """Every actor placed, in random orders, on a random node that still has room, on NODES of (CPUs, GPUs), as
+    Ray may (which keeps an actor that asks for no GPU off the GPU nodes while others have room:
+    `scheduler_avoid_gpu_nodes`): True when no order leaves an actor without a node."""
+    rng = random.Random(0)
+    actors = [(s.num_cpus, s.num_gpus) for s in pipeline for _ in range(s.actors)]
+    for _ in range(trials):
+        free = [list(node) for node in nodes]
+        rng.shuffle(actors)
+        for cpu, gpu in actors:
+            room = [k for k, n in enumerate(free) if n[0] >= cpu - 1e-9 and n[1] >= gpu - 1e-9]
+            if gpu == 0:
+                room = [k for k in room if nodes[k][1] == 0] or room
+            if not room:
+                return False
+            k = rng.choice(room)
+            free[k][0] -= cpu
+            free[k][1] -= gpu
+    return True
+
+
+def test_cpu_run_is_decode_then_one_stage_pool_then_metrics():
+    pipeline = plan(MIXED, "cpu", cpus=2, gpus=0, n_batches=6, cpu_workers=None)
+    assert [s.role for s in pipeline] == ["decode", "stages", "metrics"]
+    assert pipeline[1].stages == tuple(MIXED) and pipeline[1].actors == 2 and pipeline[1].num_cpus == 1.0
+    assert (pipeline[0].actors, pipeline[0].num_cpus, pipeline[2].actors, pipeline[2].num_cpus) == (1, 0.0, 1, 0.0)
+    calls = map_batches_args(pipeline, b"setup", 4_000_000)
+    assert [c["fn"] for c in calls] == [Decoder, StageRunner, Scorer]
+    assert [c["concurrency"] for c in calls] == [1, 2, 1] and all(c["batch_size"] == 1 for c in calls)
+    assert not any("num_gpus" in c for c in calls)
+    runner = calls[1]["fn_constructor_kwargs"]
+    assert runner["device"] == "cpu" and runner["stages"] == tuple(MIXED) and runner["keep_images"] is False
+    assert calls[0]["fn_constructor_kwargs"] == {"max_pixels": 4_000_000}
+    # the two-node test's cluster: one CPU on each node
+    assert _fits(pipeline, [(1, 0), (1, 0)])
+
+
+def test_pools_never_exceed_the_cluster_the_workers_or_the_batches():
+    assert plan(MIXED, "cpu", cpus=16, gpus=0, n_batches=100, cpu_workers=3)[1].actors == 3
+    assert plan(MIXED, "cpu", cpus=2, gpus=0, n_batches=100, cpu_workers=8)[1].actors == 2
+    assert plan(MIXED, "cpu", cpus=16, gpus=0, n_batches=5, cpu_workers=None)[1].actors == 5
+    big = plan(MIXED, "cpu", cpus=64, gpus=0, n_batches=1000, cpu_workers=None)
+    assert (big[0].actors, big[1].actors, big[2].actors) == (8, 64, 8)   # one light actor per 8 stage actors
+    assert plan([], "cpu", cpus=2, gpus=0, n_batches=3, cpu_workers=None) == [
+        RayStage("decode", (), 1, 0.0), RayStage("metrics", (), 1, 0.0)]
+
+
+def test_cuda_run_gives_gpu_shares_to_device_stages_only():
+    stages = registry.stage_order({"clip_embed", "pose", "shadows"})
+    assert stages == ["panels", "clip_embed", "faces", "pose", "instances", "shadows"]
+    pipeline = plan(stages, "cuda", cpus=8, gpus=1, n_batches=100, cpu_workers=None)
+    # panels, faces and pose are CPU-only libraries; clip_embed waits for panels, the rest for nothing on the CPU
+    assert [(s.role, s.stages) for s in pipeline] == [
+        ("decode", ()), ("stages", ("panels", "faces", "pose")), ("stages", ("clip_embed", "instances", "shadows")),
+        ("metrics", ())]
+    cpu_pool, gpu_pool = pipeline[1], pipeline[2]
+    assert (cpu_pool.actors, cpu_pool.num_cpus, cpu_pool.num_gpus) == (8, 0.5, 0.0)
+    assert (gpu_pool.actors, gpu_pool.num_cpus, gpu_pool.num_gpus) == (2, 0.5, 0.5)   # two actors share the GPU
+    calls = map_batches_args(pipeline, b"setup", 1000)
+    assert "num_gpus" not in calls[1] and calls[2]["num_gpus"] == 0.5
+    assert calls[1]["fn_constructor_kwargs"]["device"] == "cpu" and calls[2]["fn_constructor_kwargs"]["device"] == "cuda"
+    assert calls[1]["fn_constructor_kwargs"]["keep_images"] is True and calls[2]["fn_constructor_kwargs"]["keep_images"] is False
+    assert _fits(pipeline, [(4, 1), (4, 0)]) and not _fits(pipeline, [(8, 0)])   # a GPU actor needs the GPU node
+
+
+def test_ocr_and_judges_stay_on_cpu_actors_unless_ocr_asks_for_cuda():
+    def kinds(params):
+        pipeline = plan(["depth", "hwpq", "ocr"], "cuda", cpus=4, gpus=1, n_batches=10, cpu_workers=None,
+                        stage_params=params)
+        return [(s.stages, s.num_gpus > 0) for s in pipeline[1:-1]]
+
+    assert kinds({}) == [(("depth",), True), (("hwpq", "ocr"), False)]
+    assert kinds({"ocr": {"provider": "cpu"}}) == kinds({})
+    assert kinds({"ocr": {"provider": "cuda"}}) == [(("depth", "ocr"), True), (("hwpq",), False)]
+    assert [s.num_gpus for s in plan(["depth", "ocr"], "cpu", cpus=4, gpus=1, n_batches=10, cpu_workers=None)] == [0] * 3
+
+
+def test_gpu_shares_pack_on_several_gpus():
+    pipeline = plan(["depth"], "cuda", cpus=4, gpus=2, n_batches=3, cpu_workers=None)
+    gpu_pool = pipeline[1]
+    assert (gpu_pool.actors, gpu_pool.num_gpus) == (3, 0.5)   # three batches: three actors, two per GPU at most
+    assert _fits(pipeline, [(2, 1), (2, 1)])
+    with pytest.raises(ValueError, match="has no GPU"):
+        plan(["depth"], "cuda", cpus=4, gpus=0, n_batches=3, cpu_workers=None)
+
+
+# a chain CPU -> GPU -> CPU: the second CPU stage needs the GPU stage's output, so three groups
+def _stage(name, requires=()):
+    return registry.FeatureStage(name=name, version="1", compute=lambda inputs, ctx: [None] * len(inputs), requires=requires)
+
+
+CHAIN = {"panels": _stage("panels"), "gpu_a": _stage("gpu_a", ("panels",)), "pose": _stage("pose", ("gpu_a",)),
+         "thumbnail": _stage("thumbnail")}
+
+
+def test_groups_follow_dependencies_across_kinds(monkeypatch):
+    monkeypatch.setattr(registry, "FEATURES", {name: f"{__name__}:CHAIN" for name in CHAIN})
+    monkeypatch.setattr(registry, "_resolve", lambda table, name, kind: CHAIN[name])
+    order = registry.stage_order(set(CHAIN))
+    assert order == ["panels", "gpu_a", "pose", "thumbnail"]
+    on_gpu = {"gpu_a"}.__contains__
+    # thumbnail is ready at once and CPU: it joins panels; pose must wait for gpu_a
+    assert group_stages(order, on_gpu) == [("panels", "thumbnail"), ("gpu_a",), ("pose",)]
+    pipeline = plan(order, "cuda", cpus=3, gpus=1, n_batches=10, cpu_workers=None)
+    assert [s.num_gpus > 0 for s in pipeline] == [False, False, True, False, False]
+    assert all(abs(s.num_cpus - 1 / 3) < 1e-12 for s in pipeline[1:-1])
+    assert _fits(pipeline, [(1, 1), (1, 0), (1, 0)])

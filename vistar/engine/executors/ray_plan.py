@@ -1,0 +1,115 @@
+"""The shape of the Ray pipeline for a run: which actor pools, what each runs, and what each asks Ray for.
+
+decode pool -> one pool per group of feature stages -> metrics pool. Stages are grouped where the resource they
+need changes, not one pool per stage: with `--device cuda` the stages that put work on the GPU (`uses_gpu`) ask
+for a share of one and the others do not, so a group is a run of consecutive stages (in a dependency order that
+keeps same-kind stages together) of one kind; on CPU every stage is one group. A pool per stage would send every image through the object store once per stage and start
+one more process per stage, for nothing: every actor of a group can run any of its stages.
+
+CPU accounting (Ray will not start an actor whose `num_cpus` does not fit a node, and a pool short of actors
+stalls the pipeline): each group's pool has one actor per cluster CPU (at most `--cpu-workers`, at most one per
+batch), and each of those actors asks for 1/G of a CPU, G the number of groups. The stage actors then reserve at
+most the cluster's CPUs, and as every request is the same 1/G, any node's whole CPUs hold a whole number of them:
+whichever node Ray picks, every actor fits. Decoding and the metrics are light (tens of milliseconds an image
+against the stages' hundreds) and ask for no CPU; they get one actor per `LIGHT_SHARE` stage actors. The
+Dataset comes from `from_items` (blocks put by the driver), so no read task needs a CPU either.
+
+GPUs: `GPU_ACTORS_PER_GPU` actors of every accelerated group per GPU (one prepares its batch on the CPU while the
+other runs on the GPU), each asking for its fraction of one GPU, so small models share a GPU.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .. import registry
+from ..device import CPU_STAGES, is_cuda
+from .ray_stages import Decoder, Scorer, StageRunner
+
+GPU_ACTORS_PER_GPU = 2
+LIGHT_SHARE = 8
+JUDGE_STAGES = ("hwpq", "judge.")   # a VLM behind an API: network-bound, whatever the device
+
+
+def uses_gpu(name: str, stage_params: dict) -> bool:
+    """Whether stage NAME puts work on the GPU of a `--device cuda` run: not the CPU-only libraries
+    (`device.CPU_STAGES`), not the judge stages, not OCR unless `features.ocr.provider` is `cuda` (onnxruntime
+    runs it on the CPU otherwise); every torch stage (and the shadow detector's torch path) does."""
+    if name in CPU_STAGES or name.startswith(JUDGE_STAGES):
+        return False
+    if name == "ocr":
+        return (stage_params.get("ocr") or {}).get("provider", "cpu") == "cuda"
+    return True
+
+
+@dataclass(frozen=True)
+class RayStage:
+    """One `map_batches` of the pipeline: its actor class's role, the feature stages it runs, its pool size and
+    what each actor asks Ray for."""
+
+    role: str                    # decode, stages or metrics
+    stages: tuple[str, ...]
+    actors: int
+    num_cpus: float
+    num_gpus: float = 0.0
+
+
+def group_stages(names: list[str], accelerated) -> list[tuple[str, ...]]:
+    """NAMES (dependencies first) as consecutive groups of one kind (`accelerated(name)`), fewest groups first:
+    each group takes every stage of its kind whose dependencies are already computed."""
+    left, done, groups = list(names), set(), []
+    while left:
+        kind = accelerated(left[0])   # the first left is always ready: its dependencies come earlier
+        group = []
+        for name in list(left):
+            if accelerated(name) == kind and all(d in done for d in registry.feature_stage(name).requires):
+                group.append(name)
+                done.add(name)
+                left.remove(name)
+        groups.append(tuple(group))
+    return groups
+
+
+def plan(stages: list[str], device: str, cpus: float, gpus: float, n_batches: int, cpu_workers: int | None,
+         stage_params: dict | None = None) -> list[RayStage]:
+    """The pipeline for feature STAGES (dependency order) on a cluster of CPUS and GPUS (`features.<stage>`
+    settings in STAGE_PARAMS)."""
+    accelerated = (lambda name: uses_gpu(name, stage_params or {})) if is_cuda(device) else (lambda name: False)
+    groups = group_stages(stages, accelerated)
+    whole_cpus = max(1, int(cpus))
+    workers = max(1, min(cpu_workers or whole_cpus, whole_cpus, n_batches))
+    cpu_share = 1.0 / max(1, len(groups))
+    gpu_groups = sum(accelerated(g[0]) for g in groups)
+    if gpu_groups and gpus <= 0:
+        raise ValueError(f"--device {device} with --executor ray: the Ray cluster has no GPU")
+    if gpus >= 1:   # 1/k of a GPU each (k actors per GPU): whole GPUs hold them wherever Ray puts them
+        gpu_actors = max(1, min(n_batches, GPU_ACTORS_PER_GPU * int(gpus)))
+        per_actor = 1.0 / math.ceil(gpu_actors / int(gpus))
+    else:           # a cluster offering part of a GPU: one actor takes that part
+        gpu_actors, per_actor = 1, gpus
+    gpu_share = per_actor / max(1, gpu_groups)
+    light = max(1, min(n_batches, math.ceil(workers / LIGHT_SHARE)))
+    pipeline = [RayStage("decode", (), light, 0.0)]
+    for group in groups:
+        on_gpu = accelerated(group[0])
+        pipeline.append(RayStage("stages", group, gpu_actors if on_gpu else workers, cpu_share, gpu_share if on_gpu else 0.0))
+    return pipeline + [RayStage("metrics", (), light, 0.0)]
+
+
+def map_batches_args(pipeline: list[RayStage], setup: bytes, max_pixels: int) -> list[dict]:
+    """The keyword arguments of each `Dataset.map_batches` call: one planned batch per call (the stages see the
+    batch the local executor would), a fixed pool of single-threaded actors."""
+    last_group = max((k for k, s in enumerate(pipeline) if s.role == "stages"), default=-1)
+    calls = []
+    for k, stage in enumerate(pipeline):
+        if stage.role == "decode":
+            actor, kwargs = Decoder, {"max_pixels": max_pixels}
+        elif stage.role == "metrics":
+            actor, kwargs = Scorer, {"setup": setup}
+        else:
+            actor, kwargs = StageRunner, {"setup": setup, "stages": stage.stages, "keep_images": k != last_group,
+                                          "device": "cuda" if stage.num_gpus else "cpu"}
+        calls.append({"fn": actor, "fn_constructor_kwargs": kwargs, "batch_size": 1, "batch_format": "numpy",
+                      "concurrency": stage.actors, "num_cpus": stage.num_cpus,
+                      **({"num_gpus": stage.num_gpus} if stage.num_gpus else {})})
+    return calls

@@ -1,0 +1,192 @@
+"""The actors of the Ray pipeline (docs/scaling.md, "The Ray pipeline"): `Decoder` reads a planned batch's images,
+`StageRunner` runs one group of feature stages over them, `Scorer` applies the metrics and makes the rows.
+
+A planned batch travels from actor to actor as one pickled `InFlight` in a Ray Data row: features are arbitrary
+Python objects (arrays, dataclasses, the exception a stage failed with) that no Arrow schema describes, and a
+batch that stays whole runs every stage over the same images together, as `batch.score_batch` does. The steps
+below are `score_batch`'s, split where the actors change; the executor tests hold the two to the same rows.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...models.errors import MissingWeightError, as_missing_dependency
+from ...prompts_dsl import resolved_controls
+from .. import registry
+from ..batch import _apply_metric, _job_row
+from ..prefetch import decode_image
+from .work import BatchReport, BatchWorker, _failed_rows, image_paths, single_thread_env, unpack
+
+
+@dataclass
+class InFlight:
+    """A planned batch between two actors: its packed jobs, decoded images (or the ImageError of each), the
+    features computed so far (per image: stage name -> output or exception), and each actor's report."""
+
+    packed: bytes
+    images: list = field(default_factory=list)
+    features: list = field(default_factory=list)
+    reports: list = field(default_factory=list)
+    failure: str | None = None   # an actor failed outside any stage: the batch ends as error rows
+
+
+class _ExceptionsByValue(pickle.Pickler):
+    """Pickles an exception as its class, args and attributes, rebuilt without calling `__init__`: the default
+    pickling calls `cls(*args)`, which for `MissingWeightError(name, hint)` builds a different message."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, BaseException):
+            return _rebuild_exception, (type(obj), obj.args, dict(vars(obj)))
+        return NotImplemented
+
+
+def _rebuild_exception(cls, args, attrs):
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(attrs)
+    return exc
+
+
+def dumps(state: InFlight) -> bytes:
+    """The state as bytes; a feature that cannot be pickled becomes that image's failure of the stage."""
+    try:
+        return _dump(state)
+    except Exception:  # find the culprits (rare: a stage returning a live handle) and replace only them
+        for feats in state.features:
+            for name, value in feats.items():
+                try:
+                    _dump(value)
+                except Exception as exc:
+                    feats[name] = RuntimeError(f"stage '{name}' output cannot be sent to the next Ray stage: "
+                                               f"{type(exc).__name__}: {exc}")
+        return _dump(state)
+
+
+def _dump(obj) -> bytes:
+    buf = io.BytesIO()
+    _ExceptionsByValue(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buf.getvalue()
+
+
+class _Actor:
+    """One process, one thread, for the actor's life (Ray Data calls it with batches of rows of one column,
+    `state`); a step that raises marks the batch failed instead of failing the Dataset."""
+
+    out = "state"
+
+    def __call__(self, batch: dict) -> dict:
+        results = []
+        for blob in batch["state"]:
+            state = pickle.loads(bytes(blob))
+            if state.failure is None:
+                try:
+                    self.step(state)
+                except Exception as exc:
+                    state.failure = (f"{type(self).__name__} failed: {type(exc).__name__}: {exc}\n"
+                                     f"{traceback.format_exc(limit=3)}")
+            results.append(self.finish(state))
+        return {"index": np.asarray(batch["index"]), self.out: np.array(results, dtype=object)}
+
+    def step(self, state: InFlight) -> None:
+        raise NotImplementedError
+
+    def finish(self, state: InFlight) -> bytes:
+        return dumps(state)
+
+
+class Decoder(_Actor):
+    """Reads each image of the batch (an unreadable one is an ImageError, an error row at the end)."""
+
+    def __init__(self, max_pixels: int):
+        single_thread_env()
+        self.max_pixels = max_pixels
+
+    def step(self, state: InFlight) -> None:
+        start = time.perf_counter()
+        state.images = [decode_image(path, self.max_pixels) for path in image_paths(state.packed)]
+        state.features = [{} for _ in state.images]
+        state.reports.append(BatchReport([], stage_seconds={"decode": time.perf_counter() - start}))
+
+
+class StageRunner(_Actor):
+    """Runs STAGES (in dependency order) on the images that want them; the models load once per actor."""
+
+    def __init__(self, setup: bytes, stages: tuple, device: str, keep_images: bool):
+        single_thread_env()
+        self.worker = BatchWorker(pickle.loads(setup), device)
+        self.stages, self.keep_images = tuple(stages), keep_images
+
+    def step(self, state: InFlight) -> None:
+        groups = unpack(state.packed)
+        live = [i for i, image in enumerate(state.images) if not isinstance(image, Exception)]
+        wanted = {i: set(registry.stage_order({f for job in groups[i] for f in job.metric.all_features})) for i in live}
+        seconds: dict[str, float] = {}
+        self.worker.new_ledger()
+        for name in self.stages:
+            _run_stage(name, groups, state, [i for i in live if name in wanted[i]], self.worker, seconds)
+        if not self.keep_images:   # no later actor reads pixels: they need not travel further
+            state.images = [image if isinstance(image, Exception) else None for image in state.images]
+        state.reports.append(self.worker.report([], seconds))
+
+
+def _run_stage(name: str, groups: list, state: InFlight, wanting: list[int], worker: BatchWorker, seconds: dict) -> None:
+    """One stage over the images in WANTING, as in `score_batch`: a failed dependency fails it the same way, a
+    raising stage gives each image the exception, a missing weight or optional package its skip."""
+    stage = registry.feature_stage(name)
+    features, ontology = state.features, worker.setup.ontology
+    idx = []
+    for i in wanting:
+        failed = next((features[i][d] for d in stage.requires if isinstance(features[i].get(d), BaseException)), None)
+        if failed is None:
+            idx.append(i)
+        else:
+            features[i][name] = failed
+    inputs = [registry.StageInput(state.images[i], groups[i][0].prompt, resolved_controls(groups[i][0].prompt, ontology),
+                                  {d: features[i][d] for d in stage.requires}) for i in idx]
+    start = time.perf_counter()
+    try:
+        outputs = list(stage.compute(inputs, worker.ctx)) if inputs else []
+        if len(outputs) != len(inputs):
+            raise RuntimeError(f"stage '{name}' returned {len(outputs)} outputs for {len(inputs)} images")
+    except MissingWeightError as exc:
+        outputs = [exc] * len(inputs)
+    except Exception as exc:
+        missing = as_missing_dependency(exc)
+        if missing is None:
+            exc.add_note(traceback.format_exc(limit=3))
+        outputs = [missing or exc] * len(inputs)
+    seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+    for i, out in zip(idx, outputs):
+        features[i][name] = out
+
+
+class Scorer(_Actor):
+    """Applies each job's metric to its image's features: the batch's rows, in `score_batch`'s order."""
+
+    out = "report"
+
+    def __init__(self, setup: bytes):
+        single_thread_env()
+        self.worker = BatchWorker(pickle.loads(setup), "cpu")
+
+    def step(self, state: InFlight) -> None:
+        groups = unpack(state.packed)
+        ontology = self.worker.setup.ontology
+        start = time.perf_counter()
+        rows = [_job_row(job, None, "error", f"image: {image}", {})
+                for group, image in zip(groups, state.images) if isinstance(image, Exception) for job in group]
+        rows += [_apply_metric(job, feats, ontology) for group, image, feats in zip(groups, state.images, state.features)
+                 if not isinstance(image, Exception) for job in group]
+        state.reports.append(BatchReport(rows, stage_seconds={"metrics": time.perf_counter() - start}))
+
+    def finish(self, state: InFlight) -> bytes:
+        """Every actor's report, the last one holding the rows (error rows for a batch an actor failed)."""
+        if state.failure is not None:
+            state.reports.append(BatchReport(_failed_rows(pickle.loads(state.packed), f"scoring worker failed: {state.failure}")))
+        return pickle.dumps(state.reports, protocol=pickle.HIGHEST_PROTOCOL)
