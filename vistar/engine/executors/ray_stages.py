@@ -37,13 +37,23 @@ class InFlight:
 
 
 class _ExceptionsByValue(pickle.Pickler):
-    """Pickles an exception as its class, args and attributes, rebuilt without calling `__init__`: the default
-    pickling calls `cls(*args)`, which for `MissingWeightError(name, hint)` builds a different message."""
+    """Pickles an exception that pickle's own way would not give back (it calls the class with the args, which
+    for `MissingWeightError(name, hint)` builds another message) as its class, args and attributes, rebuilt
+    without calling `__init__`."""
 
     def reducer_override(self, obj):
-        if isinstance(obj, BaseException):
+        if isinstance(obj, BaseException) and not _pickles_back(obj):
             return _rebuild_exception, (type(obj), obj.args, dict(vars(obj)))
         return NotImplemented
+
+
+def _pickles_back(exc: BaseException) -> bool:
+    try:
+        rebuild, args = exc.__reduce_ex__(pickle.HIGHEST_PROTOCOL)[:2]
+        again = rebuild(*args)
+    except Exception:
+        return False
+    return type(again) is type(exc) and str(again) == str(exc)
 
 
 def _rebuild_exception(cls, args, attrs):
