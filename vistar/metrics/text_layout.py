@@ -66,18 +66,20 @@ def level_boxes(lines: list[OcrLine]) -> tuple[list[tuple], float]:
 
 
 def _by_columns(boxes: list[tuple], median: float, gap: float) -> list[tuple]:
+    """Rows, except the longest run of rows that starts as columns, which is read column by column. A cut through
+    all lines is not enough: a title centred over a narrow left column lies wholly right of the gutter and would
+    be read as the head of the right column."""
     if len(boxes) < 2:
         return boxes
-    cut = _column_cut(boxes, gap)
-    if cut is not None:
-        return (_by_columns([b for b in boxes if b[2] <= cut], median, gap)
-                + _by_columns([b for b in boxes if b[2] > cut], median, gap))
     rows = _rows(boxes, median)
     runs = [(a, b) for a in range(len(rows)) for b in range(a + 2, len(rows) + 1) if _columns_start(rows[a:b], gap)]
     if not runs:
         return _flat(rows)
     a, b = max(runs, key=lambda run: (run[1] - run[0], -run[0]))  # the longest run, the topmost of equals
-    return [box for part in (rows[:a], rows[a:b], rows[b:]) for box in _by_columns(_flat(part), median, gap)]
+    body = _flat(rows[a:b])
+    cut = _column_cut(body, gap)
+    return [box for part in (_flat(rows[:a]), [x for x in body if x[2] <= cut], [x for x in body if x[2] > cut],
+                             _flat(rows[b:])) for box in _by_columns(part, median, gap)]
 
 
 def _columns_start(rows: list[list[tuple]], gap: float) -> bool:
