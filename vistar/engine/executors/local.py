@@ -6,10 +6,18 @@ batches (its models loaded once per worker). Batches are submitted in order with
 rows are handed back in submission order, so the store receives exactly the rows, in exactly the order, of the
 single-process loop. A worker killed mid-batch (out of memory, a `kill -9`) breaks the pool: the pool is rebuilt
 and each batch it took down is scored again alone, so only a batch that kills a worker by itself ends as error rows.
+
+One thread per worker means every library: OpenMP and BLAS (`work.SINGLE_THREAD_ENV`), onnxruntime (its sessions
+are built with one thread) and OpenCV, whose own thread pool would otherwise take every core in every worker.
+The workers' fork server starts when the run starts (`start_forkserver`), not when the pool does: it imports the
+engine once, in that one-thread environment, on a core the planning process leaves idle, and each worker forks
+from it with the engine imported instead of importing it itself.
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import pickle
 from collections import deque
@@ -19,7 +27,11 @@ from typing import Iterable, Iterator
 
 from ..batch import score_batch
 from ..prefetch import Prefetcher, _exit_with_parent
-from .work import BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
+from . import usable_cores
+from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
+
+# OpenCV sizes its thread pool from this variable when it is imported (default: every core)
+OPENCV_THREADS = {"OPENCV_FOR_THREADS_NUM": "1"}
 
 
 class InProcess:
@@ -44,13 +56,46 @@ class InProcess:
             yield batch, score_batch(batch, images, self.ctx, self.ontology, timings=self.stage_seconds)
 
 
+def may_use_pool(cfg, warm: bool) -> bool:
+    """Whether this run may score over a pool (`executors.local_workers` decides once the run is planned)."""
+    if warm or cfg.executor != "local":
+        return False
+    if cfg.cpu_workers is None:
+        return cfg.device == "cpu" and usable_cores() > 1
+    return cfg.cpu_workers > 1
+
+
+def start_forkserver() -> None:
+    """Start the fork server the pool's workers come from, with the engine imported in the workers' one-thread
+    environment (this process's environment is left as it was). A no-op when it already runs."""
+    multiprocessing.get_context("forkserver").set_forkserver_preload([__name__])
+    with _environment({**SINGLE_THREAD_ENV, **OPENCV_THREADS}):
+        multiprocessing.forkserver.ensure_running()
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 _WORKER: BatchWorker | None = None
 
 
 def _start_worker(parent: int, setup: bytes) -> None:
-    """Pool initializer: single-threaded libraries first, then the run's setup (unpickling it imports numpy)."""
+    """Pool initializer: single-threaded libraries first (a fork server started elsewhere did not set them),
+    then the run's setup."""
     global _WORKER
     single_thread_env()
+    os.environ.update(OPENCV_THREADS)
     _exit_with_parent(parent)
     _WORKER = BatchWorker(pickle.loads(setup))
 

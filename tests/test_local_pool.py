@@ -1,0 +1,64 @@
+"""The local pool's workers run each library on one thread, starting the pool leaves the run's own environment as
+it was, and run.json's timeline says when the first rows, the rows passing half of the images and the last rows
+were written (the benchmark's steady-state rate comes from it)."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.executor_helpers import fake_table, fake_workload
+from vistar.engine import registry
+from vistar.engine.registry import FeatureStage, Metric, MetricResult
+
+cv2 = pytest.importorskip("cv2", reason="OpenCV is a core dependency of the CPU stages")
+
+
+def _threads(batch, ctx):
+    """What the process scoring the batch runs each library with."""
+    import cv2
+
+    seen = {"pid": os.getpid(), "opencv": cv2.getNumThreads()}
+    try:
+        import torch
+    except ImportError:
+        pass
+    else:
+        seen["torch"] = torch.get_num_threads()
+    return [dict(seen) for _ in batch]
+
+
+def _report(features, controls, params, prompt):
+    return MetricResult.ok(1.0, **features["worker_threads"])
+
+
+THREADS_STAGE = FeatureStage(name="worker_threads", version="1", compute=_threads)
+THREADS_METRIC = Metric(name="TR", angle="TR", version="1", features=("worker_threads",), fn=_report)
+
+
+@pytest.fixture
+def threads_plugins(monkeypatch):
+    monkeypatch.setattr(registry, "FEATURES", {"worker_threads": "tests.test_local_pool:THREADS_STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.test_local_pool:THREADS_METRIC"})
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: every library already runs one thread")
+def test_pool_workers_run_every_library_on_one_thread(threads_plugins, tmp_path):
+    assert cv2.getNumThreads() > 1  # this process: OpenCV's default is every core, so the workers' 1 is set
+    before = dict(os.environ)
+    table = fake_table(fake_workload(tmp_path / "w"), tmp_path / "run", cpu_workers=2)
+    assert dict(os.environ) == before  # the workers' one-thread settings never reach the run's own process
+    seen = [json.loads(d) for d in table.details]
+    assert len(seen) == 24 and all(s["pid"] != os.getpid() for s in seen)
+    assert {s["opencv"] for s in seen} == {1}
+    assert {s.get("torch", 1) for s in seen} == {1}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_timeline_marks_first_half_and_last_rows(threads_plugins, tmp_path, workers):
+    root = fake_workload(tmp_path / "w")  # 12 prompts x 2 models = 24 images, scored 2 per batch
+    fake_table(root, tmp_path / "run", cpu_workers=workers)
+    timeline = json.loads((tmp_path / "run" / "run.json").read_text())["executor"]["timeline"]
+    assert [timeline[k]["images"] for k in ("first_rows", "half_rows", "last_rows")] == [2, 12, 24]
+    assert 0 < timeline["first_rows"]["seconds"] <= timeline["half_rows"]["seconds"] <= timeline["last_rows"]["seconds"]
