@@ -21,6 +21,7 @@ from vistar.metrics.tr import tr_score
     ("  a \t b\n\nc  ", "a b c"),                           # whitespace collapsed and trimmed
     ("ΚΑΛΗ ΟΡΕΞΗ", "kaλh opeξh"),                           # Greek letters drawn like Latin ones read as Latin:
     ("Καλή ταβέρνα", "kaλή τaβέpva"),                       # Η is H, η is n; accents kept by default
+    ("İSTANBUL İzmir", "istanbul izmir"),                   # Turkish İ casefolds to i + a dot above: read as i
     ("...", ""),
 ])
 def test_normalisation_policy(raw, expected):

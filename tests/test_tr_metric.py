@@ -133,8 +133,10 @@ def test_text_outside_the_recogniser_alphabet_is_skipped_not_scored(expected, mi
         assert result.status == "ok"
 
 
-def test_unknown_alphabet_scores_as_before():
-    assert score(ocr(line("ДОБРО", 10, 10)), {"text": "ДОБРО"}).score == 1.0
+def test_unknown_alphabet_leaves_only_the_script_rule():
+    # no alphabet to check against: Cyrillic is still not a script TR scores, unless the user adds it
+    assert score(ocr(line("ДОБРО", 10, 10)), {"text": "ДОБРО"}).status == "skipped"
+    assert score(ocr(line("ДОБРО", 10, 10)), {"text": "ДОБРО"}, scripts=["Latin", "Cyrillic"]).score == 1.0
 
 
 @pytest.mark.parametrize("invisible", ["\u200b", "\u200e", "\u00ad", "\u2060", "\ufeff"])
@@ -226,16 +228,17 @@ def test_a_dropped_repeated_word_costs():
 GREEK = frozenset("ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩαβγδεζηθικλμνξοπρστυφχψω") | LATIN
 
 
-def test_accented_greek_is_scored_with_accents_folded_not_skipped():
-    # ή, ό are outside the alphabet but η, ο are in it: compare without accents (both sides), say so in details
+def test_greek_is_reported_not_scored_unless_opted_in():
     expected = "Καλή όρεξη"
     read = OcrResult((line("Καλη ορεξη", 10, 10),), 1000, 1000, GREEK)
-    result = score(read, {"text": expected})
-    assert result.status == "ok" and result.score == 1.0
-    assert result.details["accents_folded"] is True and result.details["unreadable"] == ["ή", "ό"]
-    wrong = score(OcrResult((line("Καλη ορεχη", 10, 10),), 1000, 1000, GREEK), {"text": expected})
-    assert wrong.score < 1.0                                                   # a wrong letter still costs
-    assert score(OcrResult(read.lines, 1000, 1000, LATIN), {"text": expected}).status == "skipped"  # no Greek at all
+    result = score(read, {"text": expected})   # ή, ό are outside the alphabet: named, with their script
+    assert result.status == "skipped" and result.details["unreadable"] == ["ή", "ό"] and "Greek ή ό" in result.error
+    plain = score(OcrResult((line("ΚΑΛΗ", 10, 10),), 1000, 1000, GREEK), {"text": "ΚΑΛΗ"})  # all in the alphabet
+    assert plain.status == "skipped" and plain.details["script_letters"] == {"Greek": ["Α", "Η", "Κ", "Λ"]}
+    opted = {"scripts": ["Latin", "Greek"], "fold_accents": True}
+    assert score(read, {"text": expected}, **opted).score == 1.0
+    assert score(OcrResult((line("Καλη ορεχη", 10, 10),), 1000, 1000, GREEK), {"text": expected}, **opted).score < 1.0
+    assert score(OcrResult(read.lines, 1000, 1000, LATIN), {"text": expected}, **opted).status == "skipped"  # no Greek
 
 
 def test_a_lost_accent_costs_half_a_letter():

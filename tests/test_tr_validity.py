@@ -1,31 +1,53 @@
 """A small slice of TR's validity sets (vistar validate runs them whole): the rows come out as the contract says,
-and on these posters the ladder and the unsupported-script report hold."""
+and on these posters the ladder and the unsupported-script reports hold."""
 from __future__ import annotations
 
 import random
 
 from vistar.validity import ValidityRow, sets_for
-from vistar.validity.tr import TUNING, VALIDATION, sample_poster, with_typo, without_word
+from vistar.validity.tr import (
+    DIACRITIC_LANGUAGES,
+    TUNING,
+    VALIDATION,
+    Scorer,
+    ladder_cases,
+    ladder_rows,
+    poster_script,
+    sample_poster,
+    score_ladder,
+    with_typo,
+    without_word,
+)
 
 
 def test_poster_slice_orders_correct_typo_missing():
-    rows = sets_for("TR")["posters"](4, 1)   # 2 Latin, 1 accented Latin, 1 Greek; seed 1: not in the documented run
+    # 2 plain Latin, 2 with diacritics (French, German); seed 1 is not in the documented run. A poster the OCR
+    # reads nothing on (its detector misses text over stripes: docs/metrics/tr.md) ties at 0 and is left out here.
+    scored = score_ladder(ladder_cases(4, 1), Scorer())
+    read = [s for s in scored if s["read"]]
+    assert len(read) >= 3 and {s["script"] for s in read} & set(DIACRITIC_LANGUAGES)
+    assert all(s["correct"] > s["typo"] > s["missing"] for s in read), [(s["expected"], s["read"]) for s in read]
+    rows = ladder_rows(scored, "posters")
     assert all(isinstance(r, ValidityRow) and r.angle == "TR" for r in rows)
-    latin = {r.measure: r for r in rows if r.set == "posters (Latin)"}
-    assert latin["correct > typo"].n == 3 and latin["correct > typo"].value == 1.0
-    assert latin["typo > missing word"].value == 1.0
-    assert {r.set for r in rows} >= {"posters (Latin)", "posters (Greek)"}
+    assert {r.set for r in rows} == {"posters (Latin)", "posters (Latin diacritics)"}
 
 
-def test_unsupported_script_is_reported_not_scored():
-    [row] = sets_for("TR")["unsupported script"](1, 1)
-    assert row.value == 1.0 and row.met
+def test_unsupported_scripts_are_reported_not_scored():
+    rows = sets_for("TR")["unsupported script"](1, 1)
+    assert [r.set for r in rows] == ["unsupported (cyrillic)", "unsupported (greek)", "unsupported (vietnamese)"]
+    assert all(r.value == 1.0 and r.met for r in rows)
+    assert "scored with Greek opted in" in rows[1].note
+
+
+def test_poster_scripts_alternate_plain_and_each_diacritic_language():
+    assert [poster_script(k) for k in range(6)] == ["latin", "french", "latin", "german", "latin", "spanish"]
+    assert {poster_script(k) for k in range(32)} == {"latin", *DIACRITIC_LANGUAGES}
 
 
 def test_variants_change_exactly_what_they_say():
     rng = random.Random(0)
     for split in (TUNING, VALIDATION):
-        for script in ("latin", "accented", "greek"):
+        for script in ("latin", *DIACRITIC_LANGUAGES, "greek", "vietnamese"):
             poster = sample_poster(rng, split, script)
             words, typo, missing = poster.text().split(), with_typo(poster, rng).text().split(), without_word(poster, rng).text().split()
             assert len(typo) == len(words) and sum(a != b for a, b in zip(words, typo)) == 1
@@ -42,3 +64,10 @@ def test_tuning_and_validation_do_not_share_vocabulary_or_ranges():
         assert not set(bank[TUNING.vocabulary::2]) & set(bank[VALIDATION.vocabulary::2])
     assert not set(TUNING.backgrounds) & set(VALIDATION.backgrounds) and TUNING.seed_offset != VALIDATION.seed_offset
     assert TUNING.angles != VALIDATION.angles and TUNING.font_sizes != VALIDATION.font_sizes
+
+
+def test_script_reading_rows_cover_every_script():
+    rows = sets_for("TR")["script reading"](2, 1)
+    assert {r.set for r in rows} == {f"plain words ({s})" for s in ("latin", *DIACRITIC_LANGUAGES, "greek", "vietnamese")}
+    latin = {r.measure: r.value for r in rows if r.set == "plain words (latin)"}
+    assert latin == {"read exactly": 1.0, "mean TR, exact render": 1.0}   # plain Latin on paper is read exactly

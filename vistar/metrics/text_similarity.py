@@ -13,6 +13,7 @@ from functools import lru_cache
 from rapidfuzz.distance import Levenshtein
 
 _WS = re.compile(r"\s+")
+_DOTTED_I = re.compile("i\u0307+")
 # Deleted rather than spaced, so "DON'T" ≈ "DONT" (OCR often misses them) and stays one token.
 APOSTROPHES = frozenset("'\u2018\u2019\u02bc\u02bb")  # ʻ: the ʻokina, drawn and read as an apostrophe
 # Greek letters drawn like Latin ones: no reader (nor the recogniser, which reads ΚΑΛΗ as "KAΛH" and ταβέρνα as
@@ -39,7 +40,8 @@ def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation
     text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
     text = text.translate(GREEK_LATIN_CAPITALS)
     if not case_sensitive:
-        text = unicodedata.normalize("NFKC", text.casefold())  # casefolding can undo NFKC composition (ǰ)
+        # casefolding can undo NFKC composition (ǰ); Turkish İ casefolds to i + a combining dot, read as plain i
+        text = _DOTTED_I.sub("i", unicodedata.normalize("NFKC", text.casefold()))
     if fold_accents:
         text = strip_accents(text)
     text = text.translate(GREEK_LATIN_LOWER)

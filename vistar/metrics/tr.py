@@ -13,7 +13,8 @@ import unicodedata
 from ..api import Combine, Metric, MetricResult
 from ..features.ocr import OcrLine, OcrResult
 from .text_layout import level_boxes, line_height, reading_order
-from .text_similarity import APOSTROPHES, char_similarity, normalize_text, strip_accents, word_similarity
+from .text_scripts import SCORED_SCRIPTS, support
+from .text_similarity import char_similarity, normalize_text, word_similarity
 
 
 def fuse(char, token, w_char: float):
@@ -73,21 +74,6 @@ def tr_score(recognised: str, expected: str, w_char: float, **norm) -> dict:
     return {"score": fuse(char, token, w_char), "char": char, "token": token, "recognised": rec, "expected": exp}
 
 
-def unreadable(expected: str, alphabet: frozenset[str] | None) -> list[str]:
-    """Letters and digits of the expected text the recogniser cannot output (None: alphabet unknown, none)."""
-    if alphabet is None:
-        return []
-    chars = unicodedata.normalize("NFKC", expected)
-    return sorted({c for c in chars if unicodedata.category(c)[0] in "LN" and c not in APOSTROPHES  # ʼ ʻ are Lm
-                   and not {c, c.lower(), c.upper()} & alphabet})
-
-
-def _readable_after_folding(missing: list[str], alphabet: frozenset[str]) -> bool:
-    """Every unreadable letter is an accented form of a letter the recogniser can output (Greek ή, ό)."""
-    return all(strip_accents(c) != c and {strip_accents(c), strip_accents(c).lower(), strip_accents(c).upper()} & alphabet
-               for c in missing)
-
-
 def _best_reading(lines: list[OcrLine], expected: str, params: dict, norm: dict) -> tuple[dict, list[OcrLine], str]:
     """Score the rows reading and, where the layout has columns, the column reading; keep the better. A grid of
     words is read either way by people; which one the prompt meant is told by the expected text."""
@@ -109,18 +95,14 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     ocr = features["ocr"]
     norm = {"case_sensitive": bool(params["case_sensitive"]), "strip_punctuation": bool(params["strip_punctuation"]),
             "fold_accents": bool(params["fold_accents"])}
-    missing = unreadable(expected, ocr.alphabet)
-    if missing and not _readable_after_folding(missing, ocr.alphabet):  # an exact render would score like no text
-        shown = " ".join(missing[:12]) + (f" (+{len(missing) - 12} more)" if len(missing) > 12 else "")
-        return MetricResult.skipped(f"the OCR model cannot read {shown} (not in its alphabet), so TR cannot "
-                                    "measure this text (docs/metrics/tr.md, Scripts)", unreadable=missing)
-    if missing:  # accented letters it reads only without their accents: compare with accents folded on both sides
-        norm["fold_accents"] = True
+    why, unsupported = support(expected, ocr.alphabet, params.get("scripts", SCORED_SCRIPTS),
+                               case_sensitive=norm["case_sensitive"], fold_accents=norm["fold_accents"])
+    if why:  # an exact render would score like no text, or the reading is not trusted: say so, never score low
+        return MetricResult.skipped(why, **unsupported)
     lines, dropped = filter_lines(ocr, float(params["min_confidence"]), float(params["min_box_height_frac"]),
                                   float(params["min_glyph_confidence"]), float(params["glyph_gap"]), expected)
     result, ordered, layout = _best_reading(lines, expected, params, norm)
-    return MetricResult.ok(result.pop("score"), **result, layout=layout, dropped_lines=dropped, accents_folded=norm["fold_accents"],
-                           **({"unreadable": missing} if missing else {}),
+    return MetricResult.ok(result.pop("score"), **result, layout=layout, dropped_lines=dropped,
                            ocr_lines=[{"text": ln.text, "confidence": round(ln.confidence, 4),
                                        "box": [[round(x), round(y)] for x, y in ln.box]} for ln in ordered])
 
@@ -128,4 +110,4 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params["w_char"])))
-METRIC = Metric(name="TR", angle="TR", version="4", features=("ocr",), fn=_tr, combine=COMBINE)
+METRIC = Metric(name="TR", angle="TR", version="5", features=("ocr",), fn=_tr, combine=COMBINE)
