@@ -25,6 +25,7 @@ pytest.importorskip("mediapipe", reason="CPA needs the `pose` extra")
 from tests import engine_plugins  # noqa: E402
 from tests.executor_helpers import COLUMNS, build_workload, fake_table, fake_workload, install_dying_plugins, score_table  # noqa: E402
 from vistar.engine.executors.ray_exec import LOOPBACK_ONLY  # noqa: E402
+from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
 
 try:
@@ -134,6 +135,23 @@ def test_ray_stage_error_and_sigkilled_actor(fake, tmp_path, monkeypatch, local_
     table = fake_table(root, tmp_path / "run", executor="ray", cpu_workers=2)
     assert int((tmp_path / "killed").read_text()) != os.getpid()  # an actor died, Ray restarted it
     _assert_complete(table, expected)
+
+
+@pytest.mark.ray
+@needs_ray
+def test_ray_run_resumes_a_partial_run(fake, tmp_path, monkeypatch, local_ray):
+    """A run folder holding part of the rows (what a driver killed mid-run leaves): the Ray run scores the rest
+    and reuses the rows there, as a local run does."""
+    root, expected = fake
+    engine_plugins.install(monkeypatch)
+    first = tmp_path / "first.vistar"
+    first.write_text("".join((root / "p.vistar").read_text().splitlines(keepends=True)[:5]))
+    run_score(ScoreConfig(images=root / "imgs", prompts=first, out=tmp_path / "run", batch_size=2, cpu_workers=1))
+    done = len(read_scores(tmp_path / "run"))
+    assert 0 < done < len(expected)
+    _assert_complete(fake_table(root, tmp_path / "run", executor="ray", cpu_workers=2), expected)
+    counts = json.loads((tmp_path / "run" / "run.json").read_text())["counts"]
+    assert (counts["rows_reused"], counts["rows_written"]) == (done, len(expected) - done)
 
 
 def _assert_complete(table: pd.DataFrame, expected: pd.DataFrame) -> None:
