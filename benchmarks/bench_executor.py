@@ -1,24 +1,36 @@
-"""Executors: images/s of `vistar score` in one process, over `--cpu-workers N` processes, and on a local Ray
-instance with N CPUs, for TR on rendered 1024² posters and for a mixed TR/LI/CPA/GC workload.
+"""Executors: images/s of `vistar score` in one process on one core, over `--cpu-workers N` processes, and on a
+local Ray instance with N CPUs, for TR on rendered 1024² posters and for a mixed TR/LI/CPA/GC workload.
 
-    python benchmarks/bench_executor.py                          # 120 posters, 48 mixed images, N = 2
-    python benchmarks/bench_executor.py --posters 40 --mixed 24 --workers 2
+    python benchmarks/bench_executor.py                     # 120 posters, 96 mixed images, N = 2: prints markdown
+    python benchmarks/bench_executor.py --posters 40 --mixed 24 --workers 4 --no-ray
 
 TR uses the real RapidOCR models (shipped with rapidocr), CPA the real MediaPipe ones; LI and GC run their real
 stages on tiny random-init YOLO-seg and DPT checkpoints (the repository's test builders), so their detector
 cost is far below the real models': the mixed numbers measure the executors, not a real GC/LI deployment.
-Each number is one whole `vistar score` in a fresh process into a fresh run folder (imports, planning, hashing,
-model loading in every worker, starting the local Ray instance and Parquet writes included); `--executor ray`
-starts a Ray instance with the machine's usable cores and runs `--workers` actors. Utilisation per stage = seconds the stage ran, summed over workers, over
-(wall seconds × workers): the stage with the largest share bounds the run. A stage's seconds include its lazy
-model loading (and library imports) in each worker; what is left to 100 % is process start, decoding in the
-one-process loop's background thread, and idle time.
+
+Each configuration is one whole `vistar score` in a fresh process into a fresh run folder, its CPU affinity set
+to the cores it may use: the baseline ("one process, one core") to one core, so the libraries' own threads and
+the decode-ahead thread cannot borrow a second one; "one process" is the same command on N cores, as a user runs
+`--cpu-workers 1`; the pool and Ray get N cores. Each configuration scores the workload twice, all of its images
+and its first half (a folder of their own), for two rates:
+
+- images/s: the images over the whole run's wall (imports, planning, hashing, model loading in every worker,
+  starting the Ray instance, Parquet writes and compaction included): what a run this short costs;
+- steady images/s: the extra images of the whole run over its extra seconds, (N - N/2) / (wall(N) - wall(N/2)):
+  everything paid once per run cancels, so this is the rate a long run keeps. `start-up s` = wall(N) - N /
+  steady rate, what the run pays once.
+
+Utilisation per stage = seconds the stage ran, summed over workers, over (wall seconds × workers): the stage with
+the largest share bounds the run. A stage's seconds include its lazy model loading (and library imports) in
+each worker; what is left to 100 % is process start, planning, decoding in the one-process loop's background
+thread, and idle time (measured on the whole run).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -82,65 +94,118 @@ def mixed(root: Path, n: int) -> tuple[Path, dict]:
     return root, weights
 
 
-def run(root: Path, out: Path, weights: dict, *options: str) -> dict:
-    """One `vistar score` in a fresh process, so imports, model loading (in every worker) and, for Ray, starting
-    the Ray instance are paid as a user pays them; `load` is the machine's 1-minute load average before it."""
+def first_half(root: Path) -> Path:
+    """A workload of the first half of `root`'s prompts and their images (hard links), beside it."""
+    half = root.with_name(root.name + "-half")
+    prompts = (root / "prompts.vistar").read_text().splitlines()
+    lines = prompts[:len(prompts) // 2]
+    (half / "images" / "m").mkdir(parents=True)
+    for line in lines:
+        name = line.split(":", 1)[0] + ".png"
+        os.link(root / "images" / "m" / name, half / "images" / "m" / name)
+    (half / "prompts.vistar").write_text("\n".join(lines) + "\n")
+    return half
+
+
+def run(root: Path, out: Path, weights: dict, cores: set[int], *options: str) -> dict:
+    """One `vistar score` in a fresh process on `cores`, so imports, model loading (in every worker) and, for Ray,
+    starting the Ray instance are paid as a user pays them; `load` is the machine's 1-minute load average before it."""
     paths = [arg for name, path in weights.items() for arg in ("--model-path", f"{name}={path}")]
     cmd = [str(Path(sys.executable).parent / "vistar"), "score", str(root / "images"), "--prompts",
            str(root / "prompts.vistar"), "--out", str(out), "--batch-size", "4", *paths, *options]
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, cores))
     wall = time.perf_counter() - start
     if done.returncode not in (0, 3):
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     meta = json.loads((out / "run.json").read_text())
-    return {"wall": wall, "load": load, "rows": meta["counts"], **meta["executor"]}
+    return {"wall": wall, "load": load, "cores": len(cores), "rows": meta["counts"], **meta["executor"]}
 
 
-def report(name: str, n: int, results: dict) -> None:
-    base = results["one process"]["wall"]
-    print(f"\n{name}: {n} images")
-    print(f"{'executor':<24}{'workers':>8}{'wall s':>9}{'load':>6}{'images/s':>10}{'vs 1 proc':>10}  rows")
-    for label, r in results.items():
-        rows = ", ".join(f"{k} {v}" for k, v in sorted(r["rows"].items()) if k in ("ok", "error", "skipped"))
-        print(f"{label:<24}{r['workers']:>8}{r['wall']:>9.1f}{r['load']:>6.1f}{n / r['wall']:>10.2f}"
-              f"{base / r['wall']:>9.2f}x  {rows}")
-    print("utilisation per stage (% of workers x wall):")
-    for label, r in results.items():
+def report(name: str, n: int, results: dict, halves: dict) -> tuple[list[str], list[str]]:
+    """The workload's rows of the markdown throughput table and of the utilisation table."""
+    steady = {label: (n - n // 2) / (r["wall"] - halves[label]["wall"]) if r["wall"] > halves[label]["wall"] else None
+              for label, r in results.items()}
+    base = next(iter(results))
+    throughput, utilisation = [], []
+    for k, (label, r) in enumerate(results.items()):
+        first = name if k == 0 else ""
+        rows = ", ".join(f"{v} {s}" for s, v in sorted(r["rows"].items()) if s in ("ok", "error", "skipped"))
+        rate = steady[label]
+        rates = (f"{rate:.2f} | {rate / steady[base]:.2f}× | {r['wall'] - n / rate:.1f}"
+                 if rate and steady[base] else "– | – | –")
+        throughput.append(f"| {first} | {label} | {r['cores']} | {r['workers']} | {halves[label]['wall']:.1f} | "
+                          f"{r['wall']:.1f} | {r['load']:.1f} | {n / r['wall']:.2f} | "
+                          f"{results[base]['wall'] / r['wall']:.2f}× | {rates} | {rows} |")
         capacity = r["wall"] * max(1, r["workers"])
         shares = sorted(r["stage_seconds"].items(), key=lambda kv: -kv[1])
-        print(f"  {label:<22}" + "  ".join(f"{k} {100 * v / capacity:.0f}%" for k, v in shares if v / capacity >= 0.005))
+        used = ", ".join(f"{s} {100 * v / capacity:.0f} %" for s, v in shares if v / capacity >= 0.005)
+        utilisation.append(f"| {first} | {label} | {used} |")
+    return throughput, utilisation
+
+
+def machine() -> str:
+    try:
+        model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("model name"))
+    except (OSError, StopIteration):
+        model = platform.processor() or platform.machine()
+    return f"{model}, {os.cpu_count()} CPUs visible, {len(os.sched_getaffinity(0))} usable"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--posters", type=int, default=120, help="TR workload size (1024² posters; 0 skips it)")
-    ap.add_argument("--mixed", type=int, default=48, help="mixed TR/LI/CPA/GC workload size (0 skips it)")
+    ap.add_argument("--mixed", type=int, default=96, help="mixed TR/LI/CPA/GC workload size (0 skips it)")
     ap.add_argument("--workers", type=int, default=2, help="processes of the pool, CPUs of the Ray instance")
     ap.add_argument("--no-ray", action="store_true", help="skip the Ray executor")
     args = ap.parse_args()
+    usable = sorted(os.sched_getaffinity(0))
+    if args.workers > len(usable):
+        raise SystemExit(f"--workers {args.workers}: only {len(usable)} usable cores")
+    one, cores = set(usable[:1]), set(usable[:args.workers])
     os.environ.setdefault("VISTAR_HOME", tempfile.mkdtemp())  # only the weights named here
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    print(f"machine: {os.cpu_count()} CPUs visible, {len(os.sched_getaffinity(0))} usable; load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    before = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    table, utilisation = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         workloads = []
         if args.posters:
-            workloads.append(("TR, 1024² posters", args.posters, posters(tmp / "tr", args.posters), {}))
+            workloads.append((f"TR, {args.posters} posters", args.posters, posters(tmp / "tr", args.posters), {}))
         if args.mixed:
             root, weights = mixed(tmp / "mixed", args.mixed)
-            workloads.append(("mixed TR/LI/CPA/GC", args.mixed, root, weights))
-        for name, n, root, weights in workloads:
-            workers = str(args.workers)
-            results = {"one process": run(root, tmp / f"{n}-1", weights, "--cpu-workers", "1"),
-                       f"--cpu-workers {workers}": run(root, tmp / f"{n}-pool", weights, "--cpu-workers", workers)}
-            if not args.no_ray:
-                results[f"ray, {workers} CPUs"] = run(root, tmp / f"{n}-ray", weights, "--executor", "ray",
-                                                      "--cpu-workers", workers)
-            report(name, n, results)
-    print(f"\nload average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+            workloads.append((f"mixed, {args.mixed} images", args.mixed, root, weights))
+        n = args.workers
+        configurations = [("one process, one core", one, ["--cpu-workers", "1"]),
+                          ("one process", cores, ["--cpu-workers", "1"]),
+                          (f"`--cpu-workers {n}`", cores, ["--cpu-workers", str(n)])]
+        if not args.no_ray:
+            configurations.append((f"`--executor ray` ({n} CPUs)", cores, ["--executor", "ray", "--cpu-workers", str(n)]))
+        for name, size, root, weights in workloads:
+            half = first_half(root)
+            results, halves = {}, {}
+            for k, (label, allowed, options) in enumerate(configurations):
+                halves[label] = run(half, tmp / f"{size}-{k}-half", weights, allowed, *options)
+                results[label] = run(root, tmp / f"{size}-{k}", weights, allowed, *options)
+                print(f"{name}, {label}: {halves[label]['wall']:.1f} s for half, {results[label]['wall']:.1f} s",
+                      file=sys.stderr)
+            rows, used = report(name, size, results, halves)
+            table += rows
+            utilisation += used
+    command = " ".join(["python", "benchmarks/bench_executor.py", *sys.argv[1:]])
+    print(f"`{command}` on {machine()}; 1/5/15-minute load average {before} before, "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} after.\n")
+    print("| workload | executor | cores | workers | wall s, N/2 | wall s, N | load | images/s | vs 1 core | "
+          "steady images/s | vs 1 core | start-up s | rows |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("\n".join(table))
+    print("\nimages/s: N images over the whole run's wall; steady images/s: (N - N/2) / (wall(N) - wall(N/2)), the "
+          "rate once the run's fixed costs are paid; start-up s = wall(N) - N / steady; `load`: the 1-minute load "
+          "average when the N-image run started.\n")
+    print("| workload | executor | utilisation per stage (% of workers × wall) |\n|---|---|---|")
+    print("\n".join(utilisation))
 
 
 if __name__ == "__main__":

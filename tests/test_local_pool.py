@@ -1,6 +1,5 @@
-"""The local pool's workers run each library on one thread, starting the pool leaves the run's own environment as
-it was, and run.json's timeline says when the first rows, the rows passing half of the images and the last rows
-were written (the benchmark's steady-state rate comes from it)."""
+"""The local pool's workers run each library on one thread, and starting the pool leaves the run's own
+environment as it was."""
 from __future__ import annotations
 
 import json
@@ -53,12 +52,3 @@ def test_pool_workers_run_every_library_on_one_thread(threads_plugins, tmp_path)
     assert len(seen) == 24 and all(s["pid"] != os.getpid() for s in seen)
     assert {s["opencv"] for s in seen} == {1}
     assert {s.get("torch", 1) for s in seen} == {1}
-
-
-@pytest.mark.parametrize("workers", [1, 2])
-def test_timeline_marks_first_half_and_last_rows(threads_plugins, tmp_path, workers):
-    root = fake_workload(tmp_path / "w")  # 12 prompts x 2 models = 24 images, scored 2 per batch
-    fake_table(root, tmp_path / "run", cpu_workers=workers)
-    timeline = json.loads((tmp_path / "run" / "run.json").read_text())["executor"]["timeline"]
-    assert [timeline[k]["images"] for k in ("first_rows", "half_rows", "last_rows")] == [2, 12, 24]
-    assert 0 < timeline["first_rows"]["seconds"] <= timeline["half_rows"]["seconds"] <= timeline["last_rows"]["seconds"]

@@ -161,45 +161,21 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     if progress:
         progress(0, len(groups))
     n_batches = -(-len(groups) // max(1, cfg.batch_size))
-    timeline = Timeline(len(groups))
     with open_executor(cfg, ctx, ontology, n_batches, warm=warm is not None) as executor:
         for batch, batch_rows in executor.score(_batches(groups, cfg.batch_size)):
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
-            timeline.rows_written(done)
             if progress:
                 progress(done, len(groups))
     meta["executor"] = {"name": executor.name, "workers": executor.workers,
-                        "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())},
-                        "timeline": timeline.record()}
+                        "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())}}
     store.compact()
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "complete", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return summary
-
-
-class Timeline:
-    """When the rows of the scored images reached the store, for run.json. A short run's wall is mostly start-up
-    (workers importing and loading their models, a Ray instance starting) paid once per run; the second half of
-    the images, from the rows that passed half of them to the last rows, gives the rate a long run keeps
-    (`benchmarks/bench_executor.py` reports both)."""
-
-    def __init__(self, images: int):
-        self.start, self.half = time.perf_counter(), images / 2
-        self.marks: dict[str, tuple[float, int]] = {}  # first, half, last: (seconds since the start, images done)
-
-    def rows_written(self, images_done: int) -> None:
-        mark = (round(time.perf_counter() - self.start, 3), images_done)
-        self.marks.setdefault("first", mark)
-        if images_done >= self.half:
-            self.marks.setdefault("half", mark)
-        self.marks["last"] = mark
-
-    def record(self) -> dict:
-        return {f"{name}_rows": {"seconds": secs, "images": done} for name, (secs, done) in self.marks.items()}
 
 
 def _previous_meta(out: Path) -> dict | None:
