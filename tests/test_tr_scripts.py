@@ -98,3 +98,9 @@ def test_a_typo_costs_less_than_a_missing_word():
     assert typo.score == pytest.approx((11 / 12 + (1 - (1 / 6) / 2)) / 2)
     assert missing.score == pytest.approx((6 / 12 + 1 / 2) / 2)
     assert typo.score > missing.score
+
+
+def test_scripts_given_as_one_name_is_read_as_a_list():
+    # a YAML user writing `scripts: Latin` must not get the letters L, a, t, i, n as script names
+    assert tr("GRAND", "GRAND", scripts="Latin").score == 1.0
+    assert tr("ΨΩΜΙ", "ΨΩΜΙ", scripts="Latin").status == "skipped"

@@ -3,7 +3,7 @@ the configured normalisation) and every letter's script must be one TR scores (`
 
 Why two rules: a letter outside the dictionary can never be read, so an exact render would score like a wrong
 one (Cyrillic, Vietnamese tone letters); a script inside the dictionary can still be read too unreliably to rank
-a one-letter typo (Greek: half of plain renders misread, docs/metrics/tr.md, Scripts). Either way the row is
+a one-letter typo (Greek: 15 % of plain renders read exactly, docs/metrics/tr.md, Scripts). Either way the row is
 `skipped` with the script and the letters named, never scored low and never dropped silently.
 """
 from __future__ import annotations
@@ -26,6 +26,11 @@ def script_of(char: str) -> str:
         return "Common"
     word = unicodedata.name(char, "UNKNOWN").split(" ")[0]
     return {"CJK": "Han"}.get(word, word.title())
+
+
+def script_names(scripts) -> set[str]:
+    """`metrics.TR.params.scripts` as a set: a list of names, or one name (`scripts: Latin` in YAML)."""
+    return {scripts} if isinstance(scripts, str) else set(scripts)
 
 
 def _letters(expected: str) -> list[str]:
@@ -55,7 +60,7 @@ def unscored_scripts(expected: str, scripts) -> dict[str, list[str]]:
     """Script → its letters, for the words of the expected text written in scripts TR is not set to score: words
     of two or more letters none of which is of a scored script. A lone letter or one inside a scored-script word
     is a symbol (`π`, `5Ω`, `10 µm`), read by the recogniser like one, and does not make the text Greek."""
-    allowed, out = set(scripts), {}
+    allowed, out = script_names(scripts), {}
     for word in _WORD.findall(unicodedata.normalize("NFKC", expected)):
         letters = [c for c in word if unicodedata.category(c)[0] == "L" and c not in APOSTROPHES]
         if len(letters) >= 2 and not any(script_of(c) in allowed for c in letters):
@@ -89,7 +94,7 @@ def support(expected: str, alphabet: frozenset[str] | None, scripts, *, case_sen
     if other:
         letters = [c for cs in other.values() for c in cs]
         return (f"TR does not score {', '.join(other)} text ({by_script(letters)}): not validated with this OCR model "
-                f"(Greek: measured unreliable); TR scores {', '.join(scripts)} (metrics.TR.params.scripts; "
+                f"(Greek: measured unreliable); TR scores {', '.join(sorted(script_names(scripts)))} (metrics.TR.params.scripts; "
                 "docs/metrics/tr.md, Scripts)",
                 {"unreadable": [], "scripts": list(other), "script_letters": other})
     return None, {}
