@@ -97,6 +97,8 @@ def test_gpu_shares_pack_on_several_gpus():
     gpu_pool = pipeline[1]
     assert (gpu_pool.actors, gpu_pool.num_gpus) == (3, 0.5)   # three batches: three actors, two per GPU at most
     assert _fits(pipeline, [(2, 1), (2, 1)])
+    few_cpus = plan(["depth"], "cuda", cpus=2, gpus=4, n_batches=100, cpu_workers=None)[1]
+    assert (few_cpus.actors, few_cpus.num_cpus, few_cpus.num_gpus) == (2, 1.0, 1.0)   # two CPUs: two actors, a GPU each
     with pytest.raises(ValueError, match="has no GPU"):
         plan(["depth"], "cuda", cpus=4, gpus=0, n_batches=3, cpu_workers=None)
 

@@ -15,7 +15,8 @@ against the stages' hundreds) and ask for no CPU; they get one actor per `LIGHT_
 Dataset comes from `from_items` (blocks put by the driver), so no read task needs a CPU either.
 
 GPUs: `GPU_ACTORS_PER_GPU` actors of every accelerated group per GPU (one prepares its batch on the CPU while the
-other runs on the GPU), each asking for its fraction of one GPU, so small models share a GPU.
+other runs on the GPU), each asking for its fraction of one GPU, so small models share a GPU; never more actors
+than a CPU pool has, since each also asks for its 1/G of a CPU.
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def plan(stages: list[str], device: str, cpus: float, gpus: float, n_batches: in
     if gpu_groups and gpus <= 0:
         raise ValueError(f"--device {device} with --executor ray: the Ray cluster has no GPU")
     if gpus >= 1:   # 1/k of a GPU each (k actors per GPU): whole GPUs hold them wherever Ray puts them
-        gpu_actors = max(1, min(n_batches, GPU_ACTORS_PER_GPU * int(gpus)))
+        gpu_actors = max(1, min(workers, GPU_ACTORS_PER_GPU * int(gpus)))   # each needs its CPU share too
         per_actor = 1.0 / math.ceil(gpu_actors / int(gpus))
     else:           # a cluster offering part of a GPU: one actor takes that part
         gpu_actors, per_actor = 1, gpus
