@@ -20,7 +20,10 @@ def test_half_sunk_ball_is_a_penetration_not_an_attachment():
     pair = score_pairs(scene.instances, scene.inverse_depth, PARAMS)[0]
     # the ball's box lies inside the block's, but its body stands out of the face: no relaxation
     assert pair["status"] == "scored" and not pair["attached"]
-    resting, _ = _score(Sphere((0.1, 0.35, -0.8 - 0.35), 0.35))   # on the ground, touching the face
+    resting, rest_scene = _score(Sphere((0.1, 0.35, -0.8 - 0.35), 0.35))   # on the ground, touching the face
+    assert pair["support"] == 0.0       # the face continues beneath the sunk ball: it hangs on it
+    # the resting ball stands on the ground; only its outermost columns look past its side onto the face
+    assert score_pairs(rest_scene.instances, rest_scene.inverse_depth, PARAMS)[0]["support"] > 0.8
     floating, _ = _score(Sphere((0.1, 0.7, -0.8 - 0.35 - 0.3), 0.35))
     assert sunk.score < resting.score and sunk.score < floating.score
     relaxed = METRIC.fn({"instances": scene.instances, "depth": scene.inverse_depth}, {}, {**PARAMS, "flush_frac": 1.0}, None)

@@ -7,7 +7,8 @@ For each pair of instances whose masks overlap or touch, the chaos metric (docs/
 compares the depth step across the contact band with the step between the objects' bodies. Occlusion or
 resting contact leaves a step at the contact (C large); interpenetration makes the surfaces meet there
 (C ≈ 0). Each pair's consistency s = C / (C + c_ref) (c_ref relaxed for attached pairs: enclosed and flush
-with the surface around them) is weighted by the
+with the surface around them; and for a front object standing on something rather than hanging on the face
+behind it, whose top edge may meet that face in resting contact) is weighted by the
 product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pair score; no interacting pair → 1.
 """
 from __future__ import annotations
@@ -19,6 +20,10 @@ import numpy as np
 from ..api import Metric, MetricResult
 from ..features.types import Instances
 from ..kernels.chaos import pair_stats
+from .psc_support import support_below
+
+# Parameters added with version 3, used where the ontology does not set them (docs/metrics/psc.md)
+DEFAULTS = {"support_relax": 0.5, "step_frac": 0.03}
 
 
 def candidate_pairs(boxes: np.ndarray, reach: float) -> np.ndarray:
@@ -60,7 +65,8 @@ def contact_radii(height: int, width: int, params: dict) -> tuple[int, int]:
 
 
 def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[dict]:
-    """Every interacting pair with its chaos value, attachment flag, weight and pair score (fixed order)."""
+    """Every interacting pair with its chaos value, attachment flag, support, weight and pair score (fixed order)."""
+    params = {**DEFAULTS, **params}
     height, width = depth.shape
     if instances.masks.shape[1:] != (height, width):
         raise ValueError(f"instance masks {instances.masks.shape[1:]} and depth {depth.shape} differ in size")
@@ -95,11 +101,14 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[d
         small, large = (i, j) if _area(boxes[i]) <= _area(boxes[j]) else (j, i)
         attached = (enclosure(boxes[small], boxes[large]) >= params["attach_enclosure"]
                     and _flush(row, small_is_a=small == i, tolerance=params["flush_frac"] * scale))
+        front, back = (i, j) if row[0] / row[1] >= row[2] / row[3] else (j, i)   # nearer at the contact
+        support = support_below(masks[front], masks[back], depth, touch + 2, params["step_frac"] * scale)
         c_ref = params["c_ref"] * (params["attach_relax"] if attached else 1.0)
+        c_ref *= 1.0 - (1.0 - params["support_relax"]) * support
         consistency = chaos / (chaos + c_ref)
         weight = float(conf[i] * conf[j])
         out.append({**pair, "status": "scored", "chaos": round(chaos, 6), "attached": attached,
-                    "weight": round(weight, 6), "score": 1.0 - weight * (1.0 - consistency)})
+                    "support": round(support, 6), "weight": round(weight, 6), "score": 1.0 - weight * (1.0 - consistency)})
     return out
 
 
@@ -140,4 +149,4 @@ def _psc(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="2", features=("instances", "depth"), fn=_psc)
+METRIC = Metric(name="PSC", angle="PSC", version="3", features=("instances", "depth"), fn=_psc)

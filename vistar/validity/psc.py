@@ -2,8 +2,9 @@
 against it, or floating in front of it, rendered with exact depth (vistar.synth.scenes.at_block_face); PSC must
 score the sunk solid below the other two (ROC-AUC over all sunk vs not-sunk scenes).
 
-TUNING (`python benchmarks/bench_psc_validity.py ball --split tuning`) is what the flush rule was checked on;
-VALIDATION differs in seeds, camera elevation and image size.
+TUNING (`python benchmarks/bench_psc_validity.py ball --split tuning`) is what the flush rule and the support rule
+(version 3: `support_relax`, `step_frac`) were chosen on; VALIDATION differs in seeds, camera
+elevation and image size.
 """
 from __future__ import annotations
 
@@ -51,17 +52,18 @@ def scores(split: Split, n: int, seed: int = 0, model_like: bool = False, shape:
     return out
 
 
-CAUSES = {   # what each exact-depth row measures, or why it falls short
+CONTENTS = {   # what each row measures
     "ball": "ball sunk into / resting against / floating before a block face",
-    "cube": "a cube resting on the ground against the face shows its top's far edge meeting the face with no depth "
-            "step, as a sunk one does (a contact line in view, docs/metrics/psc.md)",
+    "cube": "cube sunk into / resting against / floating before a block face (a resting cube's top edge meets the "
+            "face with no depth step; it is told apart by standing on the ground, docs/metrics/psc.md)",
 }
-MODEL_LIKE_CAUSE = "depth blurred 1.5 px and masks ±1 px smear a resting solid's rim step toward a sunk one's continuity"
+MODEL_LIKE = "depth blurred 1.5 px, masks ±1 px"
 
 
 def run_shape(shape: str, n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow]:
     rows = []
-    for model_like, label, note in ((False, "exact depth", CAUSES[shape]), (True, "model-like", MODEL_LIKE_CAUSE)):
+    for model_like, label, note in ((False, "exact depth", CONTENTS[shape]),
+                                    (True, "model-like", f"{CONTENTS[shape]}; {MODEL_LIKE}")):
         s = scores(split, n, seed, model_like, shape)
         auc = roc_auc(s["sunk"], s["resting"] + s["floating"])
         rows.append(ValidityRow("PSC", f"{shape} at a block face", 3 * n, f"ROC-AUC sunk vs not, {label}", auc,
