@@ -5,7 +5,7 @@ import pytest
 from tests.fetched_weights import fetched_person_weights
 from vistar.features.persons import inside_share
 from vistar.validity import ValidityRow
-from vistar.validity.cpa import PHOTOS, SETS, TUNING, VALIDATION, crop_count, draw_crops
+from vistar.validity.cpa import PHOTOS, SETS, TUNING, VALIDATION, _row, crop_count, draw_crops
 
 
 def test_crop_ground_truth_counts_people_at_least_half_inside():
@@ -29,6 +29,24 @@ def test_crops_are_deterministic_and_splits_differ():
         assert all(0 <= x0 < x1 <= width + 0.5 and 0 <= y0 < y1 <= height + 0.5 for x0, y0, x1, y1 in crop.people)
 
 
+def test_splits_are_by_photo():
+    splits = {p.name: p.split for p in PHOTOS}
+    assert set(splits.values()) == {"tuning", "validation"} and len(splits) == len(PHOTOS)
+    assert {"bus", "zidane", "multi_face", "t1"} <= {n for n, s in splits.items() if s == "tuning"}   # designed on
+    images = {p.name: np.zeros((700, 1000, 3), np.uint8) for p in PHOTOS}
+    for split in (TUNING, VALIDATION):                  # each split's crops come from its own photos only
+        assert {c.name.split("[")[0] for c in draw_crops(images, 30, 0, split)} <= {n for n, s in splits.items() if s == split.name}
+    for p in PHOTOS:                                     # labels, where given, are one per salient person
+        assert not p.expressions or len(p.expressions) == len(p.people)
+
+
+def test_optional_people_widen_the_right_count():
+    # salient 1 and 2 optional people: 1, 2 and 3 found are right, 0 and 4 are not
+    row = _row("x", "right person count", ["a"] * 5, [(1, 3)] * 5, [0, 1, 2, 3, 4], 0.9, "")
+    assert row.value == 0.6 and not row.met and "a 1-3->0" in row.note and "a 1-3->4" in row.note
+    assert _row("x", "m", ["a"], [(2, 2)], [2], None, "").goal == "report"
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     return fetched_person_weights(tmp_path_factory).parent.parent   # VISTAR_HOME/models/NAME
@@ -36,12 +54,13 @@ def home(tmp_path_factory):
 
 def test_slice_of_each_set(home, monkeypatch):
     monkeypatch.setenv("VISTAR_HOME", str(home))
-    photos = SETS["group_photos"](2, 0)                # bus (4 people, 3 found) and zidane (2 people)
+    group, single = SETS["photos (tuning)"](2, 0)       # bus (4 people, 3 found) and zidane (2 people)
     empty = SETS["no_people"](2, 0)
-    for row in photos + empty:
-        assert isinstance(row, ValidityRow) and row.angle == "CPA" and row.met == (row.value >= 0.9 if row.set != "no_people" else row.value >= 0.95)
-    if "unavailable" in photos[0].note:
-        pytest.skip(photos[0].note)
-    assert photos[0].n == 2 and photos[0].value == 0.5 and "4->3" in photos[0].note
-    assert "persons+faces" in photos[0].note
+    assert group.set == "group photos (tuning)" and group.goal == "report" and single.n == 0
+    assert all(isinstance(row, ValidityRow) and row.angle == "CPA" for row in (group, single, *empty))
+    assert empty[0].met == (empty[0].value >= 0.95)
+    if "unavailable" in group.note:
+        pytest.skip(group.note)
+    assert group.n == 2 and group.value == 0.5 and "bus 4->3" in group.note
+    assert "persons+faces" in group.note
     assert empty[0].n == 2 and empty[0].value == 1.0
