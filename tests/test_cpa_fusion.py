@@ -55,24 +55,59 @@ def test_person_cut_by_the_frame_behind_another_is_kept():
     assert len(fuse([front, cut], [(180, 10, 220, 50)])) == 2
 
 
+def test_faceless_box_overlapping_a_person_beside_their_face_is_another_person():
+    # t1's layout: a man standing, face at his box's top right, and a woman behind-beside him whose face is hidden;
+    # her box overlaps his by IoU 0.53 and lies inside it, but his face is not above her: two people
+    standing, hidden = PersonBox((0, 30, 235, 485), 0.7), PersonBox((0, 133, 166, 475), 0.37)
+    his_face = (143, 0, 252, 104)
+    assert len(fuse([standing, hidden], [his_face])) == 2
+    # the same two boxes with the face above the inner box: a second box on the same man
+    assert len(fuse([standing, hidden], [(40, 0, 140, 100)])) == 1
+    assert len(fuse([standing, hidden], [])) == 1            # no face to tell them apart: the old rule
+
+
 def test_nms_keeps_the_higher_score():
     a, b, c = PersonBox((0, 0, 100, 100), 0.6), PersonBox((5, 5, 105, 105), 0.9), PersonBox((300, 0, 400, 100), 0.5)
     assert nms([a, b, c], 0.6) == [b, c]
 
 
-def test_long_strip_is_searched_in_windows_only():
+def _bright_region_detector():
+    """A detector whose `_detect` boxes the bright pixels of what it is shown, at score 0.9 (no weights needed)."""
     import numpy as np
 
     from vistar.features.persons import SSDPersonDetector
 
-    detector = SSDPersonDetector.__new__(SSDPersonDetector)     # no weights needed: the net is replaced
+    detector = SSDPersonDetector.__new__(SSDPersonDetector)
     detector.min_score, detector.edge_score, detector.nms_iou, detector.elongated = 0.5, 0.3, 0.6, 3.0
     calls = []
-    detector._detect = lambda image: calls.append(image.shape[:2]) or [PersonBox((10, 10, 40, 90), 0.9)]
-    assert detector(np.zeros((100, 250, 3), np.uint8)) == [PersonBox((10, 10, 40, 90), 0.9)]
-    assert calls == [(100, 250)]                                  # 2.5:1: the whole image, squashed
-    calls.clear()
-    found = detector(np.zeros((100, 400, 3), np.uint8))           # 4:1: windows of 100 px every 50 px
-    assert calls == [(100, 100)] * 7
-    assert [p.box for p in found] == [(10, 10, 40, 90), (60, 10, 90, 90), (110, 10, 140, 90), (160, 10, 190, 90),
-                                      (210, 10, 240, 90), (260, 10, 290, 90), (310, 10, 340, 90)]
+
+    def detect(image):
+        calls.append(image.shape[:2])
+        ys, xs = np.nonzero(image[..., 0] > 128)
+        return [PersonBox((float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1)), 0.9)] if len(xs) else []
+
+    detector._detect = detect
+    return detector, calls
+
+
+def test_mirrored_pass_maps_its_boxes_back_onto_the_image():
+    import numpy as np
+
+    detector, calls = _bright_region_detector()
+    image = np.zeros((100, 250, 3), np.uint8)
+    image[10:90, 10:40] = 255                                     # one "person", left of centre
+    assert detector(image) == [PersonBox((10.0, 10.0, 40.0, 90.0), 0.9)]   # both passes agree: one box
+    assert calls == [(100, 250)] * 2                              # 2.5:1: the whole image, as it is and mirrored
+    both = detector._both_ways(image)
+    assert [b.box for b in both] == [(10.0, 10.0, 40.0, 90.0)] * 2  # the mirror's box lands where the person is
+
+
+def test_long_strip_is_searched_in_windows_only():
+    import numpy as np
+
+    detector, calls = _bright_region_detector()
+    image = np.zeros((100, 400, 3), np.uint8)
+    image[10:90, 160:190] = 255
+    found = detector(image)                                       # 4:1: windows of 100 px every 50 px, both ways
+    assert calls == [(100, 100)] * 14
+    assert found == [PersonBox((160.0, 10.0, 190.0, 90.0), 0.9)]

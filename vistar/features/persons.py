@@ -39,6 +39,10 @@ class SSDPersonDetector:
     A box touching the image's border needs only EDGE_SCORE: a person cut by the frame shows less of a body and
     the detector is less sure of it (in the tuning crops, boxes at the border scoring 0.3-0.5 lay on a person 15
     times and on nobody twice).
+
+    Each image (or window) is seen twice, as it is and mirrored, and the boxes of both merged by NMS: the
+    detector's score for a half-hidden or cut person swings with the side they face (in the tuning crops from
+    under 0.1 one way to over 0.9 the other; tuning crops counted right 51/60 -> 53/60, docs/metrics/cpa.md).
     """
 
     def __init__(self, folder: Path, min_score: float = 0.5, nms_iou: float = 0.6, edge_score: float = 0.3,
@@ -52,10 +56,17 @@ class SSDPersonDetector:
         height, width = image.shape[:2]
         side = min(height, width)
         if max(height, width) <= self.elongated * side:
-            found = self._detect(image)
+            found = self._both_ways(image)
         else:   # squashed to a square, a long strip's people are slivers: windows only
-            found = [PersonBox(box, person.score) for box, _, person in window_detections(image, self._detect)]
+            found = [PersonBox(box, person.score) for box, _, person in window_detections(image, self._both_ways)]
         return [p for p in nms(found, self.nms_iou) if p.score >= self.min_score or _at_border(p.box, width, height)]
+
+    def _both_ways(self, image: np.ndarray) -> list[PersonBox]:
+        """Boxes found in IMAGE and in its mirror image (mapped back), not yet merged."""
+        width = image.shape[1]
+        mirrored = self._detect(np.ascontiguousarray(image[:, ::-1]))
+        return self._detect(image) + [PersonBox((width - b.box[2], b.box[1], width - b.box[0], b.box[3]), b.score)
+                                      for b in mirrored]
 
     def _detect(self, image: np.ndarray) -> list[PersonBox]:
         height, width = image.shape[:2]
@@ -121,6 +132,11 @@ def _part_of(box, other, inside: float, same_top: float) -> bool:
     return inside_share(box, other) >= inside and box[1] - other[1] <= same_top * (other[3] - other[1])
 
 
+def _could_share_head(box, face_box) -> bool:
+    """FACE_BOX's centre lies within BOX's columns: BOX could be another box on the body under that face."""
+    return box[0] <= (face_box[0] + face_box[2]) / 2 <= box[2]
+
+
 def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5, duplicate_inside: float = 0.8,
          same_top: float = 0.3) -> list[tuple[PersonBox | None, int | None]]:
     """People as (person box or None, face index or None).
@@ -128,10 +144,12 @@ def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5,
     Faces are matched to person boxes one to one (Hungarian, cost = distance of the face from the box's head
     position; a face only matches a box containing its centre). A box left without a face is a person whose face
     is turned, hidden, cut or too small, unless it is the detector's second box on someone already kept (boxes
-    with a face first, then faceless ones by score): it overlaps a kept box by IoU > DUPLICATE_IOU, is a part of
-    one (`_part_of`: a box on the torso and arm of a person whose whole-body box is kept), or a matched face sits
-    in its head region (that face's person is already counted). A face left without a box is a person on its own
-    (the body hidden or not recognised).
+    with a face first, then faceless ones by score): it overlaps a kept box by IoU > DUPLICATE_IOU, or is a part
+    of one (`_part_of`: a box on the torso and arm of a person whose whole-body box is kept), and, where that kept
+    box has a face, the face lies above or inside it, within its columns (`_could_share_head`: a second box on
+    the same person holds that person's head; one beside the face is someone overlapping them), or a matched
+    face sits in its head region (that face's person is already counted). A face left without a box is a person
+    on its own (the body hidden or not recognised).
     """
     cost = np.array([[_head_cost(f, p.box) for f in face_boxes] for p in persons]).reshape(len(persons), len(face_boxes))
     finite = np.where(np.isfinite(cost), cost, 1e6)
@@ -141,9 +159,9 @@ def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5,
     people: list[tuple[PersonBox | None, int | None]] = [(persons[r], k) for r, k in sorted(face_of.items())]
     for r in sorted(set(range(len(persons))) - set(face_of), key=lambda r: -persons[r].score):
         box = persons[r].box
-        kept = [p.box for p, _ in people]
-        if all(iou(box, other) <= duplicate_iou and not _part_of(box, other, duplicate_inside, same_top) for other in kept) \
-                and not any(_in_head_region(centre, box) for centre in matched):
+        duplicate = any((iou(box, other.box) > duplicate_iou or _part_of(box, other.box, duplicate_inside, same_top))
+                        and (k is None or _could_share_head(box, face_boxes[k])) for other, k in people)
+        if not duplicate and not any(_in_head_region(centre, box) for centre in matched):
             people.append((persons[r], None))
     used = set(face_of.values())
     people += [(None, k) for k in range(len(face_boxes)) if k not in used]
