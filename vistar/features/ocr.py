@@ -3,6 +3,8 @@
 The default backend is RapidOCR (PP-OCRv6 det/rec ONNX models ship inside its wheel, so it runs offline).
 The stage keeps every line the recogniser returns (RapidOCR's own confidence cut is disabled): which
 lines count is the TR metric's decision (`min_confidence`), so it can be tuned without re-running OCR.
+Where the detector is unsure (text over stripes, lines run together) it looks a second time, at the grey image
+and a finer scale, and the two readings are merged line by line (ocr_batched.read, docs/metrics/tr_reading.md).
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
 from __future__ import annotations
@@ -61,6 +63,7 @@ class OcrSettings:
     space_prob: float = 0.1          # a word gap the greedy CTC decode left blank gets a space when p(space) reaches this
     runtime: str = "onnxruntime"     # "openvino": OpenVINO on the CPU (needed for bf16)
     precision: str = "fp32"          # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
+    second_look: float = 0.2         # detector-map uncertainty above which the detector looks again (grey, 1.5x); .inf: never
 
     @classmethod
     def from_params(cls, params: dict) -> "OcrSettings":
@@ -73,6 +76,8 @@ class OcrSettings:
             raise ValueError(f"features.ocr.det_limit_type must be 'max' or 'min', got {settings.det_limit_type!r}")
         if settings.threads < 1 or settings.det_limit_side < 32 or settings.rec_batch_size < 1:
             raise ValueError(f"features.ocr: threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({settings})")
+        if not settings.second_look >= 0.0:
+            raise ValueError(f"features.ocr.second_look must be >= 0 (.inf: never), got {settings.second_look!r}")
         if not 0.0 < settings.space_prob <= 1.0:
             raise ValueError(f"features.ocr.space_prob must be in (0, 1], got {settings.space_prob!r}")
         if settings.provider not in ("cpu", "cuda"):
@@ -141,11 +146,48 @@ class RapidOcrBackend:
         self.device = device if ran == {"CUDAExecutionProvider"} else "cpu"
 
     def __call__(self, image: np.ndarray) -> list[OcrLine]:
-        out = self.engine(cv2.cvtColor(image, cv2.COLOR_RGB2BGR))  # RapidOCR takes OpenCV BGR; 7× faster than a [..., ::-1] copy
-        if out is None or out.txts is None:
-            return []
-        return [OcrLine(str(t), float(s), tuple((float(x), float(y)) for x, y in np.asarray(b).tolist()))
-                for t, s, b in zip(out.txts, out.scores, out.boxes)]
+        from .ocr_batched import read
+
+        [result] = read(self, [image])
+        if isinstance(result, Exception):
+            raise result.__cause__ or result
+        return list(result.lines)
+
+
+def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_overlap: float = 0.3) -> tuple[OcrLine, ...]:
+    """The lines of two looks at one image. Lines of one look that overlap lines of the other (by `min_overlap` of
+    the smaller box) are rival readings of the same text: each group of rivals keeps the look that read more,
+    surely (sum of confidence × letters), the first on a tie; a line only one look found is kept. So a line the
+    first look missed is added, two lines it ran together are replaced by the second look's two, and nothing is
+    read twice."""
+    from shapely.geometry import Polygon
+
+    lines = list(first) + list(second)
+    shapes = [Polygon(line.box).buffer(0) for line in lines]
+    group = list(range(len(lines)))
+
+    def root(k: int) -> int:
+        while group[k] != k:
+            k = group[k]
+        return k
+
+    for i in range(len(first)):
+        for j in range(len(first), len(lines)):
+            smaller = min(shapes[i].area, shapes[j].area)
+            if smaller > 0 and shapes[i].intersection(shapes[j]).area >= min_overlap * smaller:
+                group[root(j)] = root(i)
+    members: dict[int, list[int]] = {}
+    for k in range(len(lines)):
+        members.setdefault(root(k), []).append(k)
+    keep = set()
+    for ks in members.values():
+        mine, theirs = [k for k in ks if k < len(first)], [k for k in ks if k >= len(first)]
+        keep.update(mine if _read_mass(lines, mine) >= _read_mass(lines, theirs) else theirs)
+    return tuple(line for k, line in enumerate(lines) if k in keep)
+
+
+def _read_mass(lines: list[OcrLine], ks: list[int]) -> float:
+    return sum(lines[k].confidence * len(lines[k].text.replace(" ", "")) for k in ks)
 
 
 class SpaceRestoringDecode:
@@ -219,5 +261,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exc
     return [_ocr_one(backend, item.image) for item in batch]
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/4", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/5", compute=_compute, models=("rapidocr",),
                      check_params=OcrSettings.from_params)

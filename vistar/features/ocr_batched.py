@@ -1,14 +1,20 @@
-"""OCR of a whole batch in few session calls, for the GPU (`--device cuda` with `features.ocr.provider: cuda`).
+"""The OCR pipeline, for one image or a batch: RapidOCR's steps called one by one, so that the detector can look
+twice (`read`) and a GPU batch runs in few session calls.
 
-RapidOCR scores one image per call: one detector run per image, then its text lines through the recogniser in
-small groups. On a GPU that leaves the device idle between tiny launches. Here the detector runs once per distinct
-input shape of the batch (a T2I model writes one size, so usually once per batch): images are not padded to a
-shared size, because padding changes what the detector's convolutions see near the edges (boxes moved by up to
-3 px in a trial), while a stack of same-shape tensors is the single-image computation repeated. Each image's
-probability map is post-processed alone. Recognition (and the optional orientation classifier) then runs once over
-the text lines of the whole batch, RapidOCR's recogniser grouping them by aspect ratio across images. Everything
-else (resizing, vertical padding, cropping, mapping boxes back, filtering empty lines) is RapidOCR's own code,
-called in its order.
+A first look runs RapidOCR's detector and recogniser. Where that look was unsure — the detector's probability
+map is patchy (over diagonal stripes it sees text faintly and drops whole lines) or a box it found was not read
+(two lines run together into one box) — the detector looks again at the grey image at 1.5 times its size, and the
+lines of both looks are merged (`merge_readings`). The CPU path calls this per image.
+
+Batching (`--device cuda` with `features.ocr.provider: cuda`): RapidOCR scores one image per call: one detector
+run per image, then its text lines through the recogniser in small groups. On a GPU that leaves the device idle
+between tiny launches. Here the detector runs once per distinct input shape of the batch (a T2I model writes one
+size, so usually once per batch): images are not padded to a shared size, because padding changes what the
+detector's convolutions see near the edges (boxes moved by up to 3 px in a trial), while a stack of same-shape
+tensors is the single-image computation repeated. Each image's probability map is post-processed alone.
+Recognition (and the optional orientation classifier) then runs once over the text lines of the whole batch,
+RapidOCR's recogniser grouping them by aspect ratio across images. Everything else (resizing, vertical padding,
+cropping, mapping boxes back, filtering empty lines) is RapidOCR's own code, called in its order.
 
 A line's recogniser group, hence the width it is padded to, depends on the other lines of the batch, so results
 equal the single-image path within a tolerance (tests/test_ocr_batched.py: same text on rendered posters, box
@@ -17,38 +23,70 @@ CPU scores do not depend on the batch size.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import numpy as np
 
-from .ocr import OcrLine, OcrResult, RapidOcrBackend
+from .ocr import OcrLine, OcrResult, RapidOcrBackend, merge_readings
 
 
 def ocr_batch(backend: RapidOcrBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
     """OCR results for IMAGES (RGB), in order; an image that fails gets its exception, the others their result."""
+    try:
+        return read(backend, images)
+    except Exception:   # a batch the runtime refuses (e.g. out of device memory): each image alone, as on the CPU
+        from .ocr import _ocr_one
+
+        return [_ocr_one(backend, image) for image in images]
+
+
+def read(backend: RapidOcrBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
+    """A first look at every image, then a second look (`_look` with `again`) at the images where the first was
+    unsure: its detector map is patchy (`uncertainty` above `features.ocr.second_look`) or a box it found was not
+    read (no text, or confidence below 0.5). Each second reading is merged into the first (`merge_readings`).
+    The single-image path is this with one image."""
+    first = _look(backend, images, again=False)
+    results = [result for result, _ in first]
+    redo = [k for k, (result, unsure) in enumerate(first) if not isinstance(result, Exception) and unsure > backend.settings.second_look]
+    if redo:
+        for k, (second, _) in zip(redo, _look(backend, [images[k] for k in redo], again=True)):
+            if not isinstance(second, Exception):
+                results[k] = replace(results[k], lines=merge_readings(results[k].lines, second.lines))
+    return results
+
+
+def uncertainty(prob: np.ndarray) -> float:
+    """How unsure the detector's text-probability map is: pixels between 0.1 and 0.6 per pixel above 0.6. Clear
+    text on a plain or photographic background gives 0.10-0.2; text over stripes, where the detector sees text
+    patchily and misses lines, 0.25-3 (tuning posters, docs/metrics/tr_reading.md)."""
+    return float(((prob > 0.1) & (prob < 0.6)).sum() / ((prob >= 0.6).sum() + 1))
+
+
+def _look(backend: RapidOcrBackend, images: list[np.ndarray], again: bool) -> list[tuple[OcrResult | Exception, float]]:
+    """(result, how unsure the look was) per image: the detector map's `uncertainty`, or infinity when a box it
+    found went unread. `again`: the detector sees the image in grey at 1.5 times the detector size (a second
+    scale parts lines a coarse map ran together); the recogniser still reads the colour crops."""
     from rapidocr.ch_ppocr_det import TextDetOutput
     from rapidocr.ch_ppocr_rec import TextRecOutput
 
     engine = backend.engine
     staged = [_stage(engine, image) for image in images]
-    try:
-        detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)])
-        crops = [c for d in detections.values() for c in d[2]]
-        texts, scores, words = _recognise(engine, crops)
-    except Exception:   # a batch the runtime refuses (e.g. out of device memory): each image alone, as on the CPU
-        from .ocr import _ocr_one
-
-        return [_ocr_one(backend, image) for image in images]
-    out: list[OcrResult | Exception] = []
+    detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again)
+    crops = [c for d in detections.values() for c in d[2]]
+    texts, scores, words = _recognise(engine, crops)
+    out: list[tuple[OcrResult | Exception, float]] = []
     start = 0
     for image, item in zip(images, staged):
         height, width = image.shape[:2]
         if isinstance(item, Exception):
-            out.append(_failure(backend, image, item))
+            out.append((_failure(backend, image, item), 0.0))
             continue
         ori, img, record = item
-        boxes, box_scores, mine = detections[id(item)]
+        boxes, box_scores, mine, unsure = detections[id(item)]
         n = len(mine)
         if n == 0:
-            out.append(OcrResult((), width, height, backend.alphabet))
+            out.append((OcrResult((), width, height, backend.alphabet), unsure))
             continue
         rec = TextRecOutput(imgs=list(mine), txts=tuple(texts[start:start + n]), scores=list(scores[start:start + n]),
                             word_results=tuple(words[start:start + n]))
@@ -56,9 +94,11 @@ def ocr_batch(backend: RapidOcrBackend, images: list[np.ndarray]) -> list[OcrRes
         try:
             result = engine.build_final_output(ori, TextDetOutput(img, boxes, box_scores), _no_cls(), rec, list(mine), record)
         except Exception as exc:   # as the single-image path: this image fails, the batch goes on
-            out.append(_failure(backend, image, exc))
+            out.append((_failure(backend, image, exc), unsure))
             continue
-        out.append(OcrResult(tuple(_lines(result)), width, height, backend.alphabet))
+        lines = tuple(_lines(result))
+        unread = n > sum(line.confidence >= 0.5 for line in lines)
+        out.append((OcrResult(lines, width, height, backend.alphabet), math.inf if unread else unsure))
     return out
 
 
@@ -79,11 +119,18 @@ def _stage(engine, image: np.ndarray):
         return exc
 
 
-def _detect(engine, staged: list) -> dict:
-    """{id(staged item): (boxes, scores, crops)}, one detector call per distinct input shape of the batch."""
+def _detect(engine, staged: list, again: bool = False) -> dict:
+    """{id(staged item): (boxes, scores, crops, uncertainty)}, one detector call per distinct input shape of the
+    batch; `again`: the detector's input is the grey image at 1.5 times the detector size (crops stay in colour)."""
+    import cv2
+    from rapidocr.ch_ppocr_det.utils import DetPreProcess
+
     detector = engine._load_det_model()
-    tensors = [detector.get_preprocess()(img) for _, img, _ in staged]
-    found = {id(item): (None, None, []) for item in staged}
+    prepare = (DetPreProcess(round(detector.limit_side_len * 1.5), detector.limit_type, detector.mean, detector.std)
+               if again else detector.get_preprocess())
+    tensors = [prepare(cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR) if again else img)
+               for _, img, _ in staged]
+    found = {id(item): (None, None, [], 0.0) for item in staged}
     groups: dict[tuple, list] = {}
     for item, t in zip(staged, tensors):
         if t is not None:
@@ -93,9 +140,11 @@ def _detect(engine, staged: list) -> dict:
         for k, (item, _) in enumerate(group):
             img = item[1]
             boxes, scores = detector.postprocess_op(preds[k:k + 1], img.shape[:2])
+            unsure = uncertainty(preds[k, 0])
+            found[id(item)] = (None, None, [], unsure)
             if len(boxes):
                 boxes = detector.sorted_boxes(boxes)
-                found[id(item)] = (boxes, scores, engine.crop_text_regions(img, boxes))
+                found[id(item)] = (boxes, scores, engine.crop_text_regions(img, boxes), unsure)
     return found
 
 
@@ -126,4 +175,6 @@ def _lines(result) -> list[OcrLine]:
 
 def _failure(backend, image: np.ndarray, exc: Exception) -> Exception:
     height, width = image.shape[:2]
-    return RuntimeError(f"OCR ({backend.name}) failed on this {width}×{height} image: {type(exc).__name__}: {exc}".rstrip(": "))
+    error = RuntimeError(f"OCR ({backend.name}) failed on this {width}×{height} image: {type(exc).__name__}: {exc}".rstrip(": "))
+    error.__cause__ = exc   # the single-image path re-raises the cause, so its message is not wrapped twice
+    return error

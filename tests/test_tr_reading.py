@@ -1,0 +1,104 @@
+"""The OCR's second look: when the detector's map is unsure, the detector looks again at the grey image and the two
+readings are merged line by line (vistar.features.ocr.merge_readings, ocr_batched.uncertainty)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vistar.features.ocr import OcrLine, OcrSettings, merge_readings
+from vistar.features.ocr_batched import uncertainty
+
+
+def box(text: str, x: float, y: float, w: float = 200, h: float = 30, conf: float = 0.98) -> OcrLine:
+    return OcrLine(text, conf, ((x, y), (x + w, y), (x + w, y + h), (x, y + h)))
+
+
+def texts(lines) -> list[str]:
+    return sorted(line.text for line in lines)
+
+
+def test_a_line_only_the_second_look_found_is_added():
+    first = (box("BUY ONE GET ONE", 100, 100),)
+    second = (box("BUY ONE GET ONE", 102, 101), box("FRESH ORGANIC", 100, 140), box("pizza", 150, 180, w=60))
+    assert texts(merge_readings(first, second)) == ["BUY ONE GET ONE", "FRESH ORGANIC", "pizza"]
+
+
+def test_the_same_line_seen_twice_is_read_once_and_the_surer_reading_wins():
+    first = (box("GRAND OPENING", 100, 100, conf=0.99),)
+    assert merge_readings(first, (box("GRAND 0PENING", 101, 99, conf=0.80),)) == first
+    second = (box("GRAND OPENING", 101, 99, conf=0.99),)
+    assert merge_readings((box("GRANO OPENINC", 100, 100, conf=0.62),), second) == second
+    # a tie keeps the first look
+    assert merge_readings(first, (box("GRAND OPENING", 101, 99, conf=0.99),)) == first
+
+
+def test_two_lines_run_together_are_replaced_by_the_two_lines_read_apart():
+    # one tall box over two lines, read poorly, against two boxes each read surely: the group of rivals goes to the
+    # look that read more letters more surely (0.55 x 9 = 5 against 0.97 x 12 + 0.96 x 11 = 22)
+    first = (box("NIGHTMRKT", 100, 100, h=70, conf=0.55), box("OPEN LATE", 100, 300))
+    second = (box("NIGHT MARKET", 100, 100), box("FRESH BREAD", 100, 140))
+    assert texts(merge_readings(first, second)) == ["FRESH BREAD", "NIGHT MARKET", "OPEN LATE"]
+
+
+def test_merging_with_an_empty_look_changes_nothing():
+    first = (box("A", 10, 10, w=20), box("B", 10, 60, w=20))
+    assert merge_readings(first, ()) == first and merge_readings((), first) == first
+
+
+def test_uncertainty_counts_unsure_pixels_per_sure_pixel():
+    crisp = np.zeros((64, 64), np.float32)
+    crisp[10:20, 5:55] = 0.95                      # 500 sure pixels
+    crisp[9, 5:55] = 0.3                           # a 50-pixel unsure rim
+    assert uncertainty(crisp) == pytest.approx(50 / 501)
+    patchy = crisp.copy()
+    patchy[30:40, 5:55] = 0.4                      # a second line seen only faintly: 500 more unsure pixels
+    assert uncertainty(patchy) == pytest.approx(550 / 501)
+    assert uncertainty(np.zeros((8, 8), np.float32)) == 0.0
+
+
+def test_second_look_setting():
+    assert OcrSettings.from_params({}).second_look == pytest.approx(0.2)
+    assert OcrSettings.from_params({"second_look": 0}).second_look == 0.0
+    assert OcrSettings.from_params({"second_look": float("inf")}).second_look == float("inf")
+    with pytest.raises(ValueError, match="second_look"):
+        OcrSettings.from_params({"second_look": -1})
+
+
+# --- through the real RapidOCR: text over diagonal stripes, where the first look misses lines -------------------
+
+@pytest.fixture(scope="module")
+def looks():
+    from vistar.features.ocr import RapidOcrBackend
+
+    return {"once": RapidOcrBackend(OcrSettings(second_look=float("inf"))), "default": RapidOcrBackend(OcrSettings())}
+
+
+def stripes_poster(seed: int, font_name: str, font_size: int) -> np.ndarray:
+    import random
+
+    from vistar.synth.text import background, poster_fonts, render_poster
+
+    base = background("stripes", 512, random.Random(seed))
+    ink = (235, 235, 235) if np.asarray(base.convert("L")).mean() < 128 else (20, 20, 20)
+    font = next(f for f in poster_fonts() if f and f.endswith(font_name))
+    return np.asarray(render_poster(base, STRIPES_TEXT, [], font=font, font_size=font_size, ink=ink, stroke=1, angle=8.0))
+
+
+STRIPES_TEXT = ["FRESH COFFEE", "NIGHT MARKET", "OPEN LATE"]
+
+
+@pytest.mark.parametrize("seed, font_name, font_size", [(8, "DejaVuSansMono-Bold.ttf", 20), (10, "DejaVuSansMono-Bold.ttf", 20),
+                                                        (3, "DejaVuSansMono-Bold.ttf", 20), (6, "DejaVuSans.ttf", 18)])
+def test_text_over_stripes_is_read_whole_after_a_second_look(looks, seed, font_name, font_size):
+    from vistar.features.ocr import OcrResult
+    from vistar.metrics.tr import METRIC
+    from vistar.ontology import Ontology
+
+    image = stripes_poster(seed, font_name, font_size)
+    params, expected = Ontology.load(None).metric_params("TR"), " ".join(STRIPES_TEXT)
+    scores = {}
+    for name, backend in looks.items():
+        ocr = OcrResult(tuple(backend(image)), image.shape[1], image.shape[0], backend.alphabet)
+        scores[name] = METRIC.fn({"ocr": ocr}, {"text": expected}, params, None)
+    assert scores["once"].score < 0.9, scores["once"].details["recognised"]   # one look misses a line or letters
+    assert scores["default"].score == 1.0, scores["default"].details["recognised"]
