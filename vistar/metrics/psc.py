@@ -22,9 +22,6 @@ from ..features.types import Instances
 from ..kernels.chaos import pair_stats
 from .psc_support import support_below
 
-# Parameters added with version 3, used where the ontology does not set them (docs/metrics/psc.md)
-DEFAULTS = {"support_relax": 0.5, "step_frac": 0.03}
-
 
 def candidate_pairs(boxes: np.ndarray, reach: float) -> np.ndarray:
     """Pairs (i < j) whose boxes, grown by REACH pixels, intersect: a cheap filter before the pixel kernel."""
@@ -66,7 +63,6 @@ def contact_radii(height: int, width: int, params: dict) -> tuple[int, int]:
 
 def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[dict]:
     """Every interacting pair with its chaos value, attachment flag, support, weight and pair score (fixed order)."""
-    params = {**DEFAULTS, **params}
     height, width = depth.shape
     if instances.masks.shape[1:] != (height, width):
         raise ValueError(f"instance masks {instances.masks.shape[1:]} and depth {depth.shape} differ in size")
