@@ -64,3 +64,18 @@ def test_slice_of_each_set(home, monkeypatch):
     assert group.n == 2 and group.value == 0.5 and "bus 4->3" in group.note
     assert "persons+faces" in group.note
     assert empty[0].n == 2 and empty[0].value == 1.0
+
+
+def test_expression_rows_match_each_labelled_face_to_its_person(tmp_path_factory, monkeypatch):
+    from tests.fetched_weights import fetched_expression_weights
+    from vistar.validity.cpa import run_expressions
+
+    home = fetched_expression_weights(tmp_path_factory).parents[2]   # VISTAR_HOME/models/NAME/FILE
+    monkeypatch.setenv("VISTAR_HOME", str(home))
+    neutral, top = run_expressions(1)                    # sitcom_cast: five men, each labelled neutral
+    if "unavailable" in neutral.note or "not found: sitcom_cast:" in neutral.note:
+        pytest.skip(neutral.note)
+    assert neutral.n == 5 and top.n == 5                 # every face found and given to its own annotated person
+    assert neutral.value == top.value and neutral.goal == "report"
+    wrong = round((1 - neutral.value) * 5)
+    assert neutral.note.count("neutral->") == wrong      # each misread face is named with what it was read as
