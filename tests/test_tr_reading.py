@@ -102,3 +102,19 @@ def test_text_over_stripes_is_read_whole_after_a_second_look(looks, seed, font_n
         scores[name] = METRIC.fn({"ocr": ocr}, {"text": expected}, params, None)
     assert scores["once"].score < 0.9, scores["once"].details["recognised"]   # one look misses a line or letters
     assert scores["default"].score == 1.0, scores["default"].details["recognised"]
+
+
+def test_the_batched_path_takes_the_same_second_look(looks):
+    # the GPU path (one detector call per shape, one recogniser pass per batch) runs the same two looks
+    from vistar.features.ocr_batched import ocr_batch
+    from vistar.synth.text import render_text
+
+    images = [stripes_poster(8, "DejaVuSansMono-Bold.ttf", 20), np.asarray(render_text("OPEN LATE", size=512)),
+              stripes_poster(10, "DejaVuSansMono-Bold.ttf", 20)]
+    backend = looks["default"]
+    for batched, image in zip(ocr_batch(backend, images), images):
+        single = backend(image)
+        assert sorted(ln.text for ln in batched.lines) == sorted(ln.text for ln in single)
+        for a, b in zip(sorted(batched.lines, key=lambda ln: ln.box), sorted(single, key=lambda ln: ln.box)):
+            assert abs(a.confidence - b.confidence) <= 0.02 and np.abs(np.array(a.box) - np.array(b.box)).max() <= 1.0
+    assert " ".join(ln.text for ln in ocr_batch(backend, images)[1].lines) == "OPEN LATE"
