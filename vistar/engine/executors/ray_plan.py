@@ -8,8 +8,9 @@ one more process per stage, for nothing: every actor of a group can run any of i
 
 CPU accounting (Ray will not start an actor whose `num_cpus` does not fit a node, and a pool short of actors
 stalls the pipeline): each group's pool has one actor per cluster CPU (at most `--cpu-workers`, at most one per
-batch), and each of those actors asks for 1/G of a CPU, G the number of groups. The stage actors then reserve at
-most the cluster's CPUs, and as every request is the same 1/G, any node's whole CPUs hold a whole number of them:
+batch), and each of those actors asks for 1/G of a CPU, G the number of groups (rounded down to Ray's unit). The
+stage actors then reserve at most the cluster's CPUs, and as every request is the same 1/G, any node's whole CPUs
+hold a whole number of them:
 whichever node Ray picks, every actor fits. Decoding and the metrics are light (tens of milliseconds an image
 against the stages' hundreds) and ask for no CPU; they get one actor per `LIGHT_SHARE` stage actors. The
 Dataset comes from `from_items` (blocks put by the driver), so no read task needs a CPU either.
@@ -29,6 +30,7 @@ from .ray_stages import Decoder, Scorer, StageRunner
 
 GPU_ACTORS_PER_GPU = 2
 LIGHT_SHARE = 8
+RESOURCE_UNITS = 10_000   # Ray counts CPUs and GPUs in 1/10,000ths
 JUDGE_STAGES = ("hwpq", "judge.")   # a VLM behind an API: network-bound, whatever the device
 
 
@@ -79,7 +81,7 @@ def plan(stages: list[str], device: str, cpus: float, gpus: float, n_batches: in
     groups = group_stages(stages, accelerated)
     whole_cpus = max(1, int(cpus))
     workers = max(1, min(cpu_workers or whole_cpus, whole_cpus, n_batches))
-    cpu_share = 1.0 / max(1, len(groups))
+    cpu_share = _share(1.0, len(groups))
     gpu_groups = sum(accelerated(g[0]) for g in groups)
     if gpu_groups and gpus <= 0:
         raise ValueError(f"--device {device} with --executor ray: the Ray cluster has no GPU")
@@ -88,13 +90,18 @@ def plan(stages: list[str], device: str, cpus: float, gpus: float, n_batches: in
         per_actor = 1.0 / math.ceil(gpu_actors / int(gpus))
     else:           # a cluster offering part of a GPU: one actor takes that part
         gpu_actors, per_actor = 1, gpus
-    gpu_share = per_actor / max(1, gpu_groups)
+    gpu_share = _share(per_actor, gpu_groups)
     light = max(1, min(n_batches, math.ceil(workers / LIGHT_SHARE)))
     pipeline = [RayStage("decode", (), light, 0.0)]
     for group in groups:
         on_gpu = accelerated(group[0])
         pipeline.append(RayStage("stages", group, gpu_actors if on_gpu else workers, cpu_share, gpu_share if on_gpu else 0.0))
     return pipeline + [RayStage("metrics", (), light, 0.0)]
+
+
+def _share(whole: float, parts: int) -> float:
+    """WHOLE / PARTS rounded down to Ray's resource unit (1/10,000), so PARTS of them never exceed WHOLE."""
+    return math.floor(whole * RESOURCE_UNITS / max(1, parts)) / RESOURCE_UNITS
 
 
 def map_batches_args(pipeline: list[RayStage], setup: bytes, max_pixels: int) -> list[dict]:
