@@ -10,10 +10,9 @@ CPU accounting (Ray will not start an actor whose `num_cpus` does not fit a node
 stalls the pipeline): each group's pool has one actor per cluster CPU (at most `--cpu-workers`, at most one per
 batch), and each of those actors asks for 1/G of a CPU, G the number of groups (rounded down to Ray's unit). The
 stage actors then reserve at most the cluster's CPUs, and as every request is the same 1/G, any node's whole CPUs
-hold a whole number of them:
-whichever node Ray picks, every actor fits. Decoding and the metrics are light (tens of milliseconds an image
-against the stages' hundreds) and ask for no CPU; they get one actor per `LIGHT_SHARE` stage actors. The
-Dataset comes from `from_items` (blocks put by the driver), so no read task needs a CPU either.
+hold a whole number of them: whichever node Ray picks, every actor fits. Decoding and the metrics are light (tens
+of milliseconds an image against the stages' hundreds) and ask for no CPU; they get one actor per `LIGHT_SHARE`
+stage actors. The Dataset comes from `from_items` (blocks put by the driver), so no read task needs a CPU either.
 
 GPUs: `GPU_ACTORS_PER_GPU` actors of every accelerated group per GPU (one prepares its batch on the CPU while the
 other runs on the GPU), each asking for its fraction of one GPU, so small models share a GPU; never more actors
