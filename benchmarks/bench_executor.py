@@ -28,6 +28,7 @@ thread, and idle time (measured on the whole run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -175,7 +176,8 @@ def main() -> None:
         if args.posters:
             workloads.append((f"TR, {args.posters} posters", args.posters, posters(tmp / "tr", args.posters), {}))
         if args.mixed:
-            root, weights = mixed(tmp / "mixed", args.mixed)
+            with contextlib.redirect_stdout(sys.stderr):  # the checkpoint builders' notices stay out of the tables
+                root, weights = mixed(tmp / "mixed", args.mixed)
             workloads.append((f"mixed, {args.mixed} images", args.mixed, root, weights))
         n = args.workers
         configurations = [("one process, one core", one, ["--cpu-workers", "1"]),
