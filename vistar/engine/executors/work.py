@@ -29,9 +29,10 @@ FORWARDED_ENV = ("VISTAR_", "HF_", "NUMBA_CACHE_DIR")
 
 LEDGER = "judge_ledger"   # the judge stages' count of calls and cost (`vlm.prices.Ledger`), summed by the driver
 
-# one thread per worker: N workers on N cores, not N x (cores) threads fighting for them
+# one thread per worker: N workers on N cores, not N x (cores) threads fighting for them (OpenCV sizes its own
+# thread pool from OPENCV_FOR_THREADS_NUM when imported, every core by default)
 SINGLE_THREAD_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                             "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")}
+                                             "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENCV_FOR_THREADS_NUM")}
 
 
 @dataclass
