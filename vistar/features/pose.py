@@ -186,5 +186,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[PoseResult]:
     return out
 
 
-STAGE = FeatureStage(name="pose", version="mediapipe-0.10.21-full+ssd-mobilenet-v2/4", compute=_compute,
+STAGE = FeatureStage(name="pose", version="mediapipe-0.10.21-full+ssd-mobilenet-v2/5", compute=_compute,
                      requires=("faces",), models=(PERSON_MODEL,))
