@@ -23,12 +23,19 @@ CPU scores do not depend on the batch size.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import replace
 
 import numpy as np
 
 from .ocr import OcrLine, OcrResult, RapidOcrBackend, merge_readings
+
+
+# A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47) than words: boxes down to
+# FAINT_BOX_SCORE are read too and kept when the recogniser reads them at FAINT_MIN_CONFIDENCE or more.
+FAINT_BOX_SCORE = 0.3
+FAINT_MIN_CONFIDENCE = 0.9
 
 
 def ocr_batch(backend: RapidOcrBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
@@ -73,7 +80,7 @@ def _look(backend: RapidOcrBackend, images: list[np.ndarray], again: bool) -> li
     engine = backend.engine
     staged = [_stage(engine, image) for image in images]
     detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again)
-    crops = [c for d in detections.values() for c in d[2]]
+    crops = [c for d in detections.values() for c in d[1]]
     texts, scores, words = _recognise(engine, crops)
     out: list[tuple[OcrResult | Exception, float]] = []
     start = 0
@@ -83,22 +90,27 @@ def _look(backend: RapidOcrBackend, images: list[np.ndarray], again: bool) -> li
             out.append((_failure(backend, image, item), 0.0))
             continue
         ori, img, record = item
-        boxes, box_scores, mine, unsure = detections[id(item)]
+        boxes, mine, unsure, strong = detections[id(item)]
         n = len(mine)
-        if n == 0:
+        txts, confs, wrds = texts[start:start + n], scores[start:start + n], words[start:start + n]
+        start += n
+        # a faint box counts only when read surely; a box the detector was sure of but the recogniser could not
+        # read makes the look unsure
+        keep = [k for k in range(n) if k < strong or confs[k] >= FAINT_MIN_CONFIDENCE]
+        if any(not txts[k].strip() or confs[k] < 0.5 for k in range(strong)):
+            unsure = math.inf
+        if not keep:
             out.append((OcrResult((), width, height, backend.alphabet), unsure))
             continue
-        rec = TextRecOutput(imgs=list(mine), txts=tuple(texts[start:start + n]), scores=list(scores[start:start + n]),
-                            word_results=tuple(words[start:start + n]))
-        start += n
+        rec = TextRecOutput(imgs=[mine[k] for k in keep], txts=tuple(txts[k] for k in keep),
+                            scores=[confs[k] for k in keep], word_results=tuple(wrds[k] for k in keep))
         try:
-            result = engine.build_final_output(ori, TextDetOutput(img, boxes, box_scores), _no_cls(), rec, list(mine), record)
+            result = engine.build_final_output(ori, TextDetOutput(img, boxes[keep], [1.0] * len(keep)), _no_cls(), rec,
+                                               [mine[k] for k in keep], record)
         except Exception as exc:   # as the single-image path: this image fails, the batch goes on
             out.append((_failure(backend, image, exc), unsure))
             continue
-        lines = tuple(_lines(result))
-        unread = n > sum(line.confidence >= 0.5 for line in lines)
-        out.append((OcrResult(lines, width, height, backend.alphabet), math.inf if unread else unsure))
+        out.append((OcrResult(tuple(_lines(result)), width, height, backend.alphabet), unsure))
     return out
 
 
@@ -120,7 +132,8 @@ def _stage(engine, image: np.ndarray):
 
 
 def _detect(engine, staged: list, again: bool = False) -> dict:
-    """{id(staged item): (boxes, scores, crops, uncertainty)}, one detector call per distinct input shape of the
+    """{id(staged item): (boxes, crops, uncertainty, how many boxes are sure)}: the boxes RapidOCR keeps (box score
+    >= 0.5), then the faint ones (score >= FAINT_BOX_SCORE), one detector call per distinct input shape of the
     batch; `again`: the detector's input is the grey image at 1.5 times the detector size (crops stay in colour)."""
     import cv2
     from rapidocr.ch_ppocr_det.utils import DetPreProcess
@@ -130,7 +143,9 @@ def _detect(engine, staged: list, again: bool = False) -> dict:
                if again else detector.get_preprocess())
     tensors = [prepare(cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR) if again else img)
                for _, img, _ in staged]
-    found = {id(item): (None, None, [], 0.0) for item in staged}
+    faint = copy.copy(detector.postprocess_op)
+    faint.box_thresh = FAINT_BOX_SCORE
+    found = {id(item): (None, [], 0.0, 0) for item in staged}
     groups: dict[tuple, list] = {}
     for item, t in zip(staged, tensors):
         if t is not None:
@@ -139,12 +154,12 @@ def _detect(engine, staged: list, again: bool = False) -> dict:
         preds = detector.session(np.concatenate([t for _, t in group]))
         for k, (item, _) in enumerate(group):
             img = item[1]
-            boxes, scores = detector.postprocess_op(preds[k:k + 1], img.shape[:2])
-            unsure = uncertainty(preds[k, 0])
-            found[id(item)] = (None, None, [], unsure)
-            if len(boxes):
-                boxes = detector.sorted_boxes(boxes)
-                found[id(item)] = (boxes, scores, engine.crop_text_regions(img, boxes), unsure)
+            boxes, _ = detector.postprocess_op(preds[k:k + 1], img.shape[:2])
+            boxes = detector.sorted_boxes(boxes) if len(boxes) else np.zeros((0, 4, 2), np.float32)
+            weak = [b for b in faint(preds[k:k + 1], img.shape[:2])[0] if not any(np.array_equal(b, s) for s in boxes)]
+            every = np.concatenate([boxes, np.asarray(weak, np.float32).reshape(-1, 4, 2)]).astype(np.float32)
+            crops = engine.crop_text_regions(img, every) if len(every) else []
+            found[id(item)] = (every, crops, uncertainty(preds[k, 0]), len(boxes))
     return found
 
 
