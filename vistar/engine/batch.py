@@ -20,49 +20,57 @@ def score_batch(groups: list[list[Job]], images: list, ctx, ontology, timings: d
     each stage and in the metrics (what `benchmarks/bench_executor.py` reports as per-stage utilisation)."""
     timings = {} if timings is None else timings
     rows: list[dict] = []
-    live = []
     for group, image in zip(groups, images):
         if isinstance(image, Exception):
             rows += [_job_row(j, None, "error", f"image: {image}", {}) for j in group]
-        else:
-            live.append((group, image))
-    # each image runs only the stages its own metrics need (a batch can mix angles)
-    wanted = [set(registry.stage_order({f for job in group for f in job.metric.all_features})) for group, _ in live]
-    features = [dict() for _ in live]
-    for name in registry.stage_order(set().union(*wanted)):
-        stage = registry.feature_stage(name)
-        idx = []
-        for i in range(len(live)):
-            if name not in wanted[i]:
-                continue
-            failed = next((features[i][d] for d in stage.requires if isinstance(features[i].get(d), BaseException)), None)
-            if failed is None:
-                idx.append(i)
-            else:
-                features[i][name] = failed  # a failed dependency fails this stage the same way (skip stays skip)
-        inputs = [registry.StageInput(live[i][1], live[i][0][0].prompt, resolved_controls(live[i][0][0].prompt, ontology),
-                                      {d: features[i][d] for d in stage.requires}) for i in idx]
-        start = time.perf_counter()
-        try:
-            outputs = list(stage.compute(inputs, ctx)) if inputs else []
-            if len(outputs) != len(inputs):
-                raise RuntimeError(f"stage '{name}' returned {len(outputs)} outputs for {len(inputs)} images")
-        except MissingWeightError as exc:
-            outputs = [exc] * len(inputs)
-        except Exception as exc:  # a stage crash costs this batch's rows for this stage, never the run
-            missing = as_missing_dependency(exc)   # an optional package not installed: skipped, naming the install
-            if missing is None:
-                exc.add_note(traceback.format_exc(limit=3))
-            outputs = [missing or exc] * len(inputs)
-        timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
-        for i, out in zip(idx, outputs):
-            features[i][name] = out
+    live = [i for i, image in enumerate(images) if not isinstance(image, Exception)]
+    wanted = stages_wanted(groups)  # each image runs only the stages its own metrics need (a batch can mix angles)
+    features: list[dict] = [dict() for _ in groups]
+    for name in registry.stage_order(set().union(*(wanted[i] for i in live))):
+        run_stage(name, images, groups, features, [i for i in live if name in wanted[i]], ctx, ontology, timings)
     start = time.perf_counter()
-    for (group, _), feats in zip(live, features):
-        for job in group:
-            rows.append(_apply_metric(job, feats, ontology))
+    for i in live:
+        for job in groups[i]:
+            rows.append(_apply_metric(job, features[i], ontology))
     timings["metrics"] = timings.get("metrics", 0.0) + time.perf_counter() - start
     return rows
+
+
+def stages_wanted(groups: list[list[Job]]) -> list[set[str]]:
+    """Per image, the feature stages its jobs' metrics need, dependencies included."""
+    return [set(registry.stage_order({f for job in group for f in job.metric.all_features})) for group in groups]
+
+
+def run_stage(name: str, images: list, groups: list[list[Job]], features: list[dict], wanting: list[int], ctx, ontology,
+              timings: dict) -> None:
+    """Stage NAME once over the images at indices WANTING, into `features[i][name]`: a failed dependency fails it
+    the same way (a skip stays a skip), a raising stage gives each image the exception, a missing weight or
+    optional package its skip. Shared by `score_batch` and the Ray pipeline's stage actors."""
+    stage = registry.feature_stage(name)
+    idx = []
+    for i in wanting:
+        failed = next((features[i][d] for d in stage.requires if isinstance(features[i].get(d), BaseException)), None)
+        if failed is None:
+            idx.append(i)
+        else:
+            features[i][name] = failed
+    inputs = [registry.StageInput(images[i], groups[i][0].prompt, resolved_controls(groups[i][0].prompt, ontology),
+                                  {d: features[i][d] for d in stage.requires}) for i in idx]
+    start = time.perf_counter()
+    try:
+        outputs = list(stage.compute(inputs, ctx)) if inputs else []
+        if len(outputs) != len(inputs):
+            raise RuntimeError(f"stage '{name}' returned {len(outputs)} outputs for {len(inputs)} images")
+    except MissingWeightError as exc:
+        outputs = [exc] * len(inputs)
+    except Exception as exc:  # a stage crash costs this batch's rows for this stage, never the run
+        missing = as_missing_dependency(exc)   # an optional package not installed: skipped, naming the install
+        if missing is None:
+            exc.add_note(traceback.format_exc(limit=3))
+        outputs = [missing or exc] * len(inputs)
+    timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+    for i, out in zip(idx, outputs):
+        features[i][name] = out
 
 
 def _apply_metric(job: Job, feats: dict, ontology) -> dict:

@@ -4,7 +4,8 @@
 A planned batch travels from actor to actor as one pickled `InFlight` in a Ray Data row: features are arbitrary
 Python objects (arrays, dataclasses, the exception a stage failed with) that no Arrow schema describes, and a
 batch that stays whole runs every stage over the same images together, as `batch.score_batch` does. The steps
-below are `score_batch`'s, split where the actors change; the executor tests hold the two to the same rows.
+below are `score_batch`'s (its `run_stage` included), split where the actors change; the executor tests hold the
+two to the same rows.
 """
 from __future__ import annotations
 
@@ -16,10 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...models.errors import MissingWeightError, as_missing_dependency
-from ...prompts_dsl import resolved_controls
-from .. import registry
-from ..batch import _apply_metric, _job_row
+from ..batch import _apply_metric, _job_row, run_stage, stages_wanted
 from ..prefetch import decode_image
 from .work import BatchReport, BatchWorker, _failed_rows, image_paths, single_thread_env, unpack
 
@@ -135,45 +133,15 @@ class StageRunner(_Actor):
     def step(self, state: InFlight) -> None:
         groups = unpack(state.packed)
         live = [i for i, image in enumerate(state.images) if not isinstance(image, Exception)]
-        wanted = {i: set(registry.stage_order({f for job in groups[i] for f in job.metric.all_features})) for i in live}
+        wanted = stages_wanted(groups)
         seconds: dict[str, float] = {}
         self.worker.new_ledger()
         for name in self.stages:
-            _run_stage(name, groups, state, [i for i in live if name in wanted[i]], self.worker, seconds)
+            run_stage(name, state.images, groups, state.features, [i for i in live if name in wanted[i]],
+                      self.worker.ctx, self.worker.setup.ontology, seconds)
         if not self.keep_images:   # no later actor reads pixels: they need not travel further
             state.images = [image if isinstance(image, Exception) else None for image in state.images]
         state.reports.append(self.worker.report([], seconds))
-
-
-def _run_stage(name: str, groups: list, state: InFlight, wanting: list[int], worker: BatchWorker, seconds: dict) -> None:
-    """One stage over the images in WANTING, as in `score_batch`: a failed dependency fails it the same way, a
-    raising stage gives each image the exception, a missing weight or optional package its skip."""
-    stage = registry.feature_stage(name)
-    features, ontology = state.features, worker.setup.ontology
-    idx = []
-    for i in wanting:
-        failed = next((features[i][d] for d in stage.requires if isinstance(features[i].get(d), BaseException)), None)
-        if failed is None:
-            idx.append(i)
-        else:
-            features[i][name] = failed
-    inputs = [registry.StageInput(state.images[i], groups[i][0].prompt, resolved_controls(groups[i][0].prompt, ontology),
-                                  {d: features[i][d] for d in stage.requires}) for i in idx]
-    start = time.perf_counter()
-    try:
-        outputs = list(stage.compute(inputs, worker.ctx)) if inputs else []
-        if len(outputs) != len(inputs):
-            raise RuntimeError(f"stage '{name}' returned {len(outputs)} outputs for {len(inputs)} images")
-    except MissingWeightError as exc:
-        outputs = [exc] * len(inputs)
-    except Exception as exc:
-        missing = as_missing_dependency(exc)
-        if missing is None:
-            exc.add_note(traceback.format_exc(limit=3))
-        outputs = [missing or exc] * len(inputs)
-    seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
-    for i, out in zip(idx, outputs):
-        features[i][name] = out
 
 
 class Scorer(_Actor):
