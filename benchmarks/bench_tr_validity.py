@@ -16,7 +16,7 @@ letter changed, and an unrelated phrase; all are scored against the phrase. Repo
 TR >= 0.9, mean TR, share whose only error is a missing or extra space, and the ladder correct > typo > wrong.
 
 posters: vistar.validity.tr's rotated multi-line / two-column posters over photos and textures with decorative
-rings, dots and stars, in Latin, accented Latin and Greek, each drawn correct, with one typo and with one word
+rings, dots and stars, in Latin and Latin with diacritics (eight languages), each drawn correct, with one typo and with one word
 missing (`--split tuning` is what the metric's parameters were chosen on; `validation` is what `vistar validate`
 runs). Prints the validity rows, then the calibration of the glyph filter (`glyph_gap`, `min_glyph_confidence`):
 confidence and distance to the nearest longer line of the one- and two-character readings that are words of the

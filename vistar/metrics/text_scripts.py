@@ -13,10 +13,6 @@ import unicodedata
 
 from .text_similarity import APOSTROPHES, strip_accents
 
-# Scripts TR scores by default: Latin (with the diacritics in the dictionary) is validated on held-out posters;
-# Han, Hiragana and Katakana are the recogniser's own training scripts, scored but not validated here (no CJK font
-# where the validity sets are drawn). Greek is in the dictionary but left out: measured unreliable.
-SCORED_SCRIPTS = ("Latin", "Han", "Hiragana", "Katakana")
 _WORD = re.compile(r"[^\W_]+")  # runs of letters and digits: words as the normalisation splits them
 
 

@@ -13,7 +13,7 @@ import unicodedata
 from ..api import Combine, Metric, MetricResult
 from ..features.ocr import OcrLine, OcrResult
 from .text_layout import level_boxes, line_height, reading_order
-from .text_scripts import SCORED_SCRIPTS, support
+from .text_scripts import support
 from .text_similarity import char_similarity, normalize_text, word_similarity
 
 
@@ -95,7 +95,7 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     ocr = features["ocr"]
     norm = {"case_sensitive": bool(params["case_sensitive"]), "strip_punctuation": bool(params["strip_punctuation"]),
             "fold_accents": bool(params["fold_accents"])}
-    why, unsupported = support(expected, ocr.alphabet, params.get("scripts", SCORED_SCRIPTS),
+    why, unsupported = support(expected, ocr.alphabet, params["scripts"],
                                case_sensitive=norm["case_sensitive"], fold_accents=norm["fold_accents"])
     if why:  # an exact render would score like no text, or the reading is not trusted: say so, never score low
         return MetricResult.skipped(why, **unsupported)
