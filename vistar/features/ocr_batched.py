@@ -31,7 +31,6 @@ import numpy as np
 
 from .ocr import OcrLine, OcrResult, RapidOcrBackend, merge_readings
 
-
 # A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47) than words: boxes down to
 # FAINT_BOX_SCORE are read too and kept when the recogniser reads them at FAINT_MIN_CONFIDENCE or more.
 FAINT_BOX_SCORE = 0.3
