@@ -30,9 +30,6 @@ from ..prefetch import Prefetcher, _exit_with_parent
 from . import usable_cores
 from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
 
-# OpenCV sizes its thread pool from this variable when it is imported (default: every core)
-OPENCV_THREADS = {"OPENCV_FOR_THREADS_NUM": "1"}
-
 
 class InProcess:
     """Decode ahead (`--workers`, `--prefetch`) and score each batch in this process: the default for small runs."""
@@ -69,7 +66,7 @@ def start_forkserver() -> None:
     """Start the fork server the pool's workers come from, with the engine imported in the workers' one-thread
     environment (this process's environment is left as it was). A no-op when it already runs."""
     multiprocessing.get_context("forkserver").set_forkserver_preload([__name__])
-    with _environment({**SINGLE_THREAD_ENV, **OPENCV_THREADS}):
+    with _environment(SINGLE_THREAD_ENV):
         multiprocessing.forkserver.ensure_running()
 
 
@@ -95,7 +92,6 @@ def _start_worker(parent: int, setup: bytes) -> None:
     then the run's setup."""
     global _WORKER
     single_thread_env()
-    os.environ.update(OPENCV_THREADS)
     _exit_with_parent(parent)
     _WORKER = BatchWorker(pickle.loads(setup))
 

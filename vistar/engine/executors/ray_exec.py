@@ -29,7 +29,6 @@ BLOCKS_PER_ACTOR = 4   # Dataset blocks per actor: small enough to balance the l
 # driver, on 127.0.0.1. Set for a run's own local instance and for clusters at a loopback address: a run that serves
 # this machine only listens on loopback only.
 LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-AUTH_MODE = "RAY_AUTH_MODE"
 
 
 def is_loopback(address: str | None) -> bool:
@@ -43,8 +42,6 @@ def import_ray(address: str | None = None):
     (Ray reads the switch when it is imported, so a Ray the caller imported and started keeps its own setting)."""
     if is_loopback(address) and address != "auto":
         os.environ.setdefault(LOOPBACK_ONLY, "0")
-    if address is None:   # Ray's default for a new local instance (a token), said explicitly: Ray then does not warn
-        os.environ.setdefault(AUTH_MODE, "token")   # about it on every run (read when Ray is imported)
     try:
         import ray
         import ray.data  # noqa: F401
