@@ -20,6 +20,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import pickle
+import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -27,7 +28,7 @@ from typing import Iterable, Iterator
 
 from ..batch import score_batch
 from ..prefetch import Prefetcher, _exit_with_parent
-from . import usable_cores
+from . import local_workers
 from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
 
 
@@ -54,12 +55,9 @@ class InProcess:
 
 
 def may_use_pool(cfg, warm: bool) -> bool:
-    """Whether this run may score over a pool (`executors.local_workers` decides once the run is planned)."""
-    if warm or cfg.executor != "local":
-        return False
-    if cfg.cpu_workers is None:
-        return cfg.device == "cpu" and usable_cores() > 1
-    return cfg.cpu_workers > 1
+    """Whether this run may score over a pool: `local_workers` for a run with as many batches as it could use
+    (it decides for the real count once the run is planned)."""
+    return local_workers(cfg, sys.maxsize, warm) > 1
 
 
 def start_forkserver() -> None:

@@ -15,6 +15,7 @@ import os
 import pickle
 
 from .. import registry
+from ..batch import stages_wanted
 from . import usable_cores
 from .ray_plan import map_batches_args, plan
 from .ray_stages import InFlight, dumps
@@ -82,8 +83,7 @@ class RayExecutor:
 
     def pipeline(self, batches: list):
         """The pools for the stages these batches need, sized to the cluster (`ray_plan.plan`)."""
-        stages = registry.stage_order({f for batch in batches for group in batch for job in group
-                                       for f in job.metric.all_features})
+        stages = registry.stage_order(set().union(*(wanted for batch in batches for wanted in stages_wanted(batch))))
         resources = self.ray.cluster_resources()
         return plan(stages, self.cfg.device, resources.get("CPU", 1), resources.get("GPU", 0), len(batches),
                     self.cfg.cpu_workers, self.ctx.features)
