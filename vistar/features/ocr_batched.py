@@ -153,9 +153,12 @@ def _detect(engine, staged: list, again: bool = False) -> dict:
         preds = detector.session(np.concatenate([t for _, t in group]))
         for k, (item, _) in enumerate(group):
             img = item[1]
-            boxes, _ = detector.postprocess_op(preds[k:k + 1], img.shape[:2])
-            boxes = detector.sorted_boxes(boxes) if len(boxes) else np.zeros((0, 4, 2), np.float32)
-            weak = [b for b in faint(preds[k:k + 1], img.shape[:2])[0] if not any(np.array_equal(b, s) for s in boxes)]
+            # one post-process at the faint threshold: RapidOCR's filters are per box, so its own (sure) boxes are
+            # the ones scoring at least its threshold
+            candidates, box_scores = faint(preds[k:k + 1], img.shape[:2])
+            sure = [b for b, score in zip(candidates, box_scores) if score >= detector.postprocess_op.box_thresh]
+            weak = [b for b, score in zip(candidates, box_scores) if score < detector.postprocess_op.box_thresh]
+            boxes = detector.sorted_boxes(np.asarray(sure)) if sure else np.zeros((0, 4, 2), np.float32)
             every = np.concatenate([boxes, np.asarray(weak, np.float32).reshape(-1, 4, 2)]).astype(np.float32)
             crops = engine.crop_text_regions(img, every) if len(every) else []
             found[id(item)] = (every, crops, uncertainty(preds[k, 0]), len(boxes))
