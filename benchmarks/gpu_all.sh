@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Every GPU number docs/performance.md quotes, and the GPU tests, in one command on a CUDA machine with
+# `pip install -e '.[test]'` done:
+#
+#     bash benchmarks/gpu_all.sh [OUT_DIR]            # default OUT_DIR: gpu-results
+#
+# Steps run in the order below, most wanted first; each writes OUT_DIR/<step>.log (JSON reports beside it) and
+# appends one line (exit code, seconds, command) to OUT_DIR/summary.txt, which is printed at the end.
+# A failing step does not stop the others. Environment:
+#   STEP_LIMIT_S   seconds each step may take before it is stopped (default 1800)
+#   STEPS          the steps to run, space-separated (default: all, in this order)
+#   STAGE_COSTS_ARGS  workload options of the stage-cost bench (default: --n 48 --batch-sizes 1,8,32)
+#   EXECUTOR_ARGS  options of bench_executor.py (default: every core of the box; the mixed workload needs MediaPipe)
+set -u
+py=${PYTHON:-python3}
+out=${1:-gpu-results}
+mkdir -p "$out"
+limit=${STEP_LIMIT_S:-1800}
+cores=$(nproc)
+steps=${STEPS:-"env tests executor stage-costs kernels shadows psc cse pipeline examples"}
+
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  printf '%-12s rc=%-3s %5ss  %s\n' "$name" "$rc" "$((SECONDS - t0))" "$*" >>"$out/summary.txt"
+}
+
+run() {
+  case $1 in
+    env) step env "$py" -c "import platform, torch; print(platform.platform(), platform.python_version()); print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0)); import os; print('cpus', os.cpu_count())" ;;
+    tests) step tests "$py" -m pytest -q -p no:cacheprovider -m gpu tests/test_pipeline_device.py \
+      tests/test_pipeline_determinism.py tests/test_device_preprocess_instances.py tests/test_device_preprocess_sam.py \
+      tests/test_cuda_executors.py ;;
+    stage-costs) step stage-costs vistar bench --prompts benchmarks/stage_costs.vistar --device cuda --random-init --size 1024 \
+      ${STAGE_COSTS_ARGS:---n 48 --batch-sizes 1,8,32} --json "$out/stage-costs-cuda.json" ;;
+    executor) step executor "$py" benchmarks/bench_executor.py ${EXECUTOR_ARGS:---workers $cores} ;;
+    kernels) step kernels "$py" benchmarks/bench_kernels.py --repeats 15 ;;
+    shadows) step shadows "$py" benchmarks/bench_shadows.py --device cuda ;;
+    psc) step psc "$py" benchmarks/bench_psc.py --triton ;;
+    cse) step cse "$py" benchmarks/bench_cse.py --device cuda --dtype bfloat16 --size 1024 --images 8 ;;
+    pipeline) step pipeline "$py" benchmarks/bench_pipeline.py --images 256 --workers 0 4 8 --compute-ms 2 ;;
+    examples) step examples vistar bench --prompts examples/prompts.vistar --device cuda --random-init --n 256 \
+      --batch-sizes 1,8,32,64 --json "$out/bench-cuda.json" ;;
+    *) echo "unknown step $1" >>"$out/summary.txt" ;;
+  esac
+}
+
+: >"$out/summary.txt"
+for s in $steps; do run "$s"; done
+cat "$out/summary.txt"
