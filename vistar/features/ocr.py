@@ -260,5 +260,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exc
     return [_ocr_one(backend, item.image) for item in batch]
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/6", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/7", compute=_compute, models=("rapidocr",),
                      check_params=OcrSettings.from_params)

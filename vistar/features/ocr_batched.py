@@ -30,10 +30,12 @@ from dataclasses import replace
 import numpy as np
 
 from .ocr import OcrLine, OcrResult, RapidOcrBackend, merge_readings
+from .ocr_glyphs import reread_glyphs
 
-# A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47) than words: boxes down to
-# FAINT_BOX_SCORE are read too and kept when the recogniser reads them at FAINT_MIN_CONFIDENCE or more.
-FAINT_BOX_SCORE = 0.3
+# A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47, a lone "6" 0.24) than
+# words: boxes down to FAINT_BOX_SCORE are read too (a lone glyph's upright, ocr_glyphs) and kept when the recogniser
+# reads them at FAINT_MIN_CONFIDENCE or more.
+FAINT_BOX_SCORE = 0.2
 FAINT_MIN_CONFIDENCE = 0.9
 
 
@@ -81,6 +83,9 @@ def _look(backend: RapidOcrBackend, images: list[np.ndarray], again: bool) -> li
     detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again)
     crops = [c for d in detections.values() for c in d[1]]
     texts, scores, words = _recognise(engine, crops)
+    pictures = {id(item): item[1] for item in staged if not isinstance(item, Exception)}
+    owners = [(pictures[key], box) for key, found in detections.items() if found[1] for box in found[0]]
+    reread_glyphs(engine, [picture for picture, _ in owners], [box for _, box in owners], texts, scores)
     out: list[tuple[OcrResult | Exception, float]] = []
     start = 0
     for image, item in zip(images, staged):

@@ -57,6 +57,9 @@ class Split:
 
 TUNING = Split(0, (0.0, 13.0), (18, 34), (512, 576), PHOTOS[::2] + TEXTURES[:2], 0)
 VALIDATION = Split(20_000, (5.0, 15.0), (16, 30), (512, 640), PHOTOS[1::2] + TEXTURES[2:], 1)
+# scikit-image photos in neither split (none holds legible text): round, bright and grainy detail that the detector
+# may take for letters, as the validation photos' coat buttons; tuning only (vistar.validity.tr_tuning)
+EXTRA_PHOTOS = ("coins", "hubble_deep_field", "retina", "cell")
 
 
 @dataclass(frozen=True)
@@ -91,13 +94,25 @@ def sample_poster(rng: random.Random, split: Split, script: str) -> Poster:
     size = rng.choice(split.canvas)
     fonts = poster_fonts(ascii_ok=script == "latin")  # Pillow's default font has no accented letters
     backdrop = rng.choice(split.backgrounds)
-    base = background(backdrop, size, rng)
+    base = background(backdrop, size, rng) if backdrop not in EXTRA_PHOTOS else _extra_photo(backdrop, size, rng)
     dark_backdrop = np.asarray(base.convert("L"), float).mean() < 128
     ink = tuple(rng.randint(200, 255) for _ in range(3)) if dark_backdrop else tuple(rng.randint(0, 60) for _ in range(3))
     angle = rng.uniform(*split.angles) * rng.choice((-1, 1))
     style = {"base": base, "font": rng.choice(fonts), "font_size": rng.randint(*split.font_sizes) * size // 512,
              "ink": ink, "stroke": rng.choice((1, 2)), "angle": angle, "decor": rng.randint(0, 3), "seed": rng.randrange(2**31)}
     return Poster(title, columns, script, style, backdrop)
+
+
+def _extra_photo(name: str, size: int, rng: random.Random):
+    """A random `size`² crop of scikit-image's `name` photo, scaled as vistar.synth.text.background scales its own."""
+    import skimage.data
+    from PIL import Image
+
+    photo = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
+    scale = size / min(photo.size) * rng.uniform(1.0, 1.6)
+    photo = photo.resize((max(size, round(photo.width * scale)), max(size, round(photo.height * scale))), Image.BICUBIC)
+    x, y = rng.randrange(photo.width - size + 1), rng.randrange(photo.height - size + 1)
+    return photo.crop((x, y, x + size, y + size))
 
 
 def with_typo(poster: Poster, rng: random.Random) -> Poster:
