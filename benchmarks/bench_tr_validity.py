@@ -2,7 +2,8 @@
 
     python benchmarks/bench_tr_validity.py plain
     python benchmarks/bench_tr_validity.py backgrounds [--n 200] [--seed 0] [--space-prob 1.0 0.1]
-    python benchmarks/bench_tr_validity.py posters [--split tuning|validation] [--n 60] [--seed 0]
+    python benchmarks/bench_tr_validity.py posters [--split tuning|hard|photo|coins|validation] [--n 60] [--seed 0]
+    python benchmarks/bench_tr_validity.py glyphs [--n 60] [--seed 0]
 
 plain: vistar.synth.text.render_text posters, 512², for 10 phrases (digits, punctuation, mixed case, a
 20-letter word, sentences that wrap to 2-4 lines) in every TrueType font under /usr/share/fonts (plus Pillow's
@@ -17,10 +18,15 @@ TR >= 0.9, mean TR, share whose only error is a missing or extra space, and the 
 
 posters: vistar.validity.tr's rotated multi-line / two-column posters over photos and textures with decorative
 rings, dots and stars, in Latin and Latin with diacritics (eight languages), each drawn correct, with one typo and with one word
-missing (`--split tuning` is what the metric's parameters were chosen on; `validation` is what `vistar validate`
-runs). Prints the validity rows, then the calibration of the glyph filter (`glyph_gap`, `min_glyph_confidence`):
-confidence and distance to the nearest longer line of the one- and two-character readings that are words of the
-poster vs those that are not (decorations).
+missing (`--split tuning`, `hard`, `photo` and `coins` (vistar.validity.tr_tuning) are what the metric's parameters were
+chosen on; `validation` is what `vistar validate` runs). Prints the validity rows, then the calibration of the
+glyph filter (`glyph_gap`, `min_glyph_confidence`): confidence and distance to the nearest longer line of the one-
+and two-character readings that are words of the poster vs those that are not (decorations); then that of the
+stray-line rule (`stray_angle`): the lines it would drop at each angle, words of the poster vs not.
+
+glyphs: vistar.validity.tr_tuning's lone-glyph posters (a line of one digit or capital under tuning-photo posters):
+how many lone glyphs are read, with RapidOCR's crops and faint boxes down to 0.3 (the stage before the upright
+re-read) and as shipped.
 """
 from __future__ import annotations
 
@@ -161,9 +167,10 @@ def short_readings(lines: list) -> list[tuple[str, float, float]]:
 
 def posters(args) -> None:
     from vistar.metrics.text_similarity import normalize_text
-    from vistar.validity.tr import TUNING, VALIDATION, Scorer, ladder_cases, ladder_rows, score_ladder
+    from vistar.validity.tr import VALIDATION, Scorer, ladder_cases, ladder_rows, score_ladder
+    from vistar.validity.tr_tuning import SPLITS
 
-    split = {"tuning": TUNING, "validation": VALIDATION}[args.split]
+    split = {**SPLITS, "validation": VALIDATION}[args.split]
     start = time.perf_counter()
     scored = score_ladder(ladder_cases(args.n, args.seed, split), Scorer())
     for row in ladder_rows(scored, f"posters/{args.split}"):
@@ -180,19 +187,58 @@ def posters(args) -> None:
             conf, gap = np.array(values).T
             print(f"1-2 character readings that are {kind:10s}: {len(values):3d}  confidence {conf.min():.2f}-{conf.max():.2f}  "
                   f"distance to the nearest longer line {gap.min():.2f}-{gap.max():.2f} line heights")
+    stray_calibration(scored)
     print(f"({(time.perf_counter() - start) / len(scored) / 3 * 1000:.0f} ms/image)")
+
+
+def stray_calibration(scored: list[dict]) -> None:
+    """Per candidate `stray_angle`, the readings TR's stray rule drops (confidence >= min_confidence) that are
+    words of the poster (each word within half its letters of a word asked for) vs the rest."""
+    from vistar.metrics.text_similarity import normalize_text, word_cost
+    from vistar.metrics.tr import _strays
+
+    params = Ontology.load(None).metric_params("TR")
+    for angle in (4.0, 6.0, 8.0, 10.0, 15.0):
+        counts = {"word": 0, "not": 0}
+        for case in scored:
+            asked = normalize_text(case["expected"]).split()
+            for ocr in case["ocr"].values():
+                lines = [ln for ln in ocr.lines if ln.confidence >= float(params["min_confidence"])]
+                for k in _strays(lines, float(params["stray_confidence"]), angle):
+                    words = normalize_text(lines[k].text).split()
+                    counts["word" if words and all(min(word_cost(w, a) for a in asked) <= 0.5 for w in words) else "not"] += 1
+        print(f"stray_angle {angle:4.1f}: drops {counts['word']} readings that are words of the poster, {counts['not']} that are not")
+
+
+def glyphs(args) -> None:
+    from vistar.features import ocr_batched
+    from vistar.metrics.text_similarity import normalize_text
+    from vistar.validity.tr import Scorer
+    from vistar.validity.tr_tuning import lone_glyph_cases
+
+    cases, scorer, shipped = lone_glyph_cases(args.n, args.seed), Scorer(), (ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs)
+    for name, faint, reread in (("RapidOCR crops, faint boxes from 0.3", 0.3, lambda *a: None), ("shipped", *shipped)):
+        ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = faint, reread
+        read = exact = 0
+        for case in cases:
+            result = scorer.score(scorer.ocr(case["image"]), case["expected"])
+            read += normalize_text(case["glyph"]) in (result.details.get("recognised") or "").split()
+            exact += (result.score or 0.0) >= 0.95
+        print(f"{name:38s} lone glyph read {read}/{len(cases)}  correct render TR>=0.95 {exact}/{len(cases)}")
+    ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = shipped
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("plain", "backgrounds", "posters"))
-    parser.add_argument("--split", choices=("tuning", "validation"), default="tuning")
-    parser.add_argument("--n", type=int, default=None, help="backgrounds: 200, posters: 60")
+    parser.add_argument("part", choices=("plain", "backgrounds", "posters", "glyphs"))
+    parser.add_argument("--split", choices=("tuning", "hard", "photo", "coins", "validation"), default="tuning")
+    parser.add_argument("--n", type=int, default=None, help="backgrounds: 200, posters and glyphs: 60")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--space-prob", type=float, nargs="+", default=[1.0, 0.1])
     args = parser.parse_args()
-    args.n = args.n or (60 if args.part == "posters" else 200)
-    {"plain": lambda: plain(), "backgrounds": lambda: backgrounds_bench(args), "posters": lambda: posters(args)}[args.part]()
+    args.n = args.n or (200 if args.part == "backgrounds" else 60)
+    {"plain": lambda: plain(), "backgrounds": lambda: backgrounds_bench(args), "posters": lambda: posters(args),
+     "glyphs": lambda: glyphs(args)}[args.part]()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import unicodedata
 
 from ..api import Combine, Metric, MetricResult
 from ..features.ocr import OcrLine, OcrResult
-from .text_layout import level_boxes, line_height, reading_order
+from .text_layout import level_boxes, line_angle, line_height, line_width, reading_order, text_angle
 from .text_scripts import support
 from .text_similarity import char_similarity, normalize_text, word_similarity
 
@@ -23,10 +23,11 @@ def fuse(char, token, w_char: float):
 
 
 def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float, min_glyph_confidence: float = 0.0,
-                 glyph_gap: float = math.inf, expected: str = "") -> tuple[list[OcrLine], dict]:
-    """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), and
-    decorative glyphs (`_glyphs`)."""
-    keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "glyph": 0}
+                 glyph_gap: float = math.inf, expected: str = "", stray_confidence: float = 0.0,
+                 stray_angle: float = math.inf) -> tuple[list[OcrLine], dict]:
+    """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), readings
+    across the text lines' direction (`_strays`) and decorative glyphs (`_glyphs`)."""
+    keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "stray": 0, "glyph": 0}
     for line in ocr.lines:
         if line.confidence < min_confidence:
             dropped["low_confidence"] += 1
@@ -34,9 +35,27 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
             dropped["tiny_box"] += 1
         else:
             keep.append(line)
+    strays = _strays(keep, stray_confidence, stray_angle)
+    dropped["stray"] = len(strays)
+    keep = [ln for k, ln in enumerate(keep) if k not in strays]
     glyphs = _glyphs(keep, min_glyph_confidence, glyph_gap, expected)
     dropped["glyph"] = len(glyphs)
     return [ln for k, ln in enumerate(keep) if k not in glyphs], dropped
+
+
+def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float) -> set[int]:
+    """Indices of photo detail read as text: a line read less surely than `stray_confidence` whose own direction
+    differs by more than `stray_angle` degrees from the text's, the direction of the lines read surely (at least
+    `stray_confidence`) that are at least twice as wide as high. A row of coat buttons read "C000" at 0.65-0.8 runs
+    across the poster's lines; a word of the text, even one read unsurely, runs with them (within 7.7° on the
+    tuning posters). No rule without such sure lines: then nothing says which way the text runs.
+    Calibrated in docs/metrics/tr.md, Stray lines."""
+    anchors = [ln for ln in lines if ln.confidence >= stray_confidence and line_width(ln) >= 2 * line_height(ln)]
+    if not anchors:
+        return set()
+    angle = text_angle(anchors)
+    return {k for k, ln in enumerate(lines)
+            if ln.confidence < stray_confidence and abs((line_angle(ln) - angle + 90) % 180 - 90) > stray_angle}
 
 
 def _glyphs(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float, expected: str) -> set[int]:
@@ -100,7 +119,8 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     if why:  # an exact render would score like no text, or the reading is not trusted: say so, never score low
         return MetricResult.skipped(why, **unsupported)
     lines, dropped = filter_lines(ocr, float(params["min_confidence"]), float(params["min_box_height_frac"]),
-                                  float(params["min_glyph_confidence"]), float(params["glyph_gap"]), expected)
+                                  float(params["min_glyph_confidence"]), float(params["glyph_gap"]), expected,
+                                  float(params["stray_confidence"]), float(params["stray_angle"]))
     result, ordered, layout = _best_reading(lines, expected, params, norm)
     return MetricResult.ok(result.pop("score"), **result, layout=layout, dropped_lines=dropped,
                            ocr_lines=[{"text": ln.text, "confidence": round(ln.confidence, 4),
@@ -110,4 +130,4 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params["w_char"])))
-METRIC = Metric(name="TR", angle="TR", version="5", features=("ocr",), fn=_tr, combine=COMBINE)
+METRIC = Metric(name="TR", angle="TR", version="6", features=("ocr",), fn=_tr, combine=COMBINE)

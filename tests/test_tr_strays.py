@@ -1,0 +1,74 @@
+"""TR's stray-line rule on hand-made OCR lines: photo detail read as text across the text's lines is not text."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from vistar.features.ocr import OcrLine, OcrResult
+from vistar.metrics.tr import METRIC, filter_lines
+from vistar.ontology import Ontology
+
+PARAMS = Ontology.load(None).metric_params("TR")
+
+
+def rotated(text: str, cx: float, cy: float, w: float, h: float, angle: float, conf: float = 0.99) -> OcrLine:
+    """A w×h box centred at (cx, cy) whose top edge runs at `angle` degrees (y down), corners clockwise from top-left."""
+    a = math.radians(angle)
+    ux, uy, vx, vy = math.cos(a), math.sin(a), -math.sin(a), math.cos(a)
+    return OcrLine(text, conf, tuple((cx + sx * w / 2 * ux + sy * h / 2 * vx, cy + sx * w / 2 * uy + sy * h / 2 * vy)
+                                     for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))))
+
+
+def poster(*extra: OcrLine) -> OcrResult:
+    """Three lines tilted by 8°, read surely, plus `extra`."""
+    text = (rotated("FRESH", 500, 300, 200, 40, 8.0), rotated("COFFEE", 500, 360, 240, 40, 8.0),
+            rotated("DAILY", 500, 420, 200, 40, 8.0))
+    return OcrResult(text + extra, 1000, 1000)
+
+
+def score(ocr: OcrResult, text: str = "FRESH COFFEE DAILY", **overrides):
+    return METRIC.fn({"ocr": ocr}, {"text": text}, {**PARAMS, **overrides}, None)
+
+
+def test_an_unsure_reading_across_the_text_lines_is_dropped():
+    # coat buttons read "C000" at 0.7, running at -10°: 18° across the 8° text
+    result = score(poster(rotated("C000", 500, 520, 100, 30, -10.0, conf=0.7)))
+    assert result.score == 1.0 and result.details["dropped_lines"]["stray"] == 1
+
+
+def test_a_sure_reading_across_the_lines_counts():
+    # read at 0.95 it is text (a sign in the photo): "fresh coffee daily c000" vs the 3 words asked for
+    result = score(poster(rotated("C000", 500, 520, 100, 30, -10.0, conf=0.95)))
+    assert result.details["dropped_lines"]["stray"] == 0
+    assert result.score == pytest.approx(0.5 * (1 - 5 / 23) + 0.5 * (1 - 1 / 4))
+
+
+def test_an_unsure_word_running_with_the_text_counts():
+    # a word of the text read unsurely, 5° off the text's direction (within stray_angle 10°): a missing word otherwise
+    ocr = poster(rotated("OPEN", 500, 480, 160, 40, 3.0, conf=0.7))
+    kept, dropped = filter_lines(ocr, 0.5, 0.0, stray_confidence=0.9, stray_angle=10.0)
+    assert "OPEN" in [ln.text for ln in kept] and dropped["stray"] == 0
+    assert score(ocr, "FRESH COFFEE DAILY OPEN").score == 1.0
+
+
+def test_the_text_direction_comes_from_surely_read_wide_lines_only():
+    # every line read unsurely: nothing says which way the text runs, so nothing is a stray
+    lines = (rotated("FRESH", 500, 300, 200, 40, 8.0, conf=0.8), rotated("C000", 500, 520, 100, 30, -10.0, conf=0.7))
+    kept, dropped = filter_lines(OcrResult(lines, 1000, 1000), 0.5, 0.0, stray_confidence=0.9, stray_angle=10.0)
+    assert len(kept) == 2 and dropped["stray"] == 0
+    # a sure line only as wide as high (a lone "7") does not set the direction either
+    lines = (rotated("7", 500, 300, 30, 40, 0.0), rotated("C000", 500, 520, 100, 30, 20.0, conf=0.7))
+    assert filter_lines(OcrResult(lines, 1000, 1000), 0.5, 0.0, stray_confidence=0.9, stray_angle=10.0)[1]["stray"] == 0
+
+
+def test_direction_is_compared_modulo_a_half_turn():
+    # the same line with its corners listed from the other end runs at 188° - the same direction as 8°
+    flipped = rotated("OPEN", 500, 480, 160, 40, 188.0, conf=0.7)
+    kept, dropped = filter_lines(poster(flipped), 0.5, 0.0, stray_confidence=0.9, stray_angle=10.0)
+    assert dropped["stray"] == 0 and len(kept) == 4
+
+
+def test_the_rule_is_off_with_the_defaults_of_filter_lines():
+    kept, dropped = filter_lines(poster(rotated("C000", 500, 520, 100, 30, -10.0, conf=0.7)), 0.5, 0.0)
+    assert len(kept) == 4 and dropped["stray"] == 0
