@@ -1,7 +1,6 @@
 """Options and helpers shared by several commands."""
 from __future__ import annotations
 
-import unicodedata
 from pathlib import Path
 from typing import Optional
 
@@ -12,6 +11,7 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.text import Text
 
+from ..textsafe import escape_unsafe
 from .exit_codes import ExitCode
 
 console = Console(stderr=True)
@@ -22,13 +22,10 @@ WeightsOpt = typer.Option(None, "--weights", help="Weights YAML (e.g. from `vist
 ModelPathOpt = typer.Option(None, "--model-path", metavar="NAME=PATH", help="Local path of a model weight (repeatable)")
 PartialOkOpt = typer.Option(False, "--partial-ok", help="Exit 0 instead of 3 when the work completed with error rows or invalid prompts")
 
-_UNSAFE = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}  # controls, format (bidi overrides), surrogates, private use, line/paragraph separators
-
-
 def printable(text: str) -> str:
     """`text` with every non-printable character written as a Python escape (`\\x1b`, `\\u202e`), so a file's
     bytes can never drive the terminal; line breaks and tabs of multi-line messages stay."""
-    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in _UNSAFE else _escaped(ch) for ch in text)
+    return escape_unsafe(text, _escaped, keep="\n\t")
 
 
 def _escaped(ch: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import sys
 import time
 from collections import Counter
@@ -23,6 +22,7 @@ from typing import Callable, Iterable
 from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
+from ..textsafe import escape_unsafe, json_escape
 from . import registry, shards
 from .device import prepare_process, resolve_device, stage_devices
 from .executors import open_executor
@@ -250,11 +250,8 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
             "shard": cfg.shard.record if cfg.shard else None}
 
 
-_NON_PRINTABLE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
-
-
 def _write_problems(out: Path, problems: list[dict]) -> None:
-    """One JSON object per line; the raw text is kept, with every control or bidi character `\\u`-escaped
-    (json escapes only those below 0x20), so `cat problems.jsonl` cannot drive the terminal."""
-    lines = (_NON_PRINTABLE.sub(lambda m: f"\\u{ord(m[0]):04x}", json.dumps(p, ensure_ascii=False)) for p in problems)
+    """One JSON object per line; the raw text is kept, with every character the CLI would escape (`textsafe`)
+    `\\u`-escaped (json escapes only those below 0x20), so `cat problems.jsonl` cannot drive the terminal."""
+    lines = (escape_unsafe(json.dumps(p, ensure_ascii=False), json_escape) for p in problems)
     write_text_atomic(out / "problems.jsonl", "".join(line + "\n" for line in lines))
