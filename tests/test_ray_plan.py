@@ -1,5 +1,6 @@
-"""The Ray pipeline's plan (no Ray needed: these are the arguments `map_batches` is called with): decode pool ->
-stage pools -> metrics pool, stages grouped where their resource changes, GPU shares only for the stages that run
+"""The Ray pipeline's plan (no Ray needed: these are the arguments `map_batches` is called with): stage pools,
+decoding and metrics in the first and last CPU group's actors (pools of their own next to a GPU group), stages
+grouped where their resource changes, GPU shares only for the stages that run
 on the run's device under `--device cuda`, and CPU/GPU requests that fit every node whichever node Ray picks."""
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import random
 import pytest
 
 from vistar.engine import registry
+from vistar.engine.executors.ray_exec import blocks
 from vistar.engine.executors.ray_plan import RayStage, group_stages, map_batches_args, plan
-from vistar.engine.executors.ray_stages import Decoder, Scorer, StageRunner
+from vistar.engine.executors.ray_stages import Scorer, StageRunner
 
 # the stages the executor tests' mixed workload needs (TR, LI, CPA, GC, CSE), dependencies first
 MIXED = registry.stage_order({"ocr", "instances", "shadows", "pose", "depth", "clip_embed", "dino_embed", "panels"})
@@ -36,30 +38,25 @@ def _fits(pipeline: list[RayStage], nodes: list[tuple[float, float]], trials: in
     return True
 
 
-def test_cpu_run_is_decode_then_one_stage_pool_then_metrics():
+def test_cpu_run_is_one_pool_that_decodes_and_scores():
     pipeline = plan(MIXED, "cpu", cpus=2, gpus=0, n_batches=6, cpu_workers=None)
-    assert [s.role for s in pipeline] == ["decode", "stages", "metrics"]
-    assert pipeline[1].stages == tuple(MIXED) and pipeline[1].actors == 2 and pipeline[1].num_cpus == 1.0
-    assert (pipeline[0].actors, pipeline[0].num_cpus, pipeline[2].actors, pipeline[2].num_cpus) == (1, 0.0, 1, 0.0)
-    calls = map_batches_args(pipeline, b"setup", 4_000_000)
-    assert [c["fn"] for c in calls] == [Decoder, StageRunner, Scorer]
-    assert [c["concurrency"] for c in calls] == [1, 2, 1] and all(c["batch_size"] == 1 for c in calls)
-    assert not any("num_gpus" in c for c in calls)
-    runner = calls[1]["fn_constructor_kwargs"]
-    assert runner["device"] == "cpu" and runner["stages"] == tuple(MIXED) and runner["keep_images"] is False
-    assert calls[0]["fn_constructor_kwargs"] == {"max_pixels": 4_000_000}
+    assert pipeline == [RayStage("stages", tuple(MIXED), 2, 1.0, decode=True, score=True)]
+    [call] = map_batches_args(pipeline, b"setup", 4_000_000)
+    assert call["fn"] is StageRunner and call["concurrency"] == 2 and call["batch_size"] == 1 and "num_gpus" not in call
+    assert call["fn_constructor_kwargs"] == {"setup": b"setup", "stages": tuple(MIXED), "keep_images": False,
+                                             "device": "cpu", "max_pixels": 4_000_000, "score": True}
     # the two-node test's cluster: one CPU on each node
     assert _fits(pipeline, [(1, 0), (1, 0)])
 
 
 def test_pools_never_exceed_the_cluster_the_workers_or_the_batches():
-    assert plan(MIXED, "cpu", cpus=16, gpus=0, n_batches=100, cpu_workers=3)[1].actors == 3
-    assert plan(MIXED, "cpu", cpus=2, gpus=0, n_batches=100, cpu_workers=8)[1].actors == 2
-    assert plan(MIXED, "cpu", cpus=16, gpus=0, n_batches=5, cpu_workers=None)[1].actors == 5
-    big = plan(MIXED, "cpu", cpus=64, gpus=0, n_batches=1000, cpu_workers=None)
-    assert (big[0].actors, big[1].actors, big[2].actors) == (8, 64, 8)   # one light actor per 8 stage actors
+    assert plan(MIXED, "cpu", cpus=16, gpus=0, n_batches=100, cpu_workers=3)[0].actors == 3
+    assert plan(MIXED, "cpu", cpus=2, gpus=0, n_batches=100, cpu_workers=8)[0].actors == 2
+    assert plan(MIXED, "cpu", cpus=16, gpus=0, n_batches=5, cpu_workers=None)[0].actors == 5
     assert plan([], "cpu", cpus=2, gpus=0, n_batches=3, cpu_workers=None) == [
-        RayStage("decode", (), 1, 0.0), RayStage("metrics", (), 1, 0.0)]
+        RayStage("stages", (), 2, 1.0, decode=True, score=True)]
+    big = plan(["depth"], "cuda", cpus=64, gpus=8, n_batches=1000, cpu_workers=None)
+    assert [(s.role, s.actors) for s in big] == [("decode", 8), ("stages", 16), ("metrics", 8)]   # one per 8 CPUs
 
 
 def test_cuda_run_gives_gpu_shares_to_device_stages_only():
@@ -67,16 +64,18 @@ def test_cuda_run_gives_gpu_shares_to_device_stages_only():
     assert stages == ["panels", "clip_embed", "faces", "pose", "instances", "shadows"]
     pipeline = plan(stages, "cuda", cpus=8, gpus=1, n_batches=100, cpu_workers=None)
     # panels, faces and pose are CPU-only libraries; clip_embed waits for panels, the rest for nothing on the CPU
-    assert [(s.role, s.stages) for s in pipeline] == [
-        ("decode", ()), ("stages", ("panels", "faces", "pose")), ("stages", ("clip_embed", "instances", "shadows")),
-        ("metrics", ())]
-    cpu_pool, gpu_pool = pipeline[1], pipeline[2]
+    # the CPU group decodes; the GPU group is last, so the metrics get a pool of their own
+    assert [(s.role, s.stages, s.decode, s.score) for s in pipeline] == [
+        ("stages", ("panels", "faces", "pose"), True, False),
+        ("stages", ("clip_embed", "instances", "shadows"), False, False), ("metrics", (), False, False)]
+    cpu_pool, gpu_pool = pipeline[0], pipeline[1]
     assert (cpu_pool.actors, cpu_pool.num_cpus, cpu_pool.num_gpus) == (8, 0.5, 0.0)
     assert (gpu_pool.actors, gpu_pool.num_cpus, gpu_pool.num_gpus) == (2, 0.5, 0.5)   # two actors share the GPU
     calls = map_batches_args(pipeline, b"setup", 1000)
-    assert "num_gpus" not in calls[1] and calls[2]["num_gpus"] == 0.5
-    assert calls[1]["fn_constructor_kwargs"]["device"] == "cpu" and calls[2]["fn_constructor_kwargs"]["device"] == "cuda"
-    assert calls[1]["fn_constructor_kwargs"]["keep_images"] is True and calls[2]["fn_constructor_kwargs"]["keep_images"] is False
+    assert "num_gpus" not in calls[0] and calls[1]["num_gpus"] == 0.5 and calls[2]["fn"] is Scorer
+    cpu_args, gpu_args = calls[0]["fn_constructor_kwargs"], calls[1]["fn_constructor_kwargs"]
+    assert (cpu_args["device"], cpu_args["keep_images"], cpu_args["max_pixels"], cpu_args["score"]) == ("cpu", True, 1000, False)
+    assert (gpu_args["device"], gpu_args["keep_images"], gpu_args["max_pixels"], gpu_args["score"]) == ("cuda", False, None, False)
     assert _fits(pipeline, [(4, 1), (4, 0)]) and not _fits(pipeline, [(8, 0)])   # a GPU actor needs the GPU node
 
 
@@ -84,16 +83,20 @@ def test_ocr_and_judges_stay_on_cpu_actors_unless_ocr_asks_for_cuda():
     def kinds(params):
         pipeline = plan(["depth", "hwpq", "ocr"], "cuda", cpus=4, gpus=1, n_batches=10, cpu_workers=None,
                         stage_params=params)
-        return [(s.stages, s.num_gpus > 0) for s in pipeline[1:-1]]
+        return [(s.stages, s.num_gpus > 0) for s in pipeline if s.role == "stages"]
 
     assert kinds({}) == [(("depth",), True), (("hwpq", "ocr"), False)]
     assert kinds({"ocr": {"provider": "cpu"}}) == kinds({})
     assert kinds({"ocr": {"provider": "cuda"}}) == [(("depth", "ocr"), True), (("hwpq",), False)]
-    assert [s.num_gpus for s in plan(["depth", "ocr"], "cpu", cpus=4, gpus=1, n_batches=10, cpu_workers=None)] == [0] * 3
+    assert [s.num_gpus for s in plan(["depth", "ocr"], "cpu", cpus=4, gpus=1, n_batches=10, cpu_workers=None)] == [0]
+    # a GPU group first: a decode pool of its own; the CPU group last scores
+    assert [s.role for s in plan(["depth", "ocr"], "cuda", cpus=4, gpus=1, n_batches=10, cpu_workers=None)] == [
+        "decode", "stages", "stages"]
 
 
 def test_gpu_shares_pack_on_several_gpus():
     pipeline = plan(["depth"], "cuda", cpus=4, gpus=2, n_batches=3, cpu_workers=None)
+    assert [s.role for s in pipeline] == ["decode", "stages", "metrics"]
     gpu_pool = pipeline[1]
     assert (gpu_pool.actors, gpu_pool.num_gpus) == (3, 0.5)   # three batches: three actors, two per GPU at most
     assert _fits(pipeline, [(2, 1), (2, 1)])
@@ -121,6 +124,14 @@ def test_groups_follow_dependencies_across_kinds(monkeypatch):
     # thumbnail is ready at once and CPU: it joins panels; pose must wait for gpu_a
     assert group_stages(order, on_gpu) == [("panels", "thumbnail"), ("gpu_a",), ("pose",)]
     pipeline = plan(order, "cuda", cpus=3, gpus=1, n_batches=10, cpu_workers=None)
-    assert [s.num_gpus > 0 for s in pipeline] == [False, False, True, False, False]
-    assert all(s.num_cpus == 0.3333 for s in pipeline[1:-1])   # 1/3 in Ray's unit, rounded down: three fit a CPU
+    assert [(s.num_gpus > 0, s.decode, s.score) for s in pipeline] == [(False, True, False), (True, False, False),
+                                                                      (False, False, True)]
+    assert all(s.num_cpus == 0.3333 for s in pipeline)   # 1/3 in Ray's unit, rounded down: three fit a CPU
     assert _fits(pipeline, [(1, 1), (1, 0), (1, 0)])
+
+
+def test_blocks_hold_one_batch_in_short_runs_and_at_most_eight_in_long_ones():
+    assert blocks(30, 2) == 30                  # a block (one actor task) per batch: the end of the run balances
+    assert blocks(12_500, 2) == 1563            # ceil(12,500 / 8): 8 batches a block at most
+    assert blocks(5_000, 64) == 1024            # 16 blocks per actor of a wide pool
+    assert blocks(1, 8) == 1

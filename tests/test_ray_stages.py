@@ -1,7 +1,8 @@
-"""The Ray pipeline's actors, called in this process (no Ray): decode -> two stage groups -> metrics give the rows
-of `score_batch` for every kind of row (ok, a raising stage, its dependant, a missing weight, a raising or
-non-finite metric, an unreadable image); and what travels between actors keeps exceptions and survives a
-feature that cannot be pickled."""
+"""The Ray pipeline's actors, called in this process (no Ray): every shape of pipeline (decode and metrics pools
+of their own around GPU groups, or fused into the CPU groups' actors) gives the rows of `score_batch` for every
+kind of row (ok, a raising stage, its dependant, a missing weight, a raising or non-finite metric, an unreadable
+image); and what travels between actors keeps exceptions and survives a feature that cannot be pickled.
+"""
 from __future__ import annotations
 
 import errno
@@ -41,9 +42,20 @@ METRIC_DOUBLE = registry.Metric(name="TR.double", angle="TR", version="1", featu
                                 fn=lambda f, c, p, prompt: registry.MetricResult.ok(f["fake_double"]["double"] / 510.0))
 FEATURES = {"fake_stats": f"{__name__}:STATS", "fake_double": f"{__name__}:DOUBLE"}
 METRICS = {**engine_plugins.METRICS, "TR.double": f"{__name__}:METRIC_DOUBLE"}
-# the pipeline of a run whose two stages fell in two groups (as a CPU stage and a GPU stage would)
-PIPELINE = [RayStage("decode", (), 1, 0.0), RayStage("stages", ("fake_stats",), 1, 0.5),
-            RayStage("stages", ("fake_double",), 1, 0.5), RayStage("metrics", (), 1, 0.0)]
+# (pipeline, each actor's report's stage times, whether each state an actor sends on has dropped its pixels)
+PIPELINES = {
+    # two GPU groups: decode and metrics pools of their own; pixels leave after the last stage group
+    "light pools": ([RayStage("decode", (), 1, 0.0), RayStage("stages", ("fake_stats",), 1, 0.5, 0.5),
+                     RayStage("stages", ("fake_double",), 1, 0.5, 0.5), RayStage("metrics", (), 1, 0.0)],
+                    [{"decode"}, {"fake_stats"}, {"fake_double"}, {"metrics"}], [False, False, True]),
+    # two CPU groups: the first decodes, the last scores
+    "fused": ([RayStage("stages", ("fake_stats",), 1, 0.5, decode=True),
+               RayStage("stages", ("fake_double",), 1, 0.5, score=True)],
+              [{"decode"}, {"fake_stats"}, {"fake_double"}, {"metrics"}], [False]),
+    # a CPU run: one pool does it all, nothing travels but jobs and rows
+    "one pool": ([RayStage("stages", ("fake_stats", "fake_double"), 1, 1.0, decode=True, score=True)],
+                 [{"decode"}, {"fake_stats", "fake_double"}, {"metrics"}], []),
+}
 
 
 @pytest.fixture
@@ -68,7 +80,9 @@ def _table(root, out):
     return read_scores(out)[COLUMNS].sort_values(["image", "metric"]).reset_index(drop=True)
 
 
-def test_actor_chain_gives_the_rows_of_score_batch(workload, monkeypatch):
+@pytest.mark.parametrize("shape", list(PIPELINES))
+def test_actor_chain_gives_the_rows_of_score_batch(workload, monkeypatch, shape):
+    pipeline, reported, drops = PIPELINES[shape]
     expected = _table(workload, workload / "direct")
     statuses = expected.set_index(["image", "metric"]).status
     assert statuses[("m0/p0.png", "TR.double")] == "ok" and statuses[("m0/p1.png", "TR.double")] == "error"
@@ -78,19 +92,19 @@ def test_actor_chain_gives_the_rows_of_score_batch(workload, monkeypatch):
     def through_actors(groups, images, ctx, ontology, timings=None):
         setup = pickle.dumps(WorkerSetup.of_run(SimpleNamespace(max_pixels=DEFAULT_MAX_PIXELS), ctx, ontology))
         batch = {"index": np.array([7]), "state": np.array([dumps(InFlight(pack(groups)))], dtype=object)}
-        for call in map_batches_args(PIPELINE, setup, DEFAULT_MAX_PIXELS):
+        for call in map_batches_args(pipeline, setup, DEFAULT_MAX_PIXELS):
             batch = call["fn"](**call["fn_constructor_kwargs"])(batch)
             assert list(batch["index"]) == [7]
             if "state" in batch:
                 dropped.append(all(image is None or isinstance(image, Exception)
                                    for image in pickle.loads(batch["state"][0]).images))
         reports = pickle.loads(batch["report"][0])
-        assert [set(r.stage_seconds) for r in reports] == [{"decode"}, {"fake_stats"}, {"fake_double"}, {"metrics"}]
+        assert [set(r.stage_seconds) for r in reports] == reported
         return reports[-1].rows
 
     monkeypatch.setattr(local, "score_batch", through_actors)
     pd.testing.assert_frame_equal(_table(workload, workload / "actors"), expected)
-    assert dropped == [False, False, True] * 5   # 14 images, 3 a batch; pixels leave after the last stage group
+    assert dropped == drops * 5   # 14 images, 3 a batch
 
 
 def test_exceptions_travel_by_value():

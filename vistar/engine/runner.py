@@ -69,8 +69,17 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
     if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
-    requested = cfg.device_requested or cfg.device
-    cfg = replace(cfg, device=resolve_device(cfg.device), device_requested=requested)  # no GPU: refused, nothing written
+    if cfg.executor == "ray" and cfg.ray_address:   # the cluster's GPUs count, not this machine's
+        from .executors.ray_exec import cluster_device, ray_session
+
+        with ray_session(cfg.ray_address) as ray:   # connected before anything is written; the executor reuses it
+            return _run_on(cfg, cluster_device(ray, cfg.device), progress, warm)
+    return _run_on(cfg, resolve_device(cfg.device), progress, warm)
+
+
+def _run_on(cfg: ScoreConfig, device: str, progress, warm: registry.StageContext | None) -> RunSummary:
+    """The run on DEVICE, the device `--device` resolved to (no GPU: refused before this, nothing written)."""
+    cfg = replace(cfg, device=device, device_requested=cfg.device_requested or cfg.device)
     if warm is not None and warm.device != cfg.device:
         raise ValueError(f"warm context is on {warm.device}, the run on {cfg.device}")
     # every check that needs no run folder comes first: a refused run leaves nothing on disk

@@ -1,28 +1,35 @@
 """`--executor ray`: the planned batches as a Ray Dataset streamed through pools of actors (`ray_plan.py`).
 
-decode pool -> a pool per group of feature stages (a GPU share each with `--device cuda` where the stages run on
-the run's device) -> metrics pool; each actor is one process with one thread that loads its models once
-(`ray_stages.py`). A planned batch stays one Dataset row from the first pool to the last, so every stage runs on
-the images the local executor would run it on together. Ray restarts an actor that dies and re-runs its task;
-the driver keeps the first result of every batch and hands rows to the runner in batch order, so the store gets
-exactly the rows of a local run, once each, and a driver killed mid-run resumes like a local run. Ray Data
-streams: a few batches per actor are in flight, so memory is bounded by them, not by the run.
+A pool per group of feature stages (a GPU share each with `--device cuda` where the stages run on the run's
+device), the first CPU group's actors decoding and the last one's applying the metrics (pools of their own next
+to a GPU group); each actor is one process with one thread that loads its models once (`ray_stages.py`). A
+planned batch stays one Dataset row from the first pool to the last, so every stage runs on the images the local
+executor would run it on together. Ray restarts an actor that dies and re-runs its task; the driver keeps the
+first result of every batch and hands rows to the runner in batch order, so the store gets exactly the rows of a
+local run, once each, and a driver killed mid-run resumes like a local run. Ray Data streams: a few batches per
+actor are in flight, so memory is bounded by them, not by the run.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import os
 import pickle
 
 from .. import registry
 from ..batch import stages_wanted
+from ..device import DeviceUnavailable
 from . import usable_cores
 from .ray_plan import map_batches_args, plan
 from .ray_stages import InFlight, dumps
 from .work import WorkerSetup, absorb, pack
 
 MISSING = "--executor ray needs Ray: pip install 'vistar[ray]'"
-BLOCKS_PER_ACTOR = 4   # Dataset blocks per actor: small enough to balance the load, few enough to cost little
+# A Dataset block is one actor task (~10 ms of Ray's time on a 2-core VM): at the end of a run the last blocks run
+# while other actors idle, so a block holds one batch in short runs and at most MAX_BATCHES_PER_BLOCK in long ones.
+MIN_BLOCKS_PER_ACTOR = 16
+MAX_BATCHES_PER_BLOCK = 8
 
 
 # Ray advertises a node at the machine's network address even when told 127.0.0.1 (it rewrites loopback addresses);
@@ -51,35 +58,68 @@ def import_ray(address: str | None = None):
     return ray
 
 
+def blocks(n_batches: int, actors: int) -> int:
+    """Dataset blocks for N_BATCHES batches over ACTORS actors of the widest pool."""
+    return min(n_batches, max(actors * MIN_BLOCKS_PER_ACTOR, math.ceil(n_batches / MAX_BATCHES_PER_BLOCK)))
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None):
+    """Ray connected to the cluster at ADDRESS, or a Ray instance started on this machine for the run (no
+    ADDRESS), shut down after it; a Ray the caller already started (a notebook, a test) is used as it is."""
+    ray = import_ray(address)
+    started = not ray.is_initialized()
+    if started:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        if address:
+            ray.init(address=address, **common)
+        else:  # a Ray instance on this machine only, for this run ("local": never one RAY_ADDRESS or the last
+            # `ray start` on this machine points at, which would refuse num_cpus or outlive the run)
+            ray.init(address="local", num_cpus=usable_cores(), **common)
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def cluster_device(ray, requested: str) -> str:
+    """`--device` of a run on a Ray cluster (`--ray-address`): the cluster's GPUs decide, not the driver's (a
+    CPU-only machine may drive a GPU cluster). `auto` is `cuda` when the cluster has a GPU; `cuda:N` names a GPU
+    of one machine, while Ray gives each GPU actor its own, so a cluster run says `cuda`."""
+    if requested == "cpu":
+        return "cpu"
+    if requested not in ("cuda", "auto"):
+        raise ValueError(f"--device {requested} with --ray-address: use --device cuda (Ray gives each GPU actor "
+                         "its GPU), cpu or auto")
+    resources = ray.cluster_resources()
+    if resources.get("GPU", 0) > 0:
+        return "cuda"
+    if requested == "auto":
+        return "cpu"
+    raise DeviceUnavailable(f"--device cuda: the Ray cluster has no GPU (it offers {resources.get('CPU', 0):g} "
+                            "CPUs and no GPU); score with --device cpu or auto, or add GPU nodes to the cluster")
+
+
 class RayExecutor:
     name = "ray"
 
     def __init__(self, cfg, ctx, ontology, n_batches: int):
-        self.ray = import_ray(cfg.ray_address)
+        self.session = ray_session(cfg.ray_address)
         self.cfg, self.ctx, self.n_batches = cfg, ctx, n_batches
         self.setup = pickle.dumps(WorkerSetup.of_run(cfg, ctx, ontology))
         self.stage_seconds: dict[str, float] = {}
         self.workers = 0
-        self.started = False
 
     def __enter__(self):
-        ray = self.ray
-        if not ray.is_initialized():  # else: the caller's Ray session (a notebook, a test) is used as it is
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-            if self.cfg.ray_address:
-                ray.init(address=self.cfg.ray_address, **common)
-            else:  # a Ray instance on this machine only, for this run ("local": never one RAY_ADDRESS or the last
-                # `ray start` on this machine points at, which would refuse num_cpus or outlive the run)
-                ray.init(address="local", num_cpus=usable_cores(), **common)
-            self.started = True
+        self.ray = self.session.__enter__()
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # the run's own progress and summary say the rest
-        ray.data.DataContext.get_current().enable_progress_bars = False
+        self.ray.data.DataContext.get_current().enable_progress_bars = False
         return self
 
     def __exit__(self, *exc):
-        if self.started:
-            self.ray.shutdown()
+        return self.session.__exit__(*exc)
 
     def pipeline(self, batches: list):
         """The pools for the stages these batches need, sized to the cluster (`ray_plan.plan`)."""
@@ -95,7 +135,7 @@ class RayExecutor:
         pipeline = self.pipeline(batches)
         self.workers = max((stage.actors for stage in pipeline if stage.role == "stages"), default=1)
         items = [{"index": i, "state": dumps(InFlight(pack(b)))} for i, b in enumerate(batches)]
-        dataset = self.ray.data.from_items(items, override_num_blocks=min(len(items), self.workers * BLOCKS_PER_ACTOR))
+        dataset = self.ray.data.from_items(items, override_num_blocks=blocks(len(items), self.workers))
         for kwargs in map_batches_args(pipeline, self.setup, self.cfg.max_pixels):
             dataset = dataset.map_batches(kwargs.pop("fn"), **kwargs)
         waiting: dict[int, list] = {}

@@ -1,18 +1,24 @@
 """The shape of the Ray pipeline for a run: which actor pools, what each runs, and what each asks Ray for.
 
-decode pool -> one pool per group of feature stages -> metrics pool. Stages are grouped where the resource they
-need changes, not one pool per stage: with `--device cuda` the stages that put work on the GPU (`uses_gpu`) ask
-for a share of one and the others do not, so a group is a run of consecutive stages (in a dependency order that
-keeps same-kind stages together) of one kind; on CPU every stage is one group. A pool per stage would send every image through the object store once per stage and start
-one more process per stage, for nothing: every actor of a group can run any of its stages.
+One pool per group of feature stages. Stages are grouped where the resource they need changes, not one pool per
+stage: with `--device cuda` the stages that put work on the GPU (`uses_gpu`) ask for a share of one and the
+others do not, so a group is a run of consecutive stages (in a dependency order that keeps same-kind stages
+together) of one kind; on CPU every stage is one group. A pool per stage would send every image through the
+object store once per stage and start one more process per stage, for nothing: every actor of a group can run
+any of its stages.
+
+Decoding and the metrics go into the actors of the first and the last group when that group is on CPU: a CPU run
+is then one pool whose actors each do what a `--cpu-workers` process does (decode, stages, metrics), and neither
+pixels nor features cross the object store. Only next to a GPU group do they get a pool of their own (decode pool
+-> GPU group, GPU group -> metrics pool), so a GPU actor's time goes to its stages, not to reading PNGs; those light
+pools ask for no CPU and have one actor per `LIGHT_SHARE` stage actors.
 
 CPU accounting (Ray will not start an actor whose `num_cpus` does not fit a node, and a pool short of actors
 stalls the pipeline): each group's pool has one actor per cluster CPU (at most `--cpu-workers`, at most one per
 batch), and each of those actors asks for 1/G of a CPU, G the number of groups (rounded down to Ray's unit). The
 stage actors then reserve at most the cluster's CPUs, and as every request is the same 1/G, any node's whole CPUs
-hold a whole number of them: whichever node Ray picks, every actor fits. Decoding and the metrics are light (tens
-of milliseconds an image against the stages' hundreds) and ask for no CPU; they get one actor per `LIGHT_SHARE`
-stage actors. The Dataset comes from `from_items` (blocks put by the driver), so no read task needs a CPU either.
+hold a whole number of them: whichever node Ray picks, every actor fits. The Dataset comes from `from_items`
+(blocks put by the driver), so no read task needs a CPU either.
 
 GPUs: `GPU_ACTORS_PER_GPU` actors of every accelerated group per GPU (one prepares its batch on the CPU while the
 other runs on the GPU), each asking for its fraction of one GPU, so small models share a GPU; never more actors
@@ -54,6 +60,8 @@ class RayStage:
     actors: int
     num_cpus: float
     num_gpus: float = 0.0
+    decode: bool = False         # a stages pool that reads the images itself (the first group, on CPU)
+    score: bool = False          # a stages pool that applies the metrics itself (the last group, on CPU)
 
 
 def group_stages(names: list[str], accelerated) -> list[tuple[str, ...]]:
@@ -91,11 +99,16 @@ def plan(stages: list[str], device: str, cpus: float, gpus: float, n_batches: in
         gpu_actors, per_actor = 1, gpus
     gpu_share = _share(per_actor, gpu_groups)
     light = max(1, min(n_batches, math.ceil(workers / LIGHT_SHARE)))
-    pipeline = [RayStage("decode", (), light, 0.0)]
-    for group in groups:
+    if not groups:   # metrics without features: decoding and the metrics alone, in one pool
+        return [RayStage("stages", (), workers, cpu_share, decode=True, score=True)]
+    pools = []
+    for k, group in enumerate(groups):
         on_gpu = accelerated(group[0])
-        pipeline.append(RayStage("stages", group, gpu_actors if on_gpu else workers, cpu_share, gpu_share if on_gpu else 0.0))
-    return pipeline + [RayStage("metrics", (), light, 0.0)]
+        pools.append(RayStage("stages", group, gpu_actors if on_gpu else workers, cpu_share, gpu_share if on_gpu else 0.0,
+                              decode=k == 0 and not on_gpu, score=k == len(groups) - 1 and not on_gpu))
+    decode = [] if pools[0].decode else [RayStage("decode", (), light, 0.0)]
+    metrics = [] if pools[-1].score else [RayStage("metrics", (), light, 0.0)]
+    return decode + pools + metrics
 
 
 def _share(whole: float, parts: int) -> float:
@@ -115,7 +128,8 @@ def map_batches_args(pipeline: list[RayStage], setup: bytes, max_pixels: int) ->
             actor, kwargs = Scorer, {"setup": setup}
         else:
             actor, kwargs = StageRunner, {"setup": setup, "stages": stage.stages, "keep_images": k != last_group,
-                                          "device": "cuda" if stage.num_gpus else "cpu"}
+                                          "device": "cuda" if stage.num_gpus else "cpu",
+                                          "max_pixels": max_pixels if stage.decode else None, "score": stage.score}
         calls.append({"fn": actor, "fn_constructor_kwargs": kwargs, "batch_size": 1, "batch_format": "numpy",
                       "concurrency": stage.actors, "num_cpus": stage.num_cpus,
                       **({"num_gpus": stage.num_gpus} if stage.num_gpus else {})})

@@ -1,5 +1,6 @@
 """The actors of the Ray pipeline (docs/scaling.md, "The Ray pipeline"): `Decoder` reads a planned batch's images,
-`StageRunner` runs one group of feature stages over them, `Scorer` applies the metrics and makes the rows.
+`StageRunner` runs one group of feature stages over them, `Scorer` applies the metrics and makes the rows (a CPU
+group's `StageRunner` decodes and scores too, next to its stages: see `ray_plan.py`).
 
 A planned batch travels from actor to actor as one pickled `InFlight` in a Ray Data row: features are arbitrary
 Python objects (arrays, dataclasses, the exception a stage failed with) that no Arrow schema describes, and a
@@ -108,29 +109,61 @@ class _Actor:
         return dumps(state)
 
 
-class Decoder(_Actor):
+def decode_batch(state: InFlight, max_pixels: int) -> None:
     """Reads each image of the batch (an unreadable one is an ImageError, an error row at the end)."""
+    start = time.perf_counter()
+    state.images = [decode_image(path, max_pixels) for path in image_paths(state.packed)]
+    state.features = [{} for _ in state.images]
+    state.reports.append(BatchReport([], stage_seconds={"decode": time.perf_counter() - start}))
+
+
+def apply_metrics(state: InFlight, worker: BatchWorker) -> None:
+    """Each job's metric on its image's features: the batch's rows, in `score_batch`'s order."""
+    groups = unpack(state.packed)
+    ontology = worker.setup.ontology
+    start = time.perf_counter()
+    rows = [_job_row(job, None, "error", f"image: {image}", {})
+            for group, image in zip(groups, state.images) if isinstance(image, Exception) for job in group]
+    rows += [_apply_metric(job, feats, ontology) for group, image, feats in zip(groups, state.images, state.features)
+             if not isinstance(image, Exception) for job in group]
+    state.reports.append(BatchReport(rows, stage_seconds={"metrics": time.perf_counter() - start}))
+
+
+def final_reports(state: InFlight) -> bytes:
+    """Every actor's report, the last one holding the rows (error rows for a batch an actor failed)."""
+    if state.failure is not None:
+        state.reports.append(BatchReport(_failed_rows(pickle.loads(state.packed), f"scoring worker failed: {state.failure}")))
+    return pickle.dumps(state.reports, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class Decoder(_Actor):
+    """A decode pool of its own: before a first stage group whose actors hold a GPU share."""
 
     def __init__(self, max_pixels: int):
         single_thread_env()
         self.max_pixels = max_pixels
 
     def step(self, state: InFlight) -> None:
-        start = time.perf_counter()
-        state.images = [decode_image(path, self.max_pixels) for path in image_paths(state.packed)]
-        state.features = [{} for _ in state.images]
-        state.reports.append(BatchReport([], stage_seconds={"decode": time.perf_counter() - start}))
+        decode_batch(state, self.max_pixels)
 
 
 class StageRunner(_Actor):
-    """Runs STAGES (in dependency order) on the images that want them; the models load once per actor."""
+    """Runs STAGES (in dependency order) on the images that want them; the models load once per actor. A CPU
+    group's actors also decode (first group: `max_pixels` given) and apply the metrics (last group: `score`), so
+    a CPU run is one pool whose actors do what a `--cpu-workers` process does, and no pixels cross the object
+    store."""
 
-    def __init__(self, setup: bytes, stages: tuple, device: str, keep_images: bool):
+    def __init__(self, setup: bytes, stages: tuple, device: str, keep_images: bool, max_pixels: int | None = None,
+                 score: bool = False):
         single_thread_env()
         self.worker = BatchWorker(pickle.loads(setup), device)
         self.stages, self.keep_images = tuple(stages), keep_images
+        self.max_pixels, self.score = max_pixels, score
+        self.out = "report" if score else "state"
 
     def step(self, state: InFlight) -> None:
+        if self.max_pixels is not None:
+            decode_batch(state, self.max_pixels)
         groups = unpack(state.packed)
         live = [i for i, image in enumerate(state.images) if not isinstance(image, Exception)]
         wanted = stages_wanted(groups)
@@ -139,13 +172,18 @@ class StageRunner(_Actor):
         for name in self.stages:
             run_stage(name, state.images, groups, state.features, [i for i in live if name in wanted[i]],
                       self.worker.ctx, self.worker.setup.ontology, seconds)
-        if not self.keep_images:   # no later actor reads pixels: they need not travel further
-            state.images = [image if isinstance(image, Exception) else None for image in state.images]
         state.reports.append(self.worker.report([], seconds))
+        if self.score:
+            apply_metrics(state, self.worker)
+        elif not self.keep_images:   # no later actor reads pixels: they need not travel further
+            state.images = [image if isinstance(image, Exception) else None for image in state.images]
+
+    def finish(self, state: InFlight) -> bytes:
+        return final_reports(state) if self.score else dumps(state)
 
 
 class Scorer(_Actor):
-    """Applies each job's metric to its image's features: the batch's rows, in `score_batch`'s order."""
+    """A metrics pool of its own: after a last stage group whose actors hold a GPU share."""
 
     out = "report"
 
@@ -154,17 +192,7 @@ class Scorer(_Actor):
         self.worker = BatchWorker(pickle.loads(setup), "cpu")
 
     def step(self, state: InFlight) -> None:
-        groups = unpack(state.packed)
-        ontology = self.worker.setup.ontology
-        start = time.perf_counter()
-        rows = [_job_row(job, None, "error", f"image: {image}", {})
-                for group, image in zip(groups, state.images) if isinstance(image, Exception) for job in group]
-        rows += [_apply_metric(job, feats, ontology) for group, image, feats in zip(groups, state.images, state.features)
-                 if not isinstance(image, Exception) for job in group]
-        state.reports.append(BatchReport(rows, stage_seconds={"metrics": time.perf_counter() - start}))
+        apply_metrics(state, self.worker)
 
     def finish(self, state: InFlight) -> bytes:
-        """Every actor's report, the last one holding the rows (error rows for a batch an actor failed)."""
-        if state.failure is not None:
-            state.reports.append(BatchReport(_failed_rows(pickle.loads(state.packed), f"scoring worker failed: {state.failure}")))
-        return pickle.dumps(state.reports, protocol=pickle.HIGHEST_PROTOCOL)
+        return final_reports(state)

@@ -1,0 +1,123 @@
+"""`--device` of a `--ray-address` run is checked against the cluster's GPUs (`ray.cluster_resources()`), not the
+driver's: a CPU-only driver starts a `--device cuda` run on a GPU cluster, a cluster without a GPU refuses it
+before anything is written, and the local executor keeps checking this machine. A fake Ray stands in for the
+cluster (no GPU, no Ray instance needed)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.test_engine_run import png, prompts
+from vistar.engine import device as device_module, runner
+from vistar.engine.device import DeviceUnavailable
+from vistar.engine.executors import ray_exec
+from vistar.engine.runner import ScoreConfig, run_score
+
+
+class FakeRay:
+    """The part of Ray's API a run uses before its pipeline: connect, ask the cluster's resources, disconnect."""
+
+    def __init__(self, resources: dict):
+        self.resources, self.calls = resources, []
+
+    def is_initialized(self):
+        return bool(self.calls) and self.calls[-1] != "shutdown"
+
+    def init(self, address=None, **kwargs):
+        self.calls.append(f"init {address}")
+
+    def cluster_resources(self):
+        return dict(self.resources)
+
+    def shutdown(self):
+        self.calls.append("shutdown")
+
+
+class RecordingExecutor:
+    """Scores nothing; keeps the configuration the runner opened it with."""
+
+    name, workers, stage_seconds = "fake", 1, {}
+    opened: list = []
+
+    def __init__(self, cfg, ctx, ontology, n_batches, warm=False):
+        RecordingExecutor.opened.append(cfg)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def score(self, batches):
+        return iter(())
+
+
+@pytest.fixture
+def cluster(tmp_path, monkeypatch):
+    """A run folder's inputs, a driver without any GPU, and a fake cluster of the given resources."""
+    png(tmp_path / "imgs" / "m" / "p1.png")
+    prompts(tmp_path / "p.vistar", ['p1: [GD|TR] "A"'])
+    monkeypatch.setattr(device_module, "cuda_devices", lambda: (0, "no CUDA GPU on this machine"))
+    RecordingExecutor.opened = []
+    monkeypatch.setattr(runner, "open_executor", RecordingExecutor)
+
+    def connect(resources):
+        fake = FakeRay(resources)
+        monkeypatch.setattr(ray_exec, "import_ray", lambda address=None: fake)
+        return fake
+
+    return connect
+
+
+def _config(tmp_path, device, **executor):
+    return ScoreConfig(images=tmp_path / "imgs", prompts=tmp_path / "p.vistar", out=tmp_path / "run", device=device,
+                       **executor)
+
+
+def test_a_cpu_only_driver_starts_a_cuda_run_on_a_gpu_cluster(tmp_path, cluster):
+    fake = cluster({"CPU": 16.0, "GPU": 2.0})
+    run_score(_config(tmp_path, "cuda", executor="ray", ray_address="10.0.0.5:6379"))
+    [cfg] = RecordingExecutor.opened
+    assert cfg.device == "cuda" and cfg.device_requested == "cuda"
+    assert fake.calls == ["init 10.0.0.5:6379", "shutdown"]   # one connection for the check and the run
+
+
+@pytest.mark.parametrize("requested, resolved", [("auto", "cuda"), ("cpu", "cpu")])
+def test_auto_follows_the_cluster_and_cpu_stays_cpu(tmp_path, cluster, requested, resolved):
+    cluster({"CPU": 4.0, "GPU": 1.0})
+    run_score(_config(tmp_path, requested, executor="ray", ray_address="auto"))
+    assert RecordingExecutor.opened[0].device == resolved
+
+
+def test_a_cluster_without_gpu_refuses_cuda_before_anything_is_written(tmp_path, cluster):
+    fake = cluster({"CPU": 8.0})
+    with pytest.raises(DeviceUnavailable, match="the Ray cluster has no GPU .*8 CPUs"):
+        run_score(_config(tmp_path, "cuda", executor="ray", ray_address="10.0.0.5:6379"))
+    assert not (tmp_path / "run").exists() and not RecordingExecutor.opened
+    assert fake.calls == ["init 10.0.0.5:6379", "shutdown"]
+    run_score(_config(tmp_path, "auto", executor="ray", ray_address="10.0.0.5:6379"))
+    assert RecordingExecutor.opened[0].device == "cpu"   # auto on that cluster: CPU
+
+
+def test_a_gpu_index_is_refused_on_a_cluster(tmp_path, cluster):
+    cluster({"CPU": 8.0, "GPU": 4.0})
+    with pytest.raises(ValueError, match="--device cuda:1 with --ray-address: use --device cuda"):
+        run_score(_config(tmp_path, "cuda:1", executor="ray", ray_address="auto"))
+
+
+@pytest.mark.parametrize("executor", [{}, {"executor": "ray"}])
+def test_this_machine_is_checked_without_a_cluster_address(tmp_path, cluster, executor):
+    """The local executor, and a Ray instance the run starts here, run on this machine's GPUs: it has none."""
+    fake = cluster({"CPU": 2.0, "GPU": 8.0})   # never asked
+    with pytest.raises(DeviceUnavailable, match="no CUDA GPU on this machine"):
+        run_score(_config(tmp_path, "cuda", **executor))
+    assert fake.calls == [] and not (tmp_path / "run").exists()
+
+
+def test_the_executor_reuses_the_runs_connection(monkeypatch):
+    """A Ray the runner (or a notebook) connected is used as it is and left connected."""
+    fake = FakeRay({"CPU": 1.0})
+    fake.init("10.0.0.5:6379")
+    monkeypatch.setattr(ray_exec, "import_ray", lambda address=None: fake)
+    with ray_exec.ray_session("10.0.0.5:6379") as ray:
+        assert ray is fake
+    assert fake.calls == ["init 10.0.0.5:6379"]
