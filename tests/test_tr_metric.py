@@ -204,7 +204,7 @@ def test_decorative_glyphs_do_not_count():
 def test_short_words_on_the_text_lines_or_read_surely_are_kept():
     text = line("OPEN DAILY", 300, 400, w=400)
     on_line = line("GO", 300, 450, w=80, conf=0.91)          # 10 px (0.25 line heights) under the text: a word
-    sure = line("50", 800, 800, w=60, conf=0.99)             # far from the text but read surely: a word
+    sure = line("50", 800, 800, w=60, conf=0.999)            # far from the text but read surely: a word
     ring = line("O", 100, 100, w=40, conf=0.92)              # far and less sure: a ring
     result = score(ocr(text, on_line, sure, ring), {"text": "OPEN DAILY GO 50"})
     assert result.score == 1.0 and result.details["dropped_lines"]["glyph"] == 1
