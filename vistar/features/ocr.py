@@ -4,7 +4,8 @@ The default backend is RapidOCR (PP-OCRv6 det/rec ONNX models ship inside its wh
 The stage keeps every line the recogniser returns (RapidOCR's own confidence cut is disabled): which
 lines count is the TR metric's decision (`min_confidence`), so it can be tuned without re-running OCR.
 Where the detector is unsure (text over stripes, lines run together) it looks a second time, at the grey image
-and a finer scale, and the two readings are merged line by line (ocr_batched.read, docs/metrics/tr_reading.md).
+and a finer scale, and the two readings are merged line by line (ocr_batched.read, docs/metrics/tr_reading.md);
+a lone glyph is read again upright (ocr_glyphs).
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
 from __future__ import annotations

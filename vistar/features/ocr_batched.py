@@ -4,7 +4,8 @@ twice (`read`) and a GPU batch runs in few session calls.
 A first look runs RapidOCR's detector and recogniser. Where that look was unsure — the detector's probability
 map is patchy (over diagonal stripes it sees text faintly and drops whole lines) or a box it found was not read
 (two lines run together into one box) — the detector looks again at the grey image at 1.5 times its size, and the
-lines of both looks are merged (`merge_readings`). The CPU path calls this per image.
+lines of both looks are merged (`merge_readings`). A box no wider than high (a lone glyph) is read a second time
+upright in a square crop (`ocr_glyphs`). The CPU path calls this per image.
 
 Batching (`--device cuda` with `features.ocr.provider: cuda`): RapidOCR scores one image per call: one detector
 run per image, then its text lines through the recogniser in small groups. On a GPU that leaves the device idle
