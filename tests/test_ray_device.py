@@ -81,11 +81,12 @@ def test_a_cpu_only_driver_starts_a_cuda_run_on_a_gpu_cluster(tmp_path, cluster)
     assert fake.calls == ["init 10.0.0.5:6379", "shutdown"]   # one connection for the check and the run
 
 
-@pytest.mark.parametrize("requested, resolved", [("auto", "cuda"), ("cpu", "cpu")])
-def test_auto_follows_the_cluster_and_cpu_stays_cpu(tmp_path, cluster, requested, resolved):
-    cluster({"CPU": 4.0, "GPU": 1.0})
+@pytest.mark.parametrize("requested, resolved, asked", [("auto", "cuda", True), ("cpu", "cpu", False)])
+def test_auto_follows_the_cluster_and_cpu_stays_cpu(tmp_path, cluster, requested, resolved, asked):
+    fake = cluster({"CPU": 4.0, "GPU": 1.0})
     run_score(_config(tmp_path, requested, executor="ray", ray_address="auto"))
     assert RecordingExecutor.opened[0].device == resolved
+    assert bool(fake.calls) is asked   # a CPU run needs no answer from the cluster before it plans
 
 
 def test_a_cluster_without_gpu_refuses_cuda_before_anything_is_written(tmp_path, cluster):
@@ -121,3 +122,13 @@ def test_the_executor_reuses_the_runs_connection(monkeypatch):
     with ray_exec.ray_session("10.0.0.5:6379") as ray:
         assert ray is fake
     assert fake.calls == ["init 10.0.0.5:6379"]
+
+
+def test_a_rerun_with_nothing_left_to_score_starts_no_ray(tmp_path, monkeypatch):
+    png(tmp_path / "imgs" / "m" / "p1.png")
+    prompts(tmp_path / "p.vistar", ['p1: [GD|TR] "A"'])
+    run_score(_config(tmp_path, "cpu", cpu_workers=1))   # every row written here
+    fake = FakeRay({"CPU": 2.0})
+    monkeypatch.setattr(ray_exec, "import_ray", lambda address=None: fake)
+    summary = run_score(_config(tmp_path, "cpu", executor="ray"))
+    assert summary.scored == 0 and summary.reused > 0 and fake.calls == []

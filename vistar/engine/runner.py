@@ -69,7 +69,7 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
     if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
-    if cfg.executor == "ray" and cfg.ray_address:   # the cluster's GPUs count, not this machine's
+    if cfg.executor == "ray" and cfg.ray_address and cfg.device != "cpu":   # the cluster's GPUs count, not this machine's
         from .executors.ray_exec import cluster_device, ray_session
 
         with ray_session(cfg.ray_address) as ray:   # connected before anything is written; the executor reuses it

@@ -106,20 +106,25 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, cfg, ctx, ontology, n_batches: int):
-        self.session = ray_session(cfg.ray_address)
         self.cfg, self.ctx, self.n_batches = cfg, ctx, n_batches
         self.setup = pickle.dumps(WorkerSetup.of_run(cfg, ctx, ontology))
         self.stage_seconds: dict[str, float] = {}
         self.workers = 0
+        self.session = contextlib.ExitStack()
 
     def __enter__(self):
-        self.ray = self.session.__enter__()
-        logging.getLogger("ray.data").setLevel(logging.ERROR)  # the run's own progress and summary say the rest
-        self.ray.data.DataContext.get_current().enable_progress_bars = False
         return self
 
     def __exit__(self, *exc):
         return self.session.__exit__(*exc)
+
+    def connect(self):
+        """Ray for this run, started (or connected) when there is something to score: a rerun of a complete run
+        does not start Ray."""
+        ray = self.session.enter_context(ray_session(self.cfg.ray_address))
+        logging.getLogger("ray.data").setLevel(logging.ERROR)  # the run's own progress and summary say the rest
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        return ray
 
     def pipeline(self, batches: list):
         """The pools for the stages these batches need, sized to the cluster (`ray_plan.plan`)."""
@@ -132,6 +137,7 @@ class RayExecutor:
         batches = list(batches)
         if not batches:
             return
+        self.ray = self.connect()
         pipeline = self.pipeline(batches)
         self.workers = max((stage.actors for stage in pipeline if stage.role == "stages"), default=1)
         items = [{"index": i, "state": dumps(InFlight(pack(b)))} for i, b in enumerate(batches)]
