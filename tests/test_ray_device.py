@@ -132,3 +132,20 @@ def test_a_rerun_with_nothing_left_to_score_starts_no_ray(tmp_path, monkeypatch)
     monkeypatch.setattr(ray_exec, "import_ray", lambda address=None: fake)
     summary = run_score(_config(tmp_path, "cpu", executor="ray"))
     assert summary.scored == 0 and summary.reused > 0 and fake.calls == []
+
+
+def test_the_cli_leaves_a_cluster_runs_device_to_the_cluster(tmp_path, cluster):
+    """`vistar score --ray-address ... --device cuda` from a CPU-only driver: the CLI's early device check is this
+    machine's, so it is skipped for a cluster run and the cluster's check decides (a GPU cluster: the run starts)."""
+    from typer.testing import CliRunner
+
+    from vistar.cli import app
+
+    cluster({"CPU": 16.0, "GPU": 2.0})
+    args = ["score", str(tmp_path / "imgs"), "--prompts", str(tmp_path / "p.vistar"), "--out", str(tmp_path / "run"),
+            "--executor", "ray", "--device", "cuda"]
+    refused = CliRunner().invoke(app, args)   # a Ray instance started here would run on this machine: no GPU
+    assert refused.exit_code != 0 and "no CUDA GPU on this machine" in refused.output and not RecordingExecutor.opened
+    started = CliRunner().invoke(app, [*args, "--ray-address", "10.0.0.5:6379"])
+    assert "no CUDA GPU" not in started.output   # (the recording executor scores nothing: the run then says so)
+    assert [cfg.device for cfg in RecordingExecutor.opened] == ["cuda"]

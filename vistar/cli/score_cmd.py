@@ -88,8 +88,9 @@ def score(
     """Score every image against its prompt's angle; resumable, crash-safe."""
     import sys
 
-    try:  # a GPU the machine lacks is refused here, naming what was found
-        resolve_device(device)
+    try:  # a GPU the machine lacks is refused here, naming what was found; a --ray-address run's GPUs are the
+        if ray_address is None:  # cluster's, which run_score checks before it writes anything
+            resolve_device(device)
     except ValueError as exc:
         fail(str(exc))
     if (prompts is None) == (suite is None):
