@@ -72,3 +72,49 @@ def test_a_lone_digit_of_a_tuning_poster_is_read_upright(monkeypatch):
     assert "6" in [ln.text for ln in backend(image) if ln.confidence >= 0.9]
     monkeypatch.setattr(ocr_batched, "reread_glyphs", lambda *a: None)
     assert "6" not in [ln.text for ln in backend(image) if ln.confidence >= 0.5]
+
+
+@pytest.mark.parametrize("tilt", [-20.0, -15.0, 8.0, 15.0, 20.0])
+def test_a_tilted_narrow_box_in_rapidocrs_corner_order_is_a_glyph_along_the_text(tilt):
+    """RapidOCR orders a box's corners by x: for a 10x40 box tilted by 15 degrees or more the first edge it gives is
+    a side. `text_corners` restores the reading order, so the box is still a glyph box, runs at the text's angle,
+    and a line read unsurely there is no stray."""
+    import cv2
+    from rapidocr.ch_ppocr_det.utils import DBPostProcess
+
+    from vistar.features.ocr import OcrLine, OcrResult, text_corners
+    from vistar.metrics.text_layout import line_angle, line_height, line_width
+    from vistar.metrics.tr import filter_lines
+
+    mini_boxes = DBPostProcess.__new__(DBPostProcess).get_mini_boxes
+
+    def detected(cx, cy, w, h):   # the box as the detector's post-processing returns it
+        return mini_boxes(cv2.boxPoints(((cx, cy), (w, h), tilt)).astype(np.float32).reshape(-1, 1, 2))[0]
+
+    glyph = detected(500, 600, 10, 40)
+    assert is_glyph_box(glyph)
+    line = OcrLine("1", 0.8, tuple(map(tuple, glyph.tolist())))
+    assert line_angle(line) == pytest.approx(tilt, abs=0.5)
+    assert (line_width(line), line_height(line)) == pytest.approx((10, 40), abs=0.5)
+    assert np.allclose(upright_box(glyph), upright_box(np.asarray(text_corners(box(10, 40, tilt, 500, 600)))), atol=0.5)
+    text = [OcrLine(t, 0.99, tuple(map(tuple, detected(500, y, 300, 40).tolist()))) for t, y in (("FRESH COFFEE", 300), ("DAILY", 380))]
+    kept, dropped = filter_lines(OcrResult(tuple(text + [line]), 1000, 1000), 0.5, 0.0, 0.0, math.inf, "", 0.9, 10.0)
+    assert dropped["stray"] == 0 and line in kept
+
+
+def test_corner_order_is_clockwise_from_the_rightward_edge():
+    from vistar.features.ocr import text_corners
+
+    square = [(0, 0), (10, 0), (10, 10), (0, 10)]
+    for k in range(4):   # any starting corner, either direction
+        assert text_corners(square[k:] + square[:k]) == tuple(map(tuple, np.asarray(square, float).tolist()))
+        assert text_corners((square[k:] + square[:k])[::-1]) == tuple(map(tuple, np.asarray(square, float).tolist()))
+
+
+def test_a_second_reading_replaces_only_a_glyph_with_a_glyph(monkeypatch):
+    """A tall box of vertical text read as a word keeps its reading even if one upright character reads surer, and
+    an upright crop read as a word does not replace a glyph."""
+    monkeypatch.setattr(ocr_batched, "_recognise", lambda engine, crops: (["東", "10 20"], [0.99, 0.99], [(), ()]))
+    texts, scores = ["東京都", "7"], [0.8, 0.6]
+    reread_glyphs(Engine(), [None] * 2, [box(20, 60), box(10, 20)], texts, scores)
+    assert texts == ["東京都", "7"] and scores == [0.8, 0.6]

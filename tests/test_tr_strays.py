@@ -72,3 +72,17 @@ def test_direction_is_compared_modulo_a_half_turn():
 def test_the_rule_is_off_with_the_defaults_of_filter_lines():
     kept, dropped = filter_lines(poster(rotated("C000", 500, 520, 100, 30, -10.0, conf=0.7)), 0.5, 0.0)
     assert len(kept) == 4 and dropped["stray"] == 0
+
+
+def test_steep_text_has_no_direction_so_no_line_is_a_stray():
+    """Text running at 50 degrees: `text_angle` takes no direction from lines at 45 degrees or more, so the stray
+    rule has no sure line to compare with and keeps an unsure word that runs with the text."""
+    def tilted(text, cx, cy, w, h, deg, conf):
+        a = math.radians(deg)
+        c, s = math.cos(a), math.sin(a)
+        return OcrLine(text, conf, tuple((cx + x * c - y * s, cy + x * s + y * c) for x, y in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2))))
+
+    for deg in (30, 50):
+        lines = (tilted("HELLO WORLD", 500, 500, 400, 40, deg, 0.98), tilted("AGAIN", 600, 650, 200, 40, deg, 0.8))
+        kept, dropped = filter_lines(OcrResult(lines, 1000, 1000), 0.5, 0.0, 0.0, math.inf, "", 0.9, 10.0)
+        assert dropped["stray"] == 0 and len(kept) == 2, deg

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ocr import text_corners
+
 MARGIN = 0.1    # of the box's height, added on every side of the upright crop
 
 
 def _sides(box: np.ndarray) -> tuple[float, float]:
     """(width, height) as RapidOCR's crop measures them: the longer of each pair of opposite edges."""
+    box = np.asarray(text_corners(box), np.float64)
     width = max(np.linalg.norm(box[0] - box[1]), np.linalg.norm(box[2] - box[3]))
     height = max(np.linalg.norm(box[0] - box[3]), np.linalg.norm(box[1] - box[2]))
     return float(width), float(height)
@@ -24,14 +27,14 @@ def _sides(box: np.ndarray) -> tuple[float, float]:
 
 def is_glyph_box(box: np.ndarray) -> bool:
     """No wider than high: one character (a word of two or more is wider)."""
-    width, height = _sides(np.asarray(box, np.float64))
+    width, height = _sides(box)
     return 0 < width <= height
 
 
 def upright_box(box: np.ndarray) -> np.ndarray:
     """The box widened, about its centre and along its own axes, to a square of its height plus `MARGIN` of the
     height on every side: a crop RapidOCR does not turn, with the glyph upright in its middle."""
-    box = np.asarray(box, np.float64)
+    box = np.asarray(text_corners(box), np.float64)
     width, height = _sides(box)
     centre = box.mean(0)
     across = (box[1] - box[0] + box[2] - box[3]) / 2
@@ -45,7 +48,8 @@ def upright_box(box: np.ndarray) -> np.ndarray:
 
 def reread_glyphs(engine, images: list[np.ndarray], boxes: list[np.ndarray], texts: list, scores: list) -> None:
     """For every glyph box (`boxes[k]` detected on `images[k]`, read as `texts[k]` at `scores[k]`), read the
-    upright crop too and keep that reading, in place, where it is surer. One recogniser call for all of them."""
+    upright crop too and keep that reading, in place, where it is surer and both are one or two characters (a tall
+    box of vertical text read as a word keeps its word). One recogniser call for all of them."""
     from .ocr_batched import _recognise
 
     glyphs = [k for k, box in enumerate(boxes) if is_glyph_box(box)]
@@ -54,5 +58,5 @@ def reread_glyphs(engine, images: list[np.ndarray], boxes: list[np.ndarray], tex
     crops = [engine.crop_text_regions(images[k], upright_box(boxes[k])[None])[0] for k in glyphs]
     again, confidence, _ = _recognise(engine, crops)
     for k, text, score in zip(glyphs, again, confidence):
-        if text.strip() and score > scores[k]:
+        if 0 < len(text.strip()) <= 2 and len(str(texts[k]).strip()) <= 2 and score > scores[k]:
             texts[k], scores[k] = text, score

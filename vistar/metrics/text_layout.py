@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import math
 
-from ..features.ocr import OcrLine
+from ..features.ocr import OcrLine, text_corners
 
 
 def line_angle(line: OcrLine) -> float:
     """Direction of the line's top and bottom edges, degrees (y down, so clockwise-tilted text is positive)."""
-    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = line.box[:4]
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = text_corners(line.box)
     return math.degrees(math.atan2((y1 - y0) + (y2 - y3), (x1 - x0) + (x2 - x3)))
 
 
 def line_height(line: OcrLine) -> float:
     """The box's own height (left and right edges), not its axis-aligned extent: unchanged by rotation."""
-    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = line.box[:4]
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = text_corners(line.box)
     return (math.dist((x0, y0), (x3, y3)) + math.dist((x1, y1), (x2, y2))) / 2
 
 
 def line_width(line: OcrLine) -> float:
-    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = line.box[:4]
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = text_corners(line.box)
     return (math.dist((x0, y0), (x1, y1)) + math.dist((x3, y3), (x2, y2))) / 2
 
 

@@ -48,9 +48,11 @@ def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float) -
     differs by more than `stray_angle` degrees from the text's, the direction of the lines read surely (at least
     `stray_confidence`) that are at least twice as wide as high. A row of coat buttons read "C000" at 0.65-0.8 runs
     across the poster's lines; a word of the text, even one read unsurely, runs with them (within 7.7° on the
-    tuning posters). No rule without such sure lines: then nothing says which way the text runs.
+    tuning posters). No rule without such sure lines (text running at 45 degrees or more has none): then nothing
+    says which way the text runs.
     Calibrated in docs/metrics/tr.md, Stray lines."""
-    anchors = [ln for ln in lines if ln.confidence >= stray_confidence and line_width(ln) >= 2 * line_height(ln)]
+    anchors = [ln for ln in lines if ln.confidence >= stray_confidence and line_width(ln) >= 2 * line_height(ln)
+               and abs(line_angle(ln)) < 45]   # the lines `text_angle` takes the direction from
     if not anchors:
         return set()
     angle = text_angle(anchors)
@@ -130,4 +132,4 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params["w_char"])))
-METRIC = Metric(name="TR", angle="TR", version="6", features=("ocr",), fn=_tr, combine=COMBINE)
+METRIC = Metric(name="TR", angle="TR", version="7", features=("ocr",), fn=_tr, combine=COMBINE)
