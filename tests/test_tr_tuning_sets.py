@@ -10,11 +10,12 @@ from vistar.validity.tr import EXTRA_PHOTOS, REPEATS, SHORT, VALIDATION, WORDS
 from vistar.validity.tr_tuning import LONE_GLYPHS, SPLITS, lone_glyph_cases
 
 
-def test_tuning_splits_share_no_photo_seed_or_vocabulary_with_validation():
+def test_tuning_splits_share_no_photo_seed_or_vocabulary_with_validation_and_differ_in_ranges():
     # textures are drawn from the seed (new stripes every poster); photos are fixed images, so none may be shared
     for name, split in SPLITS.items():
         assert not set(split.backgrounds) & set(VALIDATION.backgrounds) & {*PHOTOS, *EXTRA_PHOTOS}, name
         assert split.vocabulary != VALIDATION.vocabulary and split.seed_offset != VALIDATION.seed_offset, name
+        # parameter ranges differ from validation's (they may overlap: angles 0-15 hold validation's 5-15)
         assert (split.angles, split.font_sizes, split.canvas) != (VALIDATION.angles, VALIDATION.font_sizes, VALIDATION.canvas)
     assert len({split.seed_offset for split in SPLITS.values()}) == len(SPLITS)
     assert not set(EXTRA_PHOTOS) & set(VALIDATION.backgrounds)
