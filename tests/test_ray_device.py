@@ -147,5 +147,8 @@ def test_the_cli_leaves_a_cluster_runs_device_to_the_cluster(tmp_path, cluster):
     refused = CliRunner().invoke(app, args)   # a Ray instance started here would run on this machine: no GPU
     assert refused.exit_code != 0 and "no CUDA GPU on this machine" in refused.output and not RecordingExecutor.opened
     started = CliRunner().invoke(app, [*args, "--ray-address", "10.0.0.5:6379"])
-    assert "no CUDA GPU" not in started.output   # (the recording executor scores nothing: the run then says so)
-    assert [cfg.device for cfg in RecordingExecutor.opened] == ["cuda"]
+    assert started.exit_code == 4, started.output   # the recording executor scores nothing: "nothing to score"
+    assert "no CUDA GPU" not in started.output and [cfg.device for cfg in RecordingExecutor.opened] == ["cuda"]
+    for typo in ("gpu", "cuda:1"):   # a device a cluster run cannot use is refused before connecting
+        refused = CliRunner().invoke(app, [*args[:-1], typo, "--ray-address", "10.0.0.5:6379"])
+        assert refused.exit_code != 0 and f"not '{typo}'" in refused.output and len(RecordingExecutor.opened) == 1

@@ -1,8 +1,8 @@
 """`--executor ray`: the planned batches as a Ray Dataset streamed through pools of actors (`ray_plan.py`).
 
 A pool per group of feature stages (a GPU share each with `--device cuda` where the stages run on the run's
-device), the first CPU group's actors decoding and the last one's applying the metrics (pools of their own next
-to a GPU group); each actor is one process with one thread that loads its models once (`ray_stages.py`). A
+device), the first group's actors decoding when it is a CPU group and the last one's applying the metrics when
+it is one (pools of their own next to a GPU group); each actor is one process with one thread that loads its models once (`ray_stages.py`). A
 planned batch stays one Dataset row from the first pool to the last, so every stage runs on the images the local
 executor would run it on together. Ray restarts an actor that dies and re-runs its task; the driver keeps the
 first result of every batch and hands rows to the runner in batch order, so the store gets exactly the rows of a
