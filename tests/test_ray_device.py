@@ -78,7 +78,7 @@ def test_a_cpu_only_driver_starts_a_cuda_run_on_a_gpu_cluster(tmp_path, cluster)
     run_score(_config(tmp_path, "cuda", executor="ray", ray_address="10.0.0.5:6379"))
     [cfg] = RecordingExecutor.opened
     assert cfg.device == "cuda" and cfg.device_requested == "cuda"
-    assert fake.calls == ["init 10.0.0.5:6379", "shutdown"]   # one connection for the check and the run
+    assert fake.calls == ["init 10.0.0.5:6379", "shutdown"]   # the runner connects once (the executor reuses it: last test)
 
 
 @pytest.mark.parametrize("requested, resolved, asked", [("auto", "cuda", True), ("cpu", "cpu", False)])
