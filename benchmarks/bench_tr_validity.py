@@ -146,9 +146,10 @@ def backgrounds_bench(args) -> None:
               f"({(time.perf_counter() - start) / len(c) / 3 * 1000:.0f} ms/image)")
 
 
-def short_readings(lines: list) -> list[tuple[str, float, float]]:
-    """(text, confidence, distance to the nearest longer line in median line heights) of each 1-2 character
-    reading with a letter or digit, measured as TR's glyph filter measures it (levelled boxes)."""
+def short_readings(lines: list, shortest: int = 1, longest: int = 2, below: float = 2.0) -> list[tuple[str, float, float]]:
+    """(text, confidence, distance to the nearest longer line in median line heights) of each reading of
+    `shortest`-`longest` characters with a letter or digit read below confidence `below`, measured as TR's glyph
+    filter measures it (levelled boxes)."""
     from vistar.metrics.text_layout import level_boxes
     from vistar.metrics.text_similarity import normalize_text
 
@@ -156,10 +157,10 @@ def short_readings(lines: list) -> list[tuple[str, float, float]]:
         return []
     boxes, median = level_boxes(lines)
     texts = [normalize_text(ln.text).replace(" ", "") for ln in lines]
-    longer = [b for b, t in zip(boxes, texts) if len(t) > 2]
+    longer = [b for b, t in zip(boxes, texts) if len(t) > longest]
     out = []
     for box, text in zip(boxes, texts):
-        if 0 < len(text) <= 2 and any(c.isalnum() for c in text) and longer:
+        if shortest <= len(text) <= longest and box[4].confidence < below and any(c.isalnum() for c in text) and longer:
             gap = min(max(o[0] - box[2], box[0] - o[2], o[1] - box[3], box[1] - o[3], 0.0) for o in longer) / median
             out.append((text, box[4].confidence, gap))
     return out
@@ -176,17 +177,18 @@ def posters(args) -> None:
     for row in ladder_rows(scored, f"posters/{args.split}"):
         print(f"{row.set:28s} n={row.n:3d}  {row.measure:24s} {row.value:6.3f}  goal {row.goal:8s} {'met' if row.met else 'NOT met'}"
               + (f"\n    {row.note}" if row.note and not row.met else ""))
-    short = {"word": [], "decoration": []}
-    for case in scored:
-        words = set(normalize_text(case["expected"]).split())
-        for ocr in case["ocr"].values():
-            for text, confidence, gap in short_readings(list(ocr.lines)):
-                short["word" if text in words else "decoration"].append((confidence, gap))
-    for kind, values in short.items():
-        if values:
-            conf, gap = np.array(values).T
-            print(f"1-2 character readings that are {kind:10s}: {len(values):3d}  confidence {conf.min():.2f}-{conf.max():.2f}  "
-                  f"distance to the nearest longer line {gap.min():.2f}-{gap.max():.2f} line heights")
+    for label, sizes in (("1-2 character readings", dict()), ("3-4 character readings below 0.9", dict(shortest=3, longest=4, below=0.9))):
+        short: dict[str, list] = {"word": [], "decoration": []}
+        for case in scored:
+            words = set(normalize_text(case["expected"]).split())
+            for ocr in case["ocr"].values():
+                for text, confidence, gap in short_readings(list(ocr.lines), **sizes):
+                    short["word" if text in words else "decoration"].append((confidence, gap))
+        for kind, values in short.items():
+            if values:
+                conf, gap = np.array(values).T
+                print(f"{label} that are {kind:10s}: {len(values):3d}  confidence {conf.min():.2f}-{conf.max():.2f}  "
+                      f"distance to the nearest longer line {gap.min():.2f}-{gap.max():.2f} line heights")
     stray_calibration(scored)
     print(f"({(time.perf_counter() - start) / len(scored) / 3 * 1000:.0f} ms/image)")
 
