@@ -105,19 +105,24 @@ PHOTOS = ("astronaut", "camera", "coffee", "chelsea", "rocket", "brick", "grass"
 TEXTURES = ("noise", "gradient", "stripes", "blobs")
 
 
+def photo_crop(name: str, size: int, rng: random.Random) -> Image.Image:
+    """A random `size`² crop of scikit-image's photo `name`, scaled 1-1.6 times past the size."""
+    import skimage.data
+
+    photo = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
+    scale = size / min(photo.size) * rng.uniform(1.0, 1.6)
+    photo = photo.resize((max(size, round(photo.width * scale)), max(size, round(photo.height * scale))), Image.BICUBIC)
+    x, y = rng.randrange(photo.width - size + 1), rng.randrange(photo.height - size + 1)
+    return photo.crop((x, y, x + size, y + size))
+
+
 def background(name: str, size: int, rng: random.Random) -> Image.Image:
     """A `size`² background: a random crop of a scikit-image photo (PHOTOS, none of which holds text) or a
     procedural texture (TEXTURES), so TR is checked on busy, photographic backgrounds and not only on paper."""
     import numpy as np
 
     if name in PHOTOS:
-        import skimage.data
-
-        photo = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
-        scale = size / min(photo.size) * rng.uniform(1.0, 1.6)
-        photo = photo.resize((max(size, round(photo.width * scale)), max(size, round(photo.height * scale))), Image.BICUBIC)
-        x, y = rng.randrange(photo.width - size + 1), rng.randrange(photo.height - size + 1)
-        return photo.crop((x, y, x + size, y + size))
+        return photo_crop(name, size, rng)
     gen = np.random.default_rng(rng.randrange(2**32))
     base, other = gen.integers(0, 256, 3), gen.integers(0, 256, 3)
     ramp = np.linspace(0, 1, size)[None, :, None]

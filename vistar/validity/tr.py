@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.text_similarity import normalize_text, strip_accents
-from ..synth.text import PHOTOS, TEXTURES, background, poster_fonts, render_poster, render_text
+from ..synth.text import PHOTOS, TEXTURES, background, photo_crop, poster_fonts, render_poster, render_text
 from . import ValidityRow
 
 # Word banks; each split's vocabulary is every other word, so no validation word was seen while tuning. Latin
@@ -94,25 +94,13 @@ def sample_poster(rng: random.Random, split: Split, script: str) -> Poster:
     size = rng.choice(split.canvas)
     fonts = poster_fonts(ascii_ok=script == "latin")  # Pillow's default font has no accented letters
     backdrop = rng.choice(split.backgrounds)
-    base = background(backdrop, size, rng) if backdrop not in EXTRA_PHOTOS else _extra_photo(backdrop, size, rng)
+    base = photo_crop(backdrop, size, rng) if backdrop in EXTRA_PHOTOS else background(backdrop, size, rng)
     dark_backdrop = np.asarray(base.convert("L"), float).mean() < 128
     ink = tuple(rng.randint(200, 255) for _ in range(3)) if dark_backdrop else tuple(rng.randint(0, 60) for _ in range(3))
     angle = rng.uniform(*split.angles) * rng.choice((-1, 1))
     style = {"base": base, "font": rng.choice(fonts), "font_size": rng.randint(*split.font_sizes) * size // 512,
              "ink": ink, "stroke": rng.choice((1, 2)), "angle": angle, "decor": rng.randint(0, 3), "seed": rng.randrange(2**31)}
     return Poster(title, columns, script, style, backdrop)
-
-
-def _extra_photo(name: str, size: int, rng: random.Random):
-    """A random `size`² crop of scikit-image's `name` photo, scaled as vistar.synth.text.background scales its own."""
-    import skimage.data
-    from PIL import Image
-
-    photo = Image.fromarray(getattr(skimage.data, name)()).convert("RGB")
-    scale = size / min(photo.size) * rng.uniform(1.0, 1.6)
-    photo = photo.resize((max(size, round(photo.width * scale)), max(size, round(photo.height * scale))), Image.BICUBIC)
-    x, y = rng.randrange(photo.width - size + 1), rng.randrange(photo.height - size + 1)
-    return photo.crop((x, y, x + size, y + size))
 
 
 def with_typo(poster: Poster, rng: random.Random) -> Poster:
