@@ -24,10 +24,16 @@ def line_width(line: OcrLine) -> float:
     return (math.dist((x0, y0), (x1, y1)) + math.dist((x3, y3), (x2, y2))) / 2
 
 
+def sets_direction(line: OcrLine) -> bool:
+    """Whether the line's angle votes for the text's: at least twice as wide as high (a lone glyph's box says
+    little about direction) and under 45 degrees."""
+    return line_width(line) >= 2 * line_height(line) and abs(line_angle(line)) < 45
+
+
 def text_angle(lines: list[OcrLine]) -> float:
-    """The dominant text angle: the width-weighted median of the lines' own angles, from lines at least twice as
-    wide as high (a lone glyph's box says little about direction); 0 when there is none."""
-    votes = sorted((line_angle(ln), line_width(ln)) for ln in lines if line_width(ln) >= 2 * line_height(ln) and abs(line_angle(ln)) < 45)
+    """The dominant text angle: the width-weighted median of the angles of the lines that `sets_direction`; 0
+    when there is none."""
+    votes = sorted((line_angle(ln), line_width(ln)) for ln in lines if sets_direction(ln))
     half, seen = sum(w for _, w in votes) / 2, 0.0
     for angle, weight in votes:
         seen += weight

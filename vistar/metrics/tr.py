@@ -12,7 +12,7 @@ import unicodedata
 
 from ..api import Combine, Metric, MetricResult
 from ..features.ocr import OcrLine, OcrResult
-from .text_layout import level_boxes, line_angle, line_height, line_width, reading_order, text_angle
+from .text_layout import level_boxes, line_angle, line_height, reading_order, sets_direction, text_angle
 from .text_scripts import support
 from .text_similarity import char_similarity, normalize_text, word_similarity
 
@@ -51,8 +51,7 @@ def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float) -
     tuning posters). No rule without such sure lines (text running at 45 degrees or more has none): then nothing
     says which way the text runs.
     Calibrated in docs/metrics/tr.md, Stray lines."""
-    anchors = [ln for ln in lines if ln.confidence >= stray_confidence and line_width(ln) >= 2 * line_height(ln)
-               and abs(line_angle(ln)) < 45]   # the lines `text_angle` takes the direction from
+    anchors = [ln for ln in lines if ln.confidence >= stray_confidence and sets_direction(ln)]
     if not anchors:
         return set()
     angle = text_angle(anchors)
