@@ -91,8 +91,10 @@ def score(
     try:  # a GPU the machine lacks is refused here, naming what was found; a --ray-address run's GPUs are the
         if ray_address is None:  # cluster's, which run_score checks before it writes anything
             resolve_device(device)
-        elif device not in ("cpu", "cuda", "auto"):   # said before connecting: an unreachable cluster hides nothing
-            raise ValueError(f"--device with --ray-address must be cpu, cuda or auto, not '{device}' (Ray gives each GPU actor its own GPU)")
+        else:
+            from ..engine.executors.ray_exec import check_cluster_device
+
+            check_cluster_device(device)
     except ValueError as exc:
         fail(str(exc))
     if (prompts is None) == (suite is None):

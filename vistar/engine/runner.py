@@ -70,8 +70,9 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
     if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
     if cfg.executor == "ray" and cfg.ray_address and cfg.device != "cpu":   # the cluster's GPUs count, not this machine's
-        from .executors.ray_exec import cluster_device, ray_session
+        from .executors.ray_exec import check_cluster_device, cluster_device, ray_session
 
+        check_cluster_device(cfg.device)
         with ray_session(cfg.ray_address) as ray:   # connected before anything is written; the executor reuses it
             return _run_on(cfg, cluster_device(ray, cfg.device), progress, warm)
     return _run_on(cfg, resolve_device(cfg.device), progress, warm)

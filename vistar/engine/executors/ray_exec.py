@@ -84,15 +84,20 @@ def ray_session(address: str | None):
             ray.shutdown()
 
 
-def cluster_device(ray, requested: str) -> str:
-    """`--device` of a run on a Ray cluster (`--ray-address`): the cluster's GPUs decide, not the driver's (a
-    CPU-only machine may drive a GPU cluster). `auto` is `cuda` when the cluster has a GPU; `cuda:N` names a GPU
-    of one machine, while Ray gives each GPU actor its own, so a cluster run says `cuda`."""
-    if requested == "cpu":
-        return "cpu"
-    if requested not in ("cuda", "auto"):
+def check_cluster_device(requested: str) -> None:
+    """A cluster run's `--device` is cpu, cuda or auto (checked before connecting: an unreachable cluster would
+    hide a typo); `cuda:N` names a GPU of one machine, while Ray gives each GPU actor its own."""
+    if requested not in ("cpu", "cuda", "auto"):
         raise ValueError(f"--device {requested} with --ray-address: use --device cuda (Ray gives each GPU actor "
                          "its GPU), cpu or auto")
+
+
+def cluster_device(ray, requested: str) -> str:
+    """`--device` (cpu, cuda or auto: `check_cluster_device`) of a run on a Ray cluster (`--ray-address`): the
+    cluster's GPUs decide, not the driver's (a CPU-only machine may drive a GPU cluster). `auto` is `cuda` when
+    the cluster has a GPU."""
+    if requested == "cpu":
+        return "cpu"
     resources = ray.cluster_resources()
     if resources.get("GPU", 0) > 0:
         return "cuda"
