@@ -1,4 +1,4 @@
-"""The shared torch device helpers: on-device resize/normalise, autocast precision, deterministic setup,
+"""The shared torch device helpers: on-device resize/normalise, deterministic setup, the precision setting,
 and what they guarantee for the depth stage (fp32 bit-identical across batch sizes; bf16 within tolerance)."""
 from __future__ import annotations
 
@@ -53,18 +53,6 @@ def test_each_image_is_resized_alone_so_batch_neighbours_do_not_matter():
     assert batch.shape == (3, 3, 12, 12)
     for i, image in enumerate(images):
         assert torch.equal(batch[i], dev.images_to_tensor([image], (12, 12), mean=(0.5,) * 3, std=(0.5,) * 3)[0])
-
-
-def test_precision_setting_selects_autocast():
-    x = torch.randn(4, 8)
-    w = torch.randn(8, 3)
-    for precision, dtype in [("fp32", torch.float32), ("bf16", torch.bfloat16)]:
-        ctx = StageContext(features={"depth": {"precision": precision}})
-        with dev.autocast(ctx, "depth"):
-            assert (x @ w).dtype == dtype
-    assert dev.precision(StageContext(), "depth") == "fp32"  # the default
-    with pytest.raises(ValueError, match="features.depth.precision must be one of fp32, bf16, fp16, not 'half'"):
-        dev.autocast(StageContext(features={"depth": {"precision": "half"}}), "depth")
 
 
 def test_setup_torch_once_per_run_deterministic_and_seeded(monkeypatch):

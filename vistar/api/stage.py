@@ -46,3 +46,6 @@ class FeatureStage:
     models: tuple[str, ...] = ()
     # raises ValueError for bad `features.<name>` values: run before any image, not as an error on every row
     check_params: Callable[[dict[str, Any]], Any] | None = None
+    # the torch modules whose forward passes are "the model" once the stage has run in CTX: `vistar bench` times
+    # the stage's wall time outside them as host work and replays their calls alone (None: no torch model)
+    model_modules: Callable[[StageContext], list[Any]] | None = None

@@ -1,4 +1,4 @@
-"""What every torch stage does the same way: deterministic settings, getting a batch onto the device, autocast.
+"""What every torch stage does the same way: deterministic settings, getting a batch onto the device.
 
 - `resolve_device(requested)`: `--device auto` to `cuda` or `cpu`; a CUDA device the machine lacks is an error
   naming what torch found, not a silent CPU run.
@@ -11,12 +11,10 @@
 - `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device, resized (antialiased) there.
 - `batch_invariant(fn, device, **inputs)`: a forward pass whose result for one image does not depend on the
   other images of the batch: bit for bit on CPU (one image at a time), to float tolerance on CUDA (batched).
-- `autocast(ctx, stage)`: `features.<stage>.precision: fp32 | bf16 | fp16`; fp32 (the default) runs as is.
-  docs/performance.md#pipeline gives the tolerances measured against fp32.
+(The precision a stage's forward runs in is `engine/precision.py`'s.)
 """
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Sequence
 
@@ -24,7 +22,6 @@ import numpy as np
 
 from .registry import StageContext
 
-PRECISIONS = ("fp32", "bf16", "fp16")
 CUBLAS_WORKSPACE = ":4096:8"
 DEFAULT_SEED = 0
 
@@ -115,24 +112,6 @@ def _full_fp32(torch) -> None:
     getter (used by `torch.export` and `cudnn.flags()`) raising about mixed conv/RNN flags."""
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-
-
-def precision(ctx: StageContext, stage: str) -> str:
-    value = str(ctx.params(stage).get("precision", "fp32"))
-    if value not in PRECISIONS:
-        raise ValueError(f"features.{stage}.precision must be one of {', '.join(PRECISIONS)}, not {value!r}")
-    return value
-
-
-def autocast(ctx: StageContext, stage: str):
-    """The autocast context for `features.<stage>.precision` on ctx.device (a null context for fp32)."""
-    import torch
-
-    wanted = precision(ctx, stage)
-    if wanted == "fp32":
-        return contextlib.nullcontext()
-    dtype = torch.bfloat16 if wanted == "bf16" else torch.float16
-    return torch.autocast(device_type="cuda" if is_cuda(ctx.device) else "cpu", dtype=dtype)
 
 
 def pixels_to_device(image: np.ndarray, device: str):

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt, read_prompts, validate_prompt
 from ..prompts_dsl.validate import as_issue, with_ontology_codes
-from . import registry
+from . import precision, registry
 from .hashes import hash_files
 from .images import ImageRecord
 
@@ -98,8 +98,9 @@ class StageParamsError(ValueError):
     """A `features.<stage>` value the stage refuses: the run stops before scoring rather than fail every row."""
 
 
-def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
-    """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run."""
+def resolve_scorer(name: str, ontology: Ontology, device: str = "cpu") -> Scorer:
+    """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run.
+    The signature hashes each stage's parameters as they take effect on DEVICE (its precision: engine/precision.py)."""
     try:
         metric = registry.metric(name)
         stages = registry.stage_order(set(metric.all_features))
@@ -108,7 +109,8 @@ def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
             stage = registry.feature_stage(stage_name)
             features = ontology.data.get("features") or {}
             _check_stage_params(stage, dict(features.get(stage_name) or {}))
-            parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage_name) or {})}")
+            hashed = precision.key_params(stage_name, dict(features.get(stage_name) or {}), device)
+            parts.append(f"{stage.name}:{stage.version}:{_params_hash(hashed)}")
         return Scorer(name, metric, "|".join(parts))
     except StageParamsError:
         raise
@@ -178,7 +180,7 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
                     rows.append(row(rec, sha, prompt, name, None, None, "error", f"invalid prompt '{prompt.id}': {why}", {}, key))
                 continue
             if name not in scorers:
-                scorers[name] = resolve_scorer(name, ontology)
+                scorers[name] = resolve_scorer(name, ontology, cfg.device)
                 if scorers[name].unavailable:
                     summary.problems.append({"kind": "metric_unavailable", "item": name, "message": scorers[name].unavailable})
             scorer = scorers[name]

@@ -28,6 +28,7 @@ from .device import prepare_process, resolve_device, stage_devices
 from .executors import open_executor
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
+from .precision import stage_precisions
 from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
@@ -183,6 +184,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     store.compact()
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
+    meta["stage_precisions"] = stage_precisions(meta["stage_versions"], ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "complete", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return summary

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import autocast, batch_invariant, setup_torch, to_device
+from ..engine import precision
+from ..engine.device import batch_invariant, setup_torch, to_device
 from .hf_models import load_pretrained, pooled, torch_dtype
 
 MODEL = "clip-vit-large-patch14"
@@ -60,7 +61,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
         owners.append((i, len(layout), len(shots)))
     image_vecs, text_vecs = [], []
     max_tokens = model.config.text_config.max_position_embeddings   # fixed padding: same result in any batch
-    with torch.inference_mode(), autocast(ctx, "clip_embed"):   # features.clip_embed.precision: fp32 | bf16 | fp16
+    with torch.inference_mode(), precision.compute(ctx, "clip_embed"):   # features.clip_embed.precision: fp32 | bf16 | fp16
         for chunk in _chunks(crops, size):
             pixels = to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device).to(torch_dtype(dtype))
             vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=pixels)
@@ -79,4 +80,10 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return outputs
 
 
-STAGE = FeatureStage(name="clip_embed", version="1", compute=_compute, requires=("panels",), models=(MODEL,))
+def _model_modules(ctx: StageContext) -> list:
+    model, _ = ctx.cache["clip_embed"]
+    return [model.vision_model, model.visual_projection, model.text_model, model.text_projection]
+
+
+STAGE = FeatureStage(name="clip_embed", version="1", compute=_compute, requires=("panels",), models=(MODEL,),
+                     model_modules=_model_modules)

@@ -14,7 +14,8 @@ import contextlib
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import autocast, batch_invariant, images_to_tensor, setup_torch
+from ..engine import precision
+from ..engine.device import batch_invariant, images_to_tensor, setup_torch
 from ..models import load_model
 
 
@@ -53,15 +54,20 @@ def load_depth_model(name: str, ctx: StageContext) -> DptDepth:
                       lambda model, _: DptDepth(None, ctx.device, model))
 
 
+def _model_name(ctx: StageContext) -> str:
+    return ctx.params("depth").get("model", "dpt-hybrid-midas")
+
+
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
     params = ctx.params("depth")
-    name = params.get("model", "dpt-hybrid-midas")
+    name = _model_name(ctx)
     model = ctx.model(f"depth:{name}", lambda: load_depth_model(name, ctx))
     size = max(1, int(params.get("batch_size", 4)))
     out: list[np.ndarray] = []
-    for i in range(0, len(batch), size):  # features.depth.precision: fp32 (default) | bf16 | fp16
-        out += model([item.image for item in batch[i:i + size]], autocast(ctx, "depth"))
+    for i in range(0, len(batch), size):  # features.depth.precision (engine/precision.py)
+        out += model([item.image for item in batch[i:i + size]], precision.compute(ctx, "depth"))
     return out
 
 
-STAGE = FeatureStage(name="depth", version="dpt/1", compute=_compute, models=("dpt-hybrid-midas",))
+STAGE = FeatureStage(name="depth", version="dpt/1", compute=_compute, models=("dpt-hybrid-midas",),
+                     model_modules=lambda ctx: [ctx.cache[f"depth:{_model_name(ctx)}"].model])

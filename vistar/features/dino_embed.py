@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import autocast, batch_invariant, setup_torch, to_device
+from ..engine import precision
+from ..engine.device import batch_invariant, setup_torch, to_device
 from .hf_models import load_pretrained, torch_dtype
 
 MODEL = "dinov2-large"
@@ -57,7 +58,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             crops.append(masked_crop(item.image, subject.masks[k], fill))
             owners.append((i, int(k)))
     vectors = []
-    with torch.inference_mode(), autocast(ctx, "dino_embed"):   # features.dino_embed.precision: fp32 | bf16 | fp16
+    with torch.inference_mode(), precision.compute(ctx, "dino_embed"):   # features.dino_embed.precision: fp32 | bf16 | fp16
         for start in range(0, len(crops), size):
             pixels = to_device(processor(images=crops[start:start + size], return_tensors="pt")["pixel_values"], ctx.device)
             vecs = batch_invariant(lambda **x: model(**x).pooler_output, ctx.device, pixel_values=pixels.to(torch_dtype(dtype)))
@@ -70,4 +71,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return out
 
 
-STAGE = FeatureStage(name="dino_embed", version="1", compute=_compute, requires=("subject_masks",), models=(MODEL,))
+STAGE = FeatureStage(name="dino_embed", version="1", compute=_compute, requires=("subject_masks",), models=(MODEL,),
+                     model_modules=lambda ctx: [ctx.cache["dino_embed"][0]])

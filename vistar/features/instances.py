@@ -12,6 +12,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from ..api import FeatureStage, Instances, StageContext, StageInput
+from ..engine import precision
 from ..engine.device import is_cuda
 from ..models import load_model, spec
 
@@ -56,6 +57,11 @@ class UltralyticsSegDetector:
         results = [r for chunk in chunks for r in self._predict(chunk)]
         return [self._convert(r, im.shape[:2]) for r, im in zip(results, images)]
 
+    def modules(self) -> list:
+        """The network ultralytics' predictor runs (its AutoBackend), once a prediction has set it up."""
+        predictor = getattr(self.model, "predictor", None)
+        return [predictor.model] if predictor is not None else []
+
     def _predict(self, images: list[np.ndarray]) -> list:
         if self.predictor is not None:   # takes the RGB arrays as they are
             return self.model.predict(images, predictor=self.predictor, **self.kwargs)
@@ -96,11 +102,22 @@ def load_detector(name: str, ctx: StageContext, params: dict) -> Detector:
     return load_model(name, ctx, lambda path: build(path, ctx, params), lambda model, _: build(model, ctx, params))
 
 
+def _detector_key(ctx: StageContext) -> str:
+    return f"instances:{ctx.params('instances').get('model', 'yolov8l-seg')}"
+
+
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[Instances]:
     params = ctx.params("instances")
     name = params.get("model", "yolov8l-seg")
-    detector = ctx.model(f"instances:{name}", lambda: load_detector(name, ctx, params))
-    return detector([item.image for item in batch])
+    detector = ctx.model(_detector_key(ctx), lambda: load_detector(name, ctx, params))
+    with precision.compute(ctx, "instances"):   # features.instances.precision (engine/precision.py)
+        return detector([item.image for item in batch])
 
 
-STAGE = FeatureStage(name="instances", version="yolo-seg/2", compute=_compute, models=("yolov8l-seg",))
+def _model_modules(ctx: StageContext) -> list:
+    modules = getattr(ctx.cache[_detector_key(ctx)], "modules", None)   # a backend without it: no model timing
+    return modules() if modules else []
+
+
+STAGE = FeatureStage(name="instances", version="yolo-seg/2", compute=_compute, models=("yolov8l-seg",),
+                     model_modules=_model_modules)

@@ -179,5 +179,10 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return outputs
 
 
+def _model_modules(ctx: StageContext) -> list:
+    detector, segmenter = ctx.cache["subject_masks/detector"][0], ctx.cache["subject_masks/segmenter"][0]
+    return [detector, segmenter.vision_encoder, segmenter]   # SAM: image encoder, then prompt encoder + mask decoder
+
+
 STAGE = FeatureStage(name="subject_masks", version="2", compute=_compute, requires=("panels",),
-                     models=(DETECTOR, SEGMENTER))
+                     models=(DETECTOR, SEGMENTER), model_modules=_model_modules)
