@@ -57,6 +57,7 @@ class StageReport:
     model_images_per_s: float | None = None
     model_ratio: float | None = None           # images_per_s / model_images_per_s
     host_ms_per_image: float | None = None     # stage wall time outside the model's forward calls
+    host_cpu_ms_per_image: float | None = None   # the process's CPU time there (all threads; a shared CPU's honest figure)
     precision: str | None = None
     model_inputs: list[str] = field(default_factory=list)   # "Module NxCxHxW": what the replayed calls took
     flops_per_image: float | None = None
@@ -179,9 +180,12 @@ def _model_share(rep: StageReport, stage: registry.FeatureStage, inputs: list, c
     chunks = [inputs[i:i + bs] for i in range(0, len(inputs), bs)]
     sync = lambda: _sync(ctx.device)   # noqa: E731 - a callable the hooks share
     with recording(modules, sync) as record:
+        cpu = time.process_time()
         wall = _timed(lambda: [stage.compute(c, ctx) for c in chunks], ctx.device)
+        cpu = time.process_time() - cpu
     model_s = replay_seconds(record, lambda: precision.compute(ctx, stage.name), sync, max(1, repeats // 2))
     rep.host_ms_per_image = 1000 * max(wall - record.model_s, 0.0) / len(inputs)
+    rep.host_cpu_ms_per_image = 1000 * max(cpu - record.model_cpu_s, 0.0) / len(inputs)
     rep.model_images_per_s = len(inputs) / model_s if model_s > 0 else None
     rep.model_ratio = rep.images_per_s / rep.model_images_per_s if rep.images_per_s and rep.model_images_per_s else None
     rep.model_inputs = input_shapes(record)

@@ -23,7 +23,8 @@ class ForwardCall:
 @dataclass
 class ForwardRecord:
     calls: list[ForwardCall] = field(default_factory=list)
-    model_s: float = 0.0   # wall seconds inside the outermost forward calls
+    model_s: float = 0.0       # wall seconds inside the outermost forward calls
+    model_cpu_s: float = 0.0   # this process's CPU seconds inside them (on a shared CPU, what wall time overstates)
 
 
 def _tensor_shape(call: ForwardCall) -> str | None:
@@ -48,13 +49,13 @@ def recording(modules: list, sync: Callable[[], None]):
     """Record the forward calls of MODULES made inside the block; nested calls count once, in the outermost."""
     record = ForwardRecord()
     depth = [0]
-    started = [0.0]
+    started = [0.0, 0.0]
 
     def pre(module, args, kwargs):
         if depth[0] == 0:
             sync()
             record.calls.append(ForwardCall(module, args, dict(kwargs)))
-            started[0] = time.perf_counter()
+            started[:] = time.perf_counter(), time.process_time()
         depth[0] += 1
 
     def post(module, args, kwargs, output):
@@ -62,6 +63,7 @@ def recording(modules: list, sync: Callable[[], None]):
         if depth[0] == 0:
             sync()
             record.model_s += time.perf_counter() - started[0]
+            record.model_cpu_s += time.process_time() - started[1]
 
     handles = [h for m in modules for h in (m.register_forward_pre_hook(pre, with_kwargs=True),
                                            m.register_forward_hook(post, with_kwargs=True))]

@@ -8,7 +8,8 @@
 - `pixels_to_device(image, device)`: one uint8 HxWx3 array -> uint8 3xHxW on the device. The raw pixels
   travel (a quarter of the float32 bytes), from pinned memory with a non-blocking copy on CUDA; resizing and
   normalising then run there (`images_to_tensor`, the `instances` letterbox, the `subject_masks` processors).
-- `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device, resized (antialiased) there.
+- `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device, resized there as uint8
+  (antialiased), as the torchvision-backed image processors resize.
 - `batch_invariant(fn, device, **inputs)`: a forward pass whose result for one image does not depend on the
   other images of the batch: bit for bit on CPU (one image at a time), to float tolerance on CUDA (batched).
 (The precision a stage's forward runs in is `engine/precision.py`'s.)
@@ -16,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -115,31 +117,37 @@ def _full_fp32(torch) -> None:
 
 
 def pixels_to_device(image: np.ndarray, device: str):
-    """uint8 (3, H, W) on `device`, a view of the (H, W, 3) copy; from pinned memory without blocking on CUDA."""
+    """uint8 (3, H, W) on `device`. On the CPU a view of IMAGE's own memory (a strided array is copied first): decoded
+    images are read-only arrays, and copying 3 MB per 1024² image and stage only to silence torch's warning about
+    that cost a millisecond or two of host time; nothing writes into stage inputs. On CUDA copied from pinned memory
+    without blocking."""
     import torch
 
-    pixels = torch.from_numpy(np.require(image, np.uint8, ['C', 'W']))  # copies only read-only/strided arrays
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        pixels = torch.from_numpy(np.ascontiguousarray(image, dtype=np.uint8))
     return to_device(pixels, device).permute(2, 0, 1)
 
 
 def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: Sequence[float], std: Sequence[float],
                      device: str = "cpu", mode: str = "bicubic"):
-    """(N, 3, *size) float32 on `device`: each image scaled to [0, 1], resized (antialiased), clamped to [0, 1]
-    (bicubic overshoots), then normalised with `mean`/`std`. Images may differ in size; each is resized alone,
-    so an image's tensor does not depend on the others in the batch."""
+    """(N, 3, *size) float32 on `device`: each uint8 image resized as uint8 (antialiased, rounded and saturated, as
+    transformers' torchvision-backed processors resize), then normalised as they do, (x - 255·mean) / (255·std).
+    Images may differ in size; each is resized alone, so an image's tensor does not depend on the others."""
     import torch
     import torch.nn.functional as F
 
-    out = []
-    for image in images:
-        pixels = pixels_to_device(image, device)[None].float() / 255.0
-        align = {} if mode in ("nearest", "area") else {"align_corners": False}
-        antialias = mode in ("bilinear", "bicubic")
-        out.append(F.interpolate(pixels, size=tuple(size), mode=mode, antialias=antialias, **align))
-    batch = torch.cat(out).clamp_(0, 1)
-    mean_t = torch.tensor(mean, dtype=batch.dtype, device=batch.device).view(1, -1, 1, 1)
-    std_t = torch.tensor(std, dtype=batch.dtype, device=batch.device).view(1, -1, 1, 1)
-    return (batch - mean_t) / std_t
+    out = torch.empty((len(images), 3, *size), dtype=torch.float32, device=device)
+    for i, image in enumerate(images):
+        pixels = pixels_to_device(image, device)[None].contiguous(memory_format=torch.channels_last)  # uint8's fast layout
+        if tuple(pixels.shape[-2:]) != tuple(size):
+            pixels = F.interpolate(pixels, size=tuple(size), mode=mode, antialias=mode in ("bilinear", "bicubic"),
+                                   **({} if mode == "nearest" else {"align_corners": False}))
+        out[i] = pixels[0]
+    scale = 1.0 / (1 / 255)   # the processors' rescale factor folded into mean and std, as they fold it
+    mean_t = (torch.tensor(mean, device=device) * scale).view(1, -1, 1, 1)
+    std_t = (torch.tensor(std, device=device) * scale).view(1, -1, 1, 1)
+    return out.sub_(mean_t).div_(std_t)
 
 
 def to_device(tensor, device: str):

@@ -2,8 +2,9 @@
 
 All panel crops of a batch of storyboards go through the image tower together, and all sub-prompts of
 the batch through the text tower together (in chunks of `batch_size`), so a 4-panel storyboard costs a
-quarter of a forward pass's batch, not four passes. Panels are preprocessed by the checkpoint's own
-processor (shortest side resized, centre crop), as CLIP was trained.
+quarter of a forward pass's batch, not four passes. Panels are preprocessed as the checkpoint's own processor
+does (shortest side resized, centre crop), as CLIP was trained, on the run's device from the image sent there once
+(pixel_prep.py; `preprocess: host` runs the processor itself on host arrays).
 """
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
 from ..engine import precision
-from ..engine.device import batch_invariant, setup_torch, to_device
+from ..engine.device import batch_invariant, pixels_to_device, setup_torch, to_device
 from .hf_models import load_pretrained, pooled, torch_dtype
+from .pixel_prep import centre_crops, on_host
 
 MODEL = "clip-vit-large-patch14"
 
@@ -47,6 +49,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     from transformers import CLIPModel, CLIPProcessor
     setup_torch(ctx)
     model, processor = ctx.model("clip_embed", lambda: load_pretrained(MODEL, ctx, CLIPModel, CLIPProcessor, dtype))
+    host = on_host(ctx, "clip_embed", processor.image_processor)
     outputs: list = [None] * len(batch)
     crops, texts, owners = [], [], []
     for i, item in enumerate(batch):
@@ -56,15 +59,20 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             outputs[i] = exc
             continue
         layout = item.deps["panels"]
-        crops += layout.crops(item.image)
+        if host:
+            crops += layout.crops(item.image)
+        else:
+            pixels = pixels_to_device(item.image, ctx.device)
+            crops += [pixels[:, y0:y1, x0:x1] for x0, y0, x1, y1 in layout.boxes]
         texts += shots
         owners.append((i, len(layout), len(shots)))
     image_vecs, text_vecs = [], []
     max_tokens = model.config.text_config.max_position_embeddings   # fixed padding: same result in any batch
-    with torch.inference_mode(), precision.compute(ctx, "clip_embed"):   # features.clip_embed.precision: fp32 | bf16 | fp16
+    with torch.inference_mode(), precision.compute(ctx, "clip_embed"):   # features.clip_embed.precision
         for chunk in _chunks(crops, size):
-            pixels = to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device).to(torch_dtype(dtype))
-            vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=pixels)
+            values = (to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device) if host
+                      else centre_crops(chunk, processor.image_processor)).to(torch_dtype(dtype))
+            vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=values)
             image_vecs.append(vecs.float().cpu().numpy())
         for chunk in _chunks(texts, size):
             tokens = processor(text=chunk, padding="max_length", truncation=True, max_length=max_tokens,

@@ -4,7 +4,8 @@ The values are affine-invariant (unknown scale and shift per image), so consumer
 ratios of differences (PSC's chaos ratio) or range-normalise first (GC's normal and curvature cues).
 Default model: DPT-hybrid MiDaS via transformers; any checkpoint loadable by `DPTForDepthEstimation` works
 with `--model-path dpt-hybrid-midas=DIR`. Input: RGB resized to the model's square `image_size` (bicubic,
-antialiased, on the run's device), normalised with mean = std = 0.5 (MiDaS's DPT normalisation). MiDaS's own pipeline keeps the
+antialiased, as uint8 on the run's device, as DPT's torchvision-backed processor resizes; version dpt/2, before it
+in float: within half a grey level, 10x faster on a CPU), normalised with mean = std = 0.5 (MiDaS's normalisation). MiDaS's own pipeline keeps the
 aspect ratio; a square input lets images of any shape share a batch and fits the hybrid's position grid.
 """
 from __future__ import annotations
@@ -42,9 +43,9 @@ class DptDepth:
             pred = batch_invariant(lambda pixel_values: self.model(pixel_values=pixel_values).predicted_depth,
                                    self.device, pixel_values=batch)
         out = []
-        for im, p in zip(images, pred.float().cpu()):
+        for im, p in zip(images, pred.float()):
             full = F.interpolate(p[None, None], size=im.shape[:2], mode="bilinear", align_corners=False)[0, 0]
-            out.append(full.numpy().astype(np.float32))
+            out.append(full.cpu().numpy())
         return out
 
 
@@ -69,5 +70,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
     return out
 
 
-STAGE = FeatureStage(name="depth", version="dpt/1", compute=_compute, models=("dpt-hybrid-midas",),
+STAGE = FeatureStage(name="depth", version="dpt/2", compute=_compute, models=("dpt-hybrid-midas",),
                      model_modules=lambda ctx: [ctx.cache[f"depth:{_model_name(ctx)}"].model])

@@ -25,8 +25,8 @@ class UltralyticsSegDetector:
     """YOLO segmentation checkpoint (.pt) through ultralytics; masks at full image resolution.
 
     `letterbox_on_device` (default: when `device` is CUDA) letterboxes on the device instead of ultralytics'
-    CPU letterbox (`yolo_letterbox`); the CPU default keeps ultralytics' own path, whose cv2 resize the
-    device one matches only to one grey level."""
+    CPU letterbox (`yolo_letterbox`); the CPU default keeps ultralytics' own letterbox, whose cv2 resize the
+    device one matches only to one grey level, on the RGB arrays as they are (`RgbPredictor`)."""
 
     def __init__(self, weights: Path, device: str = "cpu", imgsz: int = 640, conf: float = 0.25, iou: float = 0.7,
                  max_det: int = 100, letterbox_on_device: bool | None = None):
@@ -45,11 +45,9 @@ class UltralyticsSegDetector:
                            retina_masks=True, rect=False)
         self.batched = is_cuda(device)
         on_device = is_cuda(device) if letterbox_on_device is None else letterbox_on_device
-        self.predictor = None   # a predictor class for `predict`; None: ultralytics' default
-        if on_device:
-            from .yolo_letterbox import DeviceLetterboxPredictor
+        from .yolo_letterbox import DeviceLetterboxPredictor, RgbPredictor
 
-            self.predictor = DeviceLetterboxPredictor
+        self.predictor = DeviceLetterboxPredictor if on_device else RgbPredictor   # both take RGB arrays
 
     def __call__(self, images: list[np.ndarray]) -> list[Instances]:
         # CPU: one image per forward, as `batch_invariant` does, so detections never depend on the batch size
@@ -63,9 +61,7 @@ class UltralyticsSegDetector:
         return [predictor.model] if predictor is not None else []
 
     def _predict(self, images: list[np.ndarray]) -> list:
-        if self.predictor is not None:   # takes the RGB arrays as they are
-            return self.model.predict(images, predictor=self.predictor, **self.kwargs)
-        return self.model.predict([np.ascontiguousarray(im[..., ::-1]) for im in images], **self.kwargs)  # BGR
+        return self.model.predict(images, predictor=self.predictor, **self.kwargs)
 
     @staticmethod
     def _convert(result, shape: tuple[int, int]) -> Instances:
