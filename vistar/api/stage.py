@@ -49,3 +49,5 @@ class FeatureStage:
     # the torch modules whose forward passes are "the model" once the stage has run in CTX: `vistar bench` times
     # the stage's wall time outside them as host work and replays their calls alone (None: no torch model)
     model_modules: Callable[[StageContext], list[Any]] | None = None
+    # `features.<name>` as it takes effect on a device (e.g. `provider: auto` as the provider it picks), for row keys
+    key_params: Callable[[dict[str, Any], str], dict[str, Any]] | None = None

@@ -173,13 +173,14 @@ def batch_invariant(fn, device: str, **inputs):
 
 
 def onnxruntime_provider(requested: str, device: str) -> tuple[str, str | None]:
-    """(execution provider to use, why it is not the requested one) for `provider: cpu | cuda` on `device`.
+    """(execution provider to use, why it is not the requested one) for `provider: auto | cpu | cuda` on `device`.
 
     CUDA needs both `--device cuda` (the run was given the GPU) and onnxruntime's CUDA provider (the
-    onnxruntime-gpu package matching the CUDA/cuDNN install); otherwise the CPU one runs and the note says why."""
-    if requested not in ("cpu", "cuda"):
-        raise ValueError(f"provider must be cpu or cuda, not {requested!r}")
-    if requested == "cpu":
+    onnxruntime-gpu package matching the CUDA/cuDNN install); otherwise the CPU one runs and the note says why.
+    `auto` asks for CUDA on a CUDA run only: a CPU run's CPU provider needs no note."""
+    if requested not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"provider must be auto, cpu or cuda, not {requested!r}")
+    if requested == "cpu" or (requested == "auto" and not is_cuda(device)):
         return "CPUExecutionProvider", None
     if not is_cuda(device):
         return "CPUExecutionProvider", "provider cuda ignored: the run's device is cpu (score with --device cuda)"
@@ -188,5 +189,19 @@ def onnxruntime_provider(requested: str, device: str) -> tuple[str, str | None]:
     available = onnxruntime.get_available_providers()
     if "CUDAExecutionProvider" not in available or onnxruntime.get_device() != "GPU":
         return "CPUExecutionProvider", (f"CUDAExecutionProvider is not available in this onnxruntime (providers: "
-                                        f"{', '.join(available)}); install onnxruntime-gpu matching your CUDA to use it")
+                                        f"{', '.join(available)}); {_onnxruntime_gpu_hint()}")
     return "CUDAExecutionProvider", None
+
+
+def _onnxruntime_gpu_hint() -> str:
+    """How to get the CUDA provider: the GPU build shares the `onnxruntime` module with the CPU build the core
+    depends on, and whichever was installed last owns its files (docs/performance.md, "OCR on the GPU")."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version("onnxruntime-gpu")
+    except PackageNotFoundError:
+        return ("install onnxruntime-gpu matching your CUDA to use it: pip install 'vistar[gpu]', then "
+                "pip install --force-reinstall --no-deps onnxruntime-gpu")
+    return ("onnxruntime-gpu is installed, but the CPU build's files are in place (both are installed): "
+            "pip install --force-reinstall --no-deps onnxruntime-gpu")

@@ -100,7 +100,8 @@ class StageParamsError(ValueError):
 
 def resolve_scorer(name: str, ontology: Ontology, device: str = "cpu") -> Scorer:
     """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run.
-    The signature hashes each stage's parameters as they take effect on DEVICE (its precision: engine/precision.py)."""
+    The signature hashes each stage's parameters as they take effect on DEVICE (its precision: engine/precision.py;
+    what the stage's own `key_params` resolves, e.g. OCR's provider)."""
     try:
         metric = registry.metric(name)
         stages = registry.stage_order(set(metric.all_features))
@@ -110,6 +111,7 @@ def resolve_scorer(name: str, ontology: Ontology, device: str = "cpu") -> Scorer
             features = ontology.data.get("features") or {}
             _check_stage_params(stage, dict(features.get(stage_name) or {}))
             hashed = precision.key_params(stage_name, dict(features.get(stage_name) or {}), device)
+            hashed = stage.key_params(hashed, device) if stage.key_params else hashed
             parts.append(f"{stage.name}:{stage.version}:{_params_hash(hashed)}")
         return Scorer(name, metric, "|".join(parts))
     except StageParamsError:

@@ -72,7 +72,8 @@ class OcrSettings:
     det_limit_type: str = "max"      # ... its "max" side is at most / its "min" side at least det_limit_side
     use_cls: bool = False            # 180° text-orientation classifier (upside-down text only)
     rec_batch_size: int = 6          # text lines per recogniser call (lines are padded to the widest)
-    provider: str = "cpu"            # "cuda": onnxruntime's CUDA provider when --device cuda (else CPU, noted in run.json)
+    provider: str = "auto"           # onnxruntime's CUDA provider on a --device cuda run when installed (else CPU, noted
+                                     # in run.json); "cpu": always the CPU; "cuda": as auto, noted on a CPU run too
     space_prob: float = 0.1          # a word gap the greedy CTC decode left blank gets a space when p(space) reaches this
     runtime: str = "onnxruntime"     # "openvino": OpenVINO on the CPU (needed for bf16)
     precision: str = "fp32"          # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
@@ -93,15 +94,15 @@ class OcrSettings:
             raise ValueError(f"features.ocr.second_look must be >= 0 (.inf: never), got {settings.second_look!r}")
         if not 0.0 < settings.space_prob <= 1.0:
             raise ValueError(f"features.ocr.space_prob must be in (0, 1], got {settings.space_prob!r}")
-        if settings.provider not in ("cpu", "cuda"):
-            raise ValueError(f"features.ocr.provider must be 'cpu' or 'cuda', got {settings.provider!r}")
+        if settings.provider not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"features.ocr.provider must be 'auto', 'cpu' or 'cuda', got {settings.provider!r}")
         if settings.runtime not in ("onnxruntime", "openvino") or settings.precision not in PRECISIONS:
             raise ValueError(f"features.ocr.runtime must be 'onnxruntime' or 'openvino' and precision one of "
                              f"{sorted(PRECISIONS)}, got {settings.runtime!r} / {settings.precision!r}")
         if settings.runtime == "onnxruntime" and settings.precision != "fp32":
             raise ValueError("features.ocr.precision: bf16 needs runtime: openvino (onnxruntime runs the OCR in fp32)")
-        if settings.runtime == "openvino" and settings.provider != "cpu":
-            raise ValueError("features.ocr.runtime: openvino runs on the CPU; use provider: cpu with it")
+        if settings.runtime == "openvino" and settings.provider == "cuda":
+            raise ValueError("features.ocr.runtime: openvino runs on the CPU; use provider: cpu (or auto) with it")
         return settings
 
 
@@ -120,7 +121,8 @@ class RapidOcrBackend:
         from rapidocr import RapidOCR
 
         self.settings = settings
-        self.provider, note = onnxruntime_provider(settings.provider, device)
+        # OpenVINO replaces the sessions below with CPU ones: onnxruntime's provider choice is moot there
+        self.provider, note = onnxruntime_provider("cpu" if settings.runtime == "openvino" else settings.provider, device)
         self.engine = RapidOCR(params={
             "Global.log_level": "error",
             "Global.text_score": 0.0,  # keep every line; the metric filters (and reports what it dropped)
@@ -274,5 +276,15 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exc
     return [_ocr_one(backend, item.image) for item in batch]
 
 
+def _key_params(params: dict, device: str) -> dict:
+    """`provider` as it resolves on DEVICE (row keys): `auto` on a CPU run hashes as the `cpu` it runs, as keys did
+    before `auto` existed; OCR on onnxruntime's CUDA provider as `cuda` (its lines agree with the CPU's only within
+    a tolerance, docs/performance.md)."""
+    runtime = params.get("runtime", "onnxruntime")
+    provider, _ = onnxruntime_provider("cpu" if runtime == "openvino" else str(params.get("provider", "auto")), device)
+    ran = "cuda" if provider == "CUDAExecutionProvider" else "cpu"
+    return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
+
+
 STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/8", compute=_compute, models=("rapidocr",),
-                     check_params=OcrSettings.from_params)
+                     check_params=OcrSettings.from_params, key_params=_key_params)
