@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..atomic import write_text_atomic
+from ..models import random_init
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
 from ..textsafe import escape_unsafe, json_escape
@@ -58,6 +59,7 @@ class ScoreConfig:
     executor: str = "local"        # local or ray (docs/scaling.md)
     cpu_workers: int | None = 1    # local: scoring processes (None: usable cores for long CPU runs); ray: actors
     ray_address: str | None = None  # --executor ray: `auto` or HOST:PORT of a running cluster (None: start one here)
+    benchmark: bool = False        # a benchmark's throwaway run (benchmarks/bench_end_to_end.py): random_init allowed
 
 
 class RunLocked(RuntimeError):
@@ -68,7 +70,7 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
               warm: registry.StageContext | None = None) -> RunSummary:
     """`warm`: a stage context whose models are already loaded, so `vistar bench` can time a run without model
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
-    if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
+    if random_init.wanted(cfg.options) and not cfg.benchmark:   # random weights give meaningless scores: benchmarks only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
     if cfg.executor == "ray" and cfg.ray_address and cfg.device != "cpu":   # the cluster's GPUs count, not this machine's
         from .executors.ray_exec import check_cluster_device, cluster_device, ray_session

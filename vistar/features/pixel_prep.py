@@ -41,18 +41,20 @@ def _resized(pixels, processor, size=None):
 
 
 def _normalise_into(out, pixels, processor) -> None:
-    """OUT (3, h, w) float32 := PROCESSOR's fused rescale and normalisation of the uint8 PIXELS, in place: the same
-    operations as its `rescale_and_normalize` (x - 255·mean, then / 255·std), without a temporary image."""
+    """OUT (3, h, w) float32 := PROCESSOR's fused rescale and normalisation of the uint8 PIXELS: the same float32
+    operations as its `rescale_and_normalize` (x - 255·mean, then / 255·std), written in place in two passes."""
     import torch
 
-    out.copy_(pixels)
     if processor.do_normalize:
         fold = 1.0 / processor.rescale_factor if processor.do_rescale else 1.0
         mean = torch.tensor(tuple(processor.image_mean), device=out.device) * fold
         std = torch.tensor(tuple(processor.image_std), device=out.device) * fold
-        out.sub_(mean.view(-1, 1, 1)).div_(std.view(-1, 1, 1))
-    elif processor.do_rescale:
-        out.mul_(processor.rescale_factor)
+        torch.sub(pixels, mean.view(-1, 1, 1), out=out)   # uint8 promoted to float32, as .to(float32) then sub_
+        out.div_(std.view(-1, 1, 1))
+    else:
+        out.copy_(pixels)
+        if processor.do_rescale:
+            out.mul_(processor.rescale_factor)
 
 
 def _stacked(images: list, height: int, width: int, processor):

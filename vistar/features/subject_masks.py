@@ -245,14 +245,17 @@ def _panel_masks(segmented, best: np.ndarray, clipped: np.ndarray, panel_boxes, 
     import torch
 
     full = torch.zeros((len(panel_boxes), *shape), dtype=torch.bool, device=device)
+    nonempty = torch.zeros(len(panel_boxes), dtype=torch.bool, device=device)
     if segmented is not None:
         logits, resized = segmented
         found = iter(range(len(logits)))
         for k, (px0, py0, px1, py1) in enumerate(panel_boxes):
             if best[k] >= 0:
                 j = next(found)
-                full[k, py0:py1, px0:px1] = _panel_mask(logits[j:j + 1], (px0, py0, px1, py1), shape, resized, pad)
-    from_sam = full.flatten(1).any(1).cpu().numpy()
+                region = _panel_mask(logits[j:j + 1], (px0, py0, px1, py1), shape, resized, pad)
+                full[k, py0:py1, px0:px1] = region
+                nonempty[k] = region.any()
+    from_sam = nonempty.cpu().numpy()
     out = full.cpu().numpy()
     sources = []
     for k in range(len(panel_boxes)):
