@@ -112,8 +112,11 @@ def _flops(fn) -> float | None:
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
-    with counter:
-        fn()
+    try:
+        with counter:
+            fn()
+    except RuntimeError:   # the counter's decompositions fail on some ops under autocast (SAM's, bf16): not counted
+        return None
     total = counter.get_total_flops()
     return float(total) if total else None
 
