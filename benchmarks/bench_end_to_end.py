@@ -31,7 +31,10 @@ def main() -> None:
     parser.add_argument("--executor", choices=("local", "ray"), default="local")
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args()
-    device = resolve_device(args.device)
+    try:
+        device = resolve_device(args.device)
+    except ValueError as exc:   # no such GPU here: say so, as `vistar score` does
+        parser.error(str(exc))
     report = run_e2e(core_items(args.n, args.size), device=device, batch=args.batch, cpu_workers=args.cpu_workers,
                      model_scale=args.model_scale, executor=args.executor)
     if args.json:

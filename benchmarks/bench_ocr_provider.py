@@ -47,7 +47,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--device", default="auto")
     args = parser.parse_args()
-    device = resolve_device(args.device)
+    try:
+        device = resolve_device(args.device)
+    except ValueError as exc:   # no such GPU here: say so, as `vistar score` does
+        parser.error(str(exc))
     cases = ladder_cases(args.n, 0, {**SPLITS, "validation": VALIDATION}[args.split])
     images = [np.asarray(case["images"][k].convert("RGB")) for case in cases for k in ("correct", "typo", "missing")]
     texts = [case["expected"] for case in cases for _ in range(3)]

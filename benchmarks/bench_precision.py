@@ -31,7 +31,10 @@ def main() -> None:
     parser.add_argument("--model-scale", choices=("full", "tiny"), default="full")
     parser.add_argument("--json", help="write the rows and the choice here")
     args = parser.parse_args()
-    device = resolve_device(args.device)
+    try:
+        device = resolve_device(args.device)
+    except ValueError as exc:   # no such GPU here: say so, as `vistar score` does
+        parser.error(str(exc))
     rows = measure(core_items(args.n, args.size), device=device, precisions=args.precisions.split(","), batch=args.batch,
                    model_scale=args.model_scale)
     fp32 = {r.stage: r.images_per_s for r in rows if r.precision == "fp32"}

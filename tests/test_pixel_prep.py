@@ -64,6 +64,14 @@ def test_centre_crops_equal_the_processor_on_host_crops(name):
         assert torch.equal(ours, ref)
 
 
+def test_clips_text_half_alone_equals_the_processor():
+    processor, _ = _image_processor("clip-vit-large-patch14")
+    texts = ["a smiling paper coffee cup mascot waving hello", "fox"]
+    kwargs = dict(padding="max_length", truncation=True, max_length=77, return_tensors="pt")
+    ref, ours = processor(text=texts, **kwargs), processor.tokenizer(texts, **kwargs)
+    assert set(ref) == set(ours) and all(torch.equal(ref[k], ours[k]) for k in ref)
+
+
 def test_masked_square_equals_dinos_host_masked_crop():
     _, ip = _image_processor("dinov2-large")
     fill = np.round(np.asarray(ip.image_mean) * 255).astype(np.uint8)

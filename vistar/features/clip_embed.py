@@ -75,8 +75,8 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=values)
             image_vecs.append(vecs.float().cpu().numpy())
         for chunk in _chunks(texts, size):
-            tokens = processor(text=chunk, padding="max_length", truncation=True, max_length=max_tokens,
-                               return_tensors="pt").to(ctx.device)
+            tokens = processor.tokenizer(chunk, padding="max_length", truncation=True, max_length=max_tokens,
+                                         return_tensors="pt").to(ctx.device)   # the processor's text half, called alone
             vecs = batch_invariant(lambda **x: pooled(model.get_text_features(**x)), ctx.device, **tokens)
             text_vecs.append(vecs.float().cpu().numpy())
     image_all = np.concatenate(image_vecs) if image_vecs else np.zeros((0, 0), np.float32)

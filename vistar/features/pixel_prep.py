@@ -42,19 +42,18 @@ def _resized(pixels, processor, size=None):
 
 def _normalise_into(out, pixels, processor) -> None:
     """OUT (3, h, w) float32 := PROCESSOR's fused rescale and normalisation of the uint8 PIXELS: the same float32
-    operations as its `rescale_and_normalize` (x - 255·mean, then / 255·std), written in place in two passes."""
+    operations as its `rescale_and_normalize` (x - 255·mean, then / 255·std), in place. The copy converts the
+    channels-last pixels to OUT's layout and type in one pass, the fastest order measured."""
     import torch
 
+    out.copy_(pixels)
     if processor.do_normalize:
         fold = 1.0 / processor.rescale_factor if processor.do_rescale else 1.0
         mean = torch.tensor(tuple(processor.image_mean), device=out.device) * fold
         std = torch.tensor(tuple(processor.image_std), device=out.device) * fold
-        torch.sub(pixels, mean.view(-1, 1, 1), out=out)   # uint8 promoted to float32, as .to(float32) then sub_
-        out.div_(std.view(-1, 1, 1))
-    else:
-        out.copy_(pixels)
-        if processor.do_rescale:
-            out.mul_(processor.rescale_factor)
+        out.sub_(mean.view(-1, 1, 1)).div_(std.view(-1, 1, 1))
+    elif processor.do_rescale:
+        out.mul_(processor.rescale_factor)
 
 
 def _stacked(images: list, height: int, width: int, processor):
@@ -105,9 +104,11 @@ def masked_square(pixels, mask: np.ndarray, fill: np.ndarray):
     y0, y1, x0, x1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
     h, w = y1 - y0, x1 - x0
     side = max(h, w)
-    inside = to_device(torch.from_numpy(np.ascontiguousarray(mask[y0:y1, x0:x1])), str(pixels.device))
-    colour = torch.as_tensor(fill, dtype=torch.uint8, device=pixels.device).view(3, 1, 1)
-    square = colour.expand(3, side, side).clone()
+    inside = to_device(torch.from_numpy(np.ascontiguousarray(mask[y0:y1, x0:x1])), str(pixels.device))[..., None]
+    colour = torch.as_tensor(fill, dtype=torch.uint8, device=pixels.device).view(1, 1, 3)
+    square = torch.empty((side, side, 3), dtype=torch.uint8, device=pixels.device)   # the image's own memory order
     top, left = (side - h) // 2, (side - w) // 2
-    square[:, top:top + h, left:left + w] = torch.where(inside, pixels[:, y0:y1, x0:x1], colour)
-    return square
+    for strip in (square[:top], square[top + h:], square[top:top + h, :left], square[top:top + h, left + w:]):
+        strip.copy_(colour.expand_as(strip))
+    torch.where(inside, pixels.permute(1, 2, 0)[y0:y1, x0:x1], colour, out=square[top:top + h, left:left + w])
+    return square.permute(2, 0, 1)
