@@ -12,29 +12,23 @@ the GPU busy fraction in the engine's steady state (NVML, sampled every 0.1 s) a
 """
 from __future__ import annotations
 
-import argparse
 import json
 
+from device_args import device_of, parser_with_device
+
 from vistar.engine.bench_e2e import core_items, run_e2e
-from vistar.engine.device import resolve_device
 from vistar.engine.executors import usable_cores
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=96)
+    parser = parser_with_device(__doc__, n=96)
     parser.add_argument("--size", type=int, default=1024)
-    parser.add_argument("--device", default="auto")
     parser.add_argument("--cpu-workers", type=int, default=usable_cores())
-    parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--model-scale", choices=("full", "tiny"), default="full")
     parser.add_argument("--executor", choices=("local", "ray"), default="local")
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args()
-    try:
-        device = resolve_device(args.device)
-    except ValueError as exc:   # no such GPU here: say so, as `vistar score` does
-        parser.error(str(exc))
+    device = device_of(parser, args)
     report = run_e2e(core_items(args.n, args.size), device=device, batch=args.batch, cpu_workers=args.cpu_workers,
                      model_scale=args.model_scale, executor=args.executor)
     if args.json:

@@ -11,12 +11,12 @@ on-the-gpu); without it the CUDA row says why and only the CPU runs.
 """
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
+from device_args import device_of, parser_with_device
 
-from vistar.engine.device import onnxruntime_provider, resolve_device
+from vistar.engine.device import onnxruntime_provider
 from vistar.engine.registry import StageContext, StageInput
 from vistar.features.ocr import STAGE
 from vistar.metrics.tr import METRIC
@@ -41,16 +41,10 @@ def run(provider: str, device: str, images: list, texts: list[str], batch: int) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=20, help="posters (3 images each)")
+    parser = parser_with_device(__doc__, n=20)
     parser.add_argument("--split", choices=("tuning", "hard", "photo", "coins", "validation"), default="validation")
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--device", default="auto")
     args = parser.parse_args()
-    try:
-        device = resolve_device(args.device)
-    except ValueError as exc:   # no such GPU here: say so, as `vistar score` does
-        parser.error(str(exc))
+    device = device_of(parser, args)
     cases = ladder_cases(args.n, 0, {**SPLITS, "validation": VALIDATION}[args.split])
     images = [np.asarray(case["images"][k].convert("RGB")) for case in cases for k in ("correct", "typo", "missing")]
     texts = [case["expected"] for case in cases for _ in range(3)]

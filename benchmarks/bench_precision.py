@@ -12,29 +12,23 @@ CPU, TF32 runs as fp32 (its row must show no effect) and the rule is not applied
 """
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import asdict
 
+from device_args import device_of, parser_with_device
+
 from vistar.engine.bench_e2e import core_items
 from vistar.engine.bench_precision import TOLERANCE, choose, measure
-from vistar.engine.device import resolve_device
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=24)
+    parser = parser_with_device(__doc__, n=24)
     parser.add_argument("--size", type=int, default=1024)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--precisions", default="fp32,tf32,bf16,fp16")
     parser.add_argument("--model-scale", choices=("full", "tiny"), default="full")
     parser.add_argument("--json", help="write the rows and the choice here")
     args = parser.parse_args()
-    try:
-        device = resolve_device(args.device)
-    except ValueError as exc:   # no such GPU here: say so, as `vistar score` does
-        parser.error(str(exc))
+    device = device_of(parser, args)
     rows = measure(core_items(args.n, args.size), device=device, precisions=args.precisions.split(","), batch=args.batch,
                    model_scale=args.model_scale)
     fp32 = {r.stage: r.images_per_s for r in rows if r.precision == "fp32"}

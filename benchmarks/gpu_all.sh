@@ -34,7 +34,7 @@ run() {
   case $1 in
     env) step env "$py" -c "import platform, torch; print(platform.platform(), platform.python_version()); print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0)); import os; print('cpus', os.cpu_count())" ;;
     tests) step tests "$py" -m pytest -q -p no:cacheprovider -m gpu tests/test_pipeline_device.py \
-      tests/test_pipeline_determinism.py tests/test_device_preprocess_instances.py tests/test_device_preprocess_sam.py \
+      tests/test_pipeline_determinism.py tests/test_device_preprocess_instances.py tests/test_pixel_prep.py \
       tests/test_cuda_executors.py ;;
     stage-costs) step stage-costs vistar bench --prompts benchmarks/stage_costs.vistar --device cuda --random-init --size 1024 \
       ${STAGE_COSTS_ARGS:---n 48 --batch-sizes 1,8,32} --json "$out/stage-costs-cuda.json" ;;

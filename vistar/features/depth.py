@@ -4,8 +4,9 @@ The values are affine-invariant (unknown scale and shift per image), so consumer
 ratios of differences (PSC's chaos ratio) or range-normalise first (GC's normal and curvature cues).
 Default model: DPT-hybrid MiDaS via transformers; any checkpoint loadable by `DPTForDepthEstimation` works
 with `--model-path dpt-hybrid-midas=DIR`. Input: RGB resized to the model's square `image_size` (bicubic,
-antialiased, as uint8 on the run's device, as DPT's torchvision-backed processor resizes; version dpt/2, before it
-in float: within half a grey level, 10x faster on a CPU), normalised with mean = std = 0.5 (MiDaS's normalisation). MiDaS's own pipeline keeps the
+antialiased, as uint8 on the run's device, as DPT's torchvision-backed processor resizes; 10x faster on a CPU than
+dpt/1's float resize, whose inputs it matches to about 1 grey level on smooth scenes and 4 on photos), normalised
+with mean = std = 0.5 (MiDaS's normalisation). MiDaS's own pipeline keeps the
 aspect ratio; a square input lets images of any shape share a batch and fits the hybrid's position grid.
 """
 from __future__ import annotations

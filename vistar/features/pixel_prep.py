@@ -56,21 +56,22 @@ def _normalise_into(out, pixels, processor) -> None:
         out.mul_(processor.rescale_factor)
 
 
-def _stacked(images: list, height: int, width: int, processor):
+def _stacked(images: list, height: int, width: int, processor, with_mask: bool = False):
     """(N, 3, HEIGHT, WIDTH) float32, contiguous as the processor returns it: each (1, 3, h, w) uint8 image
-    normalised into its top-left corner, zero elsewhere (the processors pad with 0 after normalising); and the
-    (N, HEIGHT, WIDTH) int64 mask of the real pixels, as GroundingDINO's processor gives it."""
+    normalised into its top-left corner, zero elsewhere (the processors pad with 0 after normalising); and, WITH_MASK,
+    the (N, HEIGHT, WIDTH) int64 mask of the real pixels, as GroundingDINO's processor gives it (else None)."""
     import torch
 
     device = images[0].device
     out = torch.empty((len(images), 3, height, width), dtype=torch.float32, device=device)
-    mask = torch.zeros((len(images), height, width), dtype=torch.int64, device=device)
+    mask = torch.zeros((len(images), height, width), dtype=torch.int64, device=device) if with_mask else None
     for i, image in enumerate(images):
         h, w = image.shape[-2:]
         _normalise_into(out[i, :, :h, :w], image[0], processor)
         out[i, :, h:].zero_()
         out[i, :, :h, w:].zero_()
-        mask[i, :h, :w] = 1
+        if mask is not None:
+            mask[i, :h, :w] = 1
     return out, mask
 
 
@@ -82,14 +83,14 @@ def centre_crops(crops: Sequence, processor):
                     processor)[0]
 
 
-def padded(images: Sequence, processor, pad_to: tuple[int, int] | None = None):
-    """(pixel values (N, 3, H, W), pixel mask (N, H, W), resized (h, w) of each image) for (3, h, w) uint8 images:
-    each resized as PROCESSOR resizes, normalised, padded bottom-right with zeros to PAD_TO (SAM's fixed square)
-    or to the batch's largest size (GroundingDINO)."""
+def padded(images: Sequence, processor, pad_to: tuple[int, int] | None = None, with_mask: bool = True):
+    """(pixel values (N, 3, H, W), pixel mask (N, H, W) or None, resized (h, w) of each image) for (3, h, w) uint8
+    images: each resized as PROCESSOR resizes, normalised, padded bottom-right with zeros to PAD_TO (SAM's fixed
+    square, which needs no mask) or to the batch's largest size (GroundingDINO)."""
     resized = [_resized(p, processor) for p in images]
     sizes = [(int(r.shape[-2]), int(r.shape[-1])) for r in resized]
     height, width = pad_to or (max(h for h, _ in sizes), max(w for _, w in sizes))
-    values, mask = _stacked(resized, height, width, processor)
+    values, mask = _stacked(resized, height, width, processor, with_mask)
     return values, mask, sizes
 
 

@@ -128,7 +128,7 @@ def _segment(images: list, arrays: list[np.ndarray], boxes: list[np.ndarray], mo
         sizes = [(int(x["reshaped_input_sizes"][0][0]), int(x["reshaped_input_sizes"][0][1])) for x in prepared]
         prompts = [x["input_boxes"][0].to(ctx.device) for x in prepared]
     else:
-        values, _, sizes = padded(images, ip, pad_to=_pad(ip)) if images else (None, None, [])
+        values, _, sizes = padded(images, ip, pad_to=_pad(ip), with_mask=False) if images else (None, None, [])
         prompts = [torch.as_tensor(_scaled(b, a.shape[:2], hw), device=ctx.device) for a, b, hw in zip(arrays, boxes, sizes)]
     with torch.inference_mode(), precision.compute(ctx, "subject_masks"):
         encoded = [batch_invariant(model.get_image_embeddings, ctx.device, pixel_values=values[i:i + size].to(dtype))
