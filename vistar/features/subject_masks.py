@@ -28,6 +28,7 @@ from .hf_models import load_pretrained, torch_dtype
 from .pixel_prep import on_host, padded
 
 DETECTOR, SEGMENTER = "grounding-dino-tiny", "sam-vit-huge"
+# text_threshold only ever chose GroundingDINO's label words, which nothing here reads (`_boxes`): no effect
 DEFAULTS = {"box_threshold": 0.35, "text_threshold": 0.25, "min_inside": 0.5, "dtype": "float32", "batch_size": 8}
 
 
