@@ -1,4 +1,5 @@
-"""How feature stages reach the judge: one Judge per run (client, cache, ledger) built from the run options."""
+"""How feature stages reach the judge: one Judge per process (client, cache) built from the run options, and the
+ledger the current batch is charged to."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -24,7 +25,14 @@ def _build(cfg, ctx):
         from .judge import Judge
     except ImportError as exc:  # httpx is an optional extra
         raise JudgeUnavailable(f"judge client unavailable ({exc})", "install it with `pip install 'vistar[vlm]'`") from None
-    return Judge(cfg, ctx.options.get("judge_ledger"), device=ctx.device)
+    return Judge(cfg, device=ctx.device)
+
+
+def batch_ledger(ctx):
+    """The ledger of the batch being scored: the run's own in one process; in a scoring worker, the one the
+    worker replaces for each batch and sends back with its rows (the judge outlives the batches, so it must not
+    keep the first batch's). None: the judge's own."""
+    return ctx.options.get("judge_ledger")
 
 
 def failure(replies: list[JudgeReply], what: str) -> JudgeError | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...api import FeatureStage
 from ..errors import DataError, JudgeUnavailable
 from ..images import image_sha256, png_bytes
-from ..runtime import failure, judge_from_context
+from ..runtime import batch_ledger, failure, judge_from_context
 from ..types import JudgeRequest
 from . import online
 from .store import QuestionnaireStore
@@ -51,7 +51,7 @@ def compute(inputs, ctx) -> list:
             calls.append((req, parse))
             owners.append((i, q, qid, req.vote))
             bill.append((sha, inp.prompt.fingerprint))
-    replies = judge.ask(calls, bill=bill)
+    replies = judge.ask(calls, bill=bill, ledger=batch_ledger(ctx))
     grouped: dict[int, list] = {}
     for owner, reply in zip(owners, replies):
         grouped.setdefault(owner[0], []).append((owner, reply))

@@ -8,7 +8,7 @@ from pathlib import Path
 from ...api import FeatureStage
 from ..errors import DataError, JudgeUnavailable
 from ..images import image_sha256, png_bytes
-from ..runtime import failure, judge_from_context
+from ..runtime import batch_ledger, failure, judge_from_context
 from ..types import JudgeRequest
 from . import genexam, upstream_families
 from .base import Outcome, Protocol
@@ -83,7 +83,7 @@ def _stage(proto: Protocol) -> FeatureStage:
             except JudgeUnavailable as exc:
                 outputs[i] = exc
                 found.remove((i, item))
-        criteria = _criteria(proto, judge, [(item, *families[i]) for i, item in found])
+        criteria = _criteria(proto, judge, [(item, *families[i]) for i, item in found], batch_ledger(ctx))
         shas = {i: image_sha256(inputs[i].image) for i, _ in found}
         calls, owners = [], []
         for i, item in found:
@@ -100,7 +100,8 @@ def _stage(proto: Protocol) -> FeatureStage:
                 image = query.encode(inputs[i].image) if query.encode else png_bytes(inputs[i].image, judge.cfg.image_max_side)
                 calls.append((_request(proto, item.id, query, image, sha, family), query.parse))
                 owners.append((i, query))
-        replies = judge.ask(calls, bill=[(shas[i] if q.with_image else "", inputs[i].prompt.fingerprint) for i, q in owners])
+        replies = judge.ask(calls, bill=[(shas[i] if q.with_image else "", inputs[i].prompt.fingerprint) for i, q in owners],
+                            ledger=batch_ledger(ctx))
         by_image: dict[int, list] = {}
         for (i, query), reply in zip(owners, replies):
             by_image.setdefault(i, []).append((query, reply))
@@ -119,7 +120,7 @@ def _stage(proto: Protocol) -> FeatureStage:
     return FeatureStage(name=proto.stage, version=proto.version, compute=compute)
 
 
-def _criteria(proto: Protocol, judge, items: list) -> dict:
+def _criteria(proto: Protocol, judge, items: list, ledger) -> dict:
     """Stage 1 (text only) for protocols that need item-specific criteria; cached like any judge answer.
     `items`: (item, family, upstream folder)."""
     wanted = {}
@@ -130,6 +131,6 @@ def _criteria(proto: Protocol, judge, items: list) -> dict:
     if not wanted:
         return {}
     calls = [(_request(proto, item_id, q, None, "", family), q.parse) for item_id, (q, family) in wanted.items()]
-    replies = judge.ask(calls)
+    replies = judge.ask(calls, ledger=ledger)
     return {item_id: (r.parsed if r.ok else failure([r], f"{proto.name} criteria of item {item_id}"))
             for item_id, r in zip(wanted, replies)}
