@@ -46,8 +46,11 @@ def wise(df: pd.DataFrame, metric: str) -> dict:
     (which aborts otherwise: a missing image or a failed judge answer leaves the id out of its scores file).
     `printed` is what the upstream script prints: categories and the overall (from the unrounded category
     means) with two decimals."""
-    weights = wise_legacy.OVERALL_WEIGHTS if metric == "wiscore.legacy" else wise_verified.OVERALL_WEIGHTS
+    legacy = metric == "wiscore.legacy"
+    weights = wise_legacy.OVERALL_WEIGHTS if legacy else wise_verified.OVERALL_WEIGHTS
     ok, coverage = _rows(df, metric)
+    if legacy:  # upstream averages raw out-of-range answers too
+        ok["score"] = [wise_legacy.raw_wiscore(d, score) for d, score in zip(ok["d"], ok["score"])]
     out = {}
     for model, g in ok.groupby("model"):
         cats = _means_by(g, "category")

@@ -44,6 +44,15 @@ def wiscore(consistency: int, realism: int, aesthetic_quality: int) -> float:
     return (0.7 * consistency + 0.2 * realism + 0.1 * aesthetic_quality) / 2
 
 
+def raw_wiscore(details: dict, score: float) -> float:
+    """The image's WiScore from the answers its row keeps, unclamped: the benchmark's extract_scores takes any
+    digit and Calculate.py averages the WiScore as it is (`Consistency: 7` gives 2.6), while a row's score is
+    held to [0, 1]. A row without the three answers counts its score."""
+    if not all(isinstance(details.get(k), (int, float)) for k in ("consistency", "realism", "aesthetic_quality")):
+        return score
+    return wiscore(details["consistency"], details["realism"], details["aesthetic_quality"])
+
+
 def load_items(data_dir: str | Path):
     root = PROTOCOL.data_root(data_dir)
     return load_wise([root / "WISE_legacy" / "data", root / "data", root], FILES, RANGES, NAME)
