@@ -29,9 +29,11 @@ def pixels(seed: int = 0, shape=(300, 420)) -> np.ndarray:
 BIG = (900, 1300)  # larger than GenExam's 768-pixel resize
 
 
-def sent(suite: str, item, query, image):
-    """vistar's request for the query: (messages, decoding fields besides model and messages)."""
-    req = _request(PROTOCOLS[suite], item.id, query, query.encode(image) if query.encode else None, "sha", uf.FAMILIES[suite])
+def sent(suite: str, item, query, image, source=None):
+    """vistar's request for the query about IMAGE decoded from file SOURCE: (messages, decoding fields besides
+    model and messages)."""
+    req = _request(PROTOCOLS[suite], item.id, query, query.encode(image, source) if query.encode else None, "sha",
+                   uf.FAMILIES[suite])
     messages = build_messages(req)
     body = request_body(CFG, req, messages)
     return messages, {k: v for k, v in body.items() if k not in ("model", "messages")}
@@ -42,9 +44,9 @@ def test_wise_messages_and_decoding_are_the_scripts(tmp_path, suite, file):
     up = upstream_dir("WISE")
     item = PROTOCOLS[suite].load_items(shared("WISE"))[41]
     query = uf.queries(suite, up, item)[0]
-    messages, decoding = sent(suite, item, query, pixels())
     image_file = tmp_path / f"{item.id}.png"
-    image_file.write_bytes(query.encode(pixels()))  # the script sends the file's bytes; vistar this lossless PNG
+    image_file.write_bytes(_png(pixels()))
+    messages, decoding = sent(suite, item, query, pixels(), image_file)  # the file's bytes, as the script sends them
 
     reply = "Score: 1" if suite == "wise-verified" else "Consistency: 2\nRealism: 1\nAesthetic Quality: 0"
     recorder = Recorder(reply)
@@ -68,9 +70,9 @@ def test_genexam_messages_images_and_decoding_are_the_scripts(tmp_path):
     gt_file = tmp_path / "gt.png"
     gt_file.write_bytes(_png(pixels(1, (1000, 700))))
     query = uf.queries("genexam", up, item, ground_truth=gt_file.read_bytes())[0]
-    messages, decoding = sent("genexam", item, query, pixels(0, BIG))
     gen_file = tmp_path / "gen.png"
     gen_file.write_bytes(_png(pixels(0, BIG)))
+    messages, decoding = sent("genexam", item, query, pixels(0, BIG), gen_file)
 
     answers = [{"reasoning": "r", "answer": k % 2} for k in range(len(item.points))]
     reply = ("Here:\n```json\n" + json.dumps({"description": "d", "answers": answers, "global_evaluation": {
@@ -138,9 +140,9 @@ def test_phybench_criteria_and_grading_messages_are_the_scripts(tmp_path):
     evaluation.extra, evaluation.model, evaluation.time = "", "DALLE3", fake_module("time", sleep=lambda s: None)
     query = uf.queries("phybench", up, item, criteria="criteria text")[0]
     image_file = tmp_path / "Gravity_63.png"
-    image_file.write_bytes(query.encode(pixels()))
+    image_file.write_bytes(_png(pixels()))
     evaluation.process_data({"scene": item.scene, "normal": item.normal, "grading": "criteria text", "DALLE3": str(image_file)})
-    messages, decoding = sent("phybench", item, query, pixels())
+    messages, decoding = sent("phybench", item, query, pixels(), image_file)
     (call,) = recorder.calls
     assert call["messages"] == messages and {"max_tokens": call["max_tokens"]} == decoding
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -15,6 +16,9 @@ class StageInput:
     prompt: Any                   # the prompt-language `Prompt` (vistar.prompts_dsl.model)
     controls: dict[str, Any]                # resolved control parameters (ground truth)
     deps: dict[str, Any] = field(default_factory=dict)  # outputs of the stages this one requires
+    # the file the pixels were decoded from (None: an image from memory); a judge that must send the file as a
+    # benchmark's own script does (`--upstream`) reads it, every other stage reads `image`
+    source: Path | None = None
 
 
 @dataclass

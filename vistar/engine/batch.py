@@ -55,7 +55,7 @@ def run_stage(name: str, images: list, groups: list[list[Job]], features: list[d
         else:
             features[i][name] = failed
     inputs = [registry.StageInput(images[i], groups[i][0].prompt, resolved_controls(groups[i][0].prompt, ontology),
-                                  {d: features[i][d] for d in stage.requires}) for i in idx]
+                                  {d: features[i][d] for d in stage.requires}, groups[i][0].record.path) for i in idx]
     start = time.perf_counter()
     try:
         outputs = list(stage.compute(inputs, ctx)) if inputs else []

@@ -24,7 +24,8 @@ class Query:
     extra_images: tuple[bytes, ...] = ()   # e.g. GenExam's ground-truth image, sent after the scored one
     max_tokens: int | None = None
     wire: WireFormat | None = None           # upstream-exact request format (upstream_families)
-    encode: Callable[[Any], bytes] | None = None  # how the scored image is sent (default: PNG, judge's max side)
+    # how the scored image is sent, from its pixels and its file (None: a PNG of the pixels at the judge's max side)
+    encode: Callable[[Any, Path | None], bytes] | None = None
 
 
 @dataclass

@@ -34,6 +34,12 @@ def _request(proto: Protocol, item_id: str, query, image: bytes | None, sha: str
                         image_sha256=sha if query.with_image else "", max_tokens=query.max_tokens, wire=query.wire)
 
 
+def _image(query, inp, max_side: int) -> bytes:
+    """The scored image as the query sends it: its own encoding (upstream: the file, or the script's conversion
+    of it), else vistar's PNG of the pixels at the judge's max side."""
+    return query.encode(inp.image, inp.source) if query.encode else png_bytes(inp.image, max_side)
+
+
 def _family(proto: Protocol, prompt, ctx):
     """The upstream family a prompt asks for (`template="upstream"`, written by `--suite NAME --upstream DIR`),
     with the checkout folder; (None, None) for vistar's own templates."""
@@ -96,9 +102,16 @@ def _stage(proto: Protocol) -> FeatureStage:
             except (ValueError, UpstreamError) as exc:
                 outputs[i] = DataError(str(exc))
                 continue
-            for query in asked:
-                image = query.encode(inputs[i].image) if query.encode else png_bytes(inputs[i].image, judge.cfg.image_max_side)
-                calls.append((_request(proto, item.id, query, image, sha, family), query.parse))
+            try:
+                sent = [_image(query, inputs[i], judge.cfg.image_max_side) for query in asked]
+            except (OSError, ValueError) as exc:
+                outputs[i] = DataError(f"{proto.name} item {item.id}: the image cannot be sent: {exc}")
+                continue
+            for query, image in zip(asked, sent):
+                # an upstream request sends the file (or the script's encoding of it), not the decoded pixels: two
+                # files with equal pixels (RGBA and RGB on white, L and grey RGB) are different questions
+                identity = sha if family is None else hashlib.sha256(image).hexdigest()
+                calls.append((_request(proto, item.id, query, image, identity, family), query.parse))
                 owners.append((i, query))
         replies = judge.ask(calls, bill=[(shas[i] if q.with_image else "", inputs[i].prompt.fingerprint) for i, q in owners],
                             ledger=batch_ledger(ctx))

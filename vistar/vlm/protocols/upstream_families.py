@@ -22,7 +22,7 @@ import numpy as np
 from PIL import Image
 
 from ..errors import ReplyFormatError
-from ..images import png_bytes
+from ..images import file_as_is, png_bytes
 from ..types import WireFormat, text_hash
 from . import phybench as vistar_phybench
 from .base import Query
@@ -66,11 +66,6 @@ def vistar_label(suite: str, version: str) -> str:
     return f"vistar-{suite}-{version}: not comparable with published tables"
 
 
-def _full_png(image: np.ndarray) -> bytes:
-    """The scripts send the image file unchanged; vistar sends its pixels losslessly, at full size."""
-    return png_bytes(image, 0)
-
-
 # --- WISE: vllm_eval.py (verified) and WISE_legacy/gpt_eval.py ---------------------------------------------
 
 _WISE_FILES = {"wise-verified": "vllm_eval.py", "wise-legacy": "WISE_legacy/gpt_eval.py"}
@@ -111,7 +106,7 @@ def wise_queries(suite: str, folder: str, item) -> list[Query]:
     wire = WireFormat(image_mime="image/png", body=_WISE_BODY[suite], attempts=3,
                       clean=_strip_think if suite == "wise-verified" else None)
     qid = "binary" if suite == "wise-verified" else "rubric"
-    return [Query(qid, user, parse, system, wire=wire, encode=_full_png)]
+    return [Query(qid, user, parse, system, wire=wire, encode=file_as_is)]
 
 
 # --- GenExam: eval_prompt.py, run_eval.py ----------------------------------------------------------------------
@@ -135,17 +130,24 @@ def genexam_queries(folder: str, item, ground_truth: bytes | None) -> list[Query
         raise ValueError(f"GenExam item {item.id}: the benchmark's run_eval.py requires the ground-truth image "
                          f"({item.image_path}); put the data's images/ folder beside annotations/")
 
-    def jpeg(data) -> bytes:
-        source = io.BytesIO(data if isinstance(data, bytes) else png_bytes(data, 0))
-        return base64.b64decode(encode(source, target_size=GENEXAM_IMG_SIZE))
+    def jpeg(file) -> bytes:
+        """eval_single's encoding of an image file (a path, or bytes read as a file)."""
+        try:
+            return base64.b64decode(encode(file, target_size=GENEXAM_IMG_SIZE))
+        except OSError as exc:  # e.g. an LA or 16-bit greyscale PNG: JPEG cannot hold its mode
+            raise ValueError(f"GenExam's encode_image cannot send this image ({exc}); the benchmark's run_eval.py "
+                             "fails on it too") from None
+
+    def generated(image: np.ndarray, source: Path | None) -> bytes:
+        return jpeg(source if source is not None else io.BytesIO(png_bytes(image, 0)))
 
     try:
-        reference = jpeg(ground_truth)
-    except OSError as exc:
-        raise ValueError(f"GenExam item {item.id}: the ground-truth image {item.image_path} cannot be read: {exc}") from None
+        reference = jpeg(io.BytesIO(ground_truth))
+    except ValueError as exc:
+        raise ValueError(f"GenExam item {item.id}: the ground-truth image {item.image_path}: {exc}") from None
     user = prompt.format(prompt=item.prompt, scoring_points=[q for q, _ in item.points])
     wire = WireFormat(system_parts=False, image_mime="image/jpeg", image_detail="high", body=GENEXAM_BODY, attempts=3)
-    return [Query("exam", user, genexam_parser(len(item.points)), wire=wire, encode=jpeg, extra_images=(reference,))]
+    return [Query("exam", user, genexam_parser(len(item.points)), wire=wire, encode=generated, extra_images=(reference,))]
 
 
 def genexam_parser(n_points: int) -> Callable[[str], dict]:
@@ -193,8 +195,8 @@ def unieval_queries(folder: str, item) -> list[Query]:
             letter = response if response in tuple("ABCDE") else None
             return {"letter": letter} if letter else {"letter": None, "reply": text[:300]}
 
-        wire = WireFormat(system_parts=False, body=(("temperature", 0.0), ("max_tokens", 64)))
-        queries.append(Query(f"qa{qa.id}", qa.question, parse, wire=wire, encode=_full_png))
+        wire = WireFormat(system_parts=False, image_mime=None, body=(("temperature", 0.0), ("max_tokens", 64)))
+        queries.append(Query(f"qa{qa.id}", qa.question, parse, wire=wire, encode=file_as_is))
     return queries
 
 
@@ -225,7 +227,7 @@ def phybench_queries(folder: str, item, criteria: str) -> list[Query]:
                                                   "extra": "", "task": task, "answer": answer},
                      ("task", "prompt", "answer"))
     wire = WireFormat(system_parts=False, image_mime="image/jpeg", body=(("max_tokens", 500),))
-    return [Query("grade", user, vistar_phybench.parse, wire=wire, encode=_full_png)]
+    return [Query("grade", user, vistar_phybench.parse, wire=wire, encode=file_as_is)]
 
 
 def _any_text(text: str) -> str:
