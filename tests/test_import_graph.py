@@ -99,3 +99,33 @@ def test_forbidden_layer_imports():
     forbidden = [(a, b) for a, b in edges if a == "api"]
     forbidden += [e for e in [("features", "metrics"), ("engine", "vlm"), ("engine", "cli")] if e in edges]
     assert not forbidden, {e: edges[e] for e in forbidden}
+
+
+def module_edges(package: str) -> dict[tuple[str, str], list[str]]:
+    """Imports between the modules of one package (every module file, imports inside functions included).
+    `from . import sibling` imports the sibling only: its package, which Python imports before the importing
+    module anyway, is an edge only when the statement takes a name defined in it (`from . import PROTOCOLS`)."""
+    folder = ROOT.parent.joinpath(*package.split("."))
+    modules = {_module(path)[0] for path in folder.rglob("*.py")}
+    edges: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(folder.rglob("*.py")):
+        src = _module(path)[0]
+        by_line: dict[int, set[str]] = {}
+        for line, target in _targets(path):
+            by_line.setdefault(line, set()).add(target)
+        for line, targets in sorted(by_line.items()):
+            for target in targets:
+                names = {t for t in targets if t.startswith(target + ".")}
+                siblings_only = src.startswith(target + ".") and names and names <= modules
+                if target in modules and target != src and not siblings_only:
+                    edges.setdefault((src, target), []).append(f"{path.relative_to(ROOT.parent)}:{line}")
+    return edges
+
+
+def test_no_cycle_between_the_judge_layer_modules():
+    """vistar/vlm: no module imports one that (directly or through others) imports it back, lazily or not."""
+    edges = module_edges("vistar.vlm")
+    assert ("vistar.vlm.judge", "vistar.vlm.cache") in edges  # the walker sees this package's modules
+    cycle = _cycle(edges)
+    where = [f"{a} -> {b}: {edges[(a, b)][0]}" for a, b in zip(cycle, cycle[1:])] if cycle else []
+    assert cycle is None, "import cycle: " + "; ".join(where)

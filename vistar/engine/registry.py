@@ -50,6 +50,12 @@ PROTOCOLS: dict[str, str] = {
     "unieval": "vistar.vlm.protocols.unieval:PROTOCOL",
     "phybench": "vistar.vlm.protocols.phybench:PROTOCOL",
 }
+# What builds a declaration's stage and metrics (the judge layer's generic parts, which the declarations
+# themselves do not import): (declaration) -> FeatureStage, and (declaration) -> {metric name: Metric}.
+PROTOCOL_PARTS: dict[str, str] = {
+    "stage": "vistar.vlm.protocols.stage:make_stage",
+    "metrics": "vistar.vlm.protocols.metrics:metrics_of",
+}
 
 
 def _resolve(table: dict[str, str], name: str, kind: str):
@@ -64,13 +70,18 @@ def protocol(name: str):
     return _resolve(PROTOCOLS, name, "protocol")
 
 
+def _protocol_part(part: str, name: str):
+    """Protocol NAME's stage or metrics, built from its declaration."""
+    return _resolve(PROTOCOL_PARTS, part, "protocol part")(protocol(name))
+
+
 def _protocol_metrics() -> dict[str, Metric]:
-    return {m: obj for name in PROTOCOLS for m, obj in protocol(name).engine_metrics().items()}
+    return {m: obj for name in PROTOCOLS for m, obj in _protocol_part("metrics", name).items()}
 
 
 def feature_stage(name: str) -> FeatureStage:
     if name not in FEATURES and name.startswith("judge.") and name[len("judge."):] in PROTOCOLS:
-        return protocol(name[len("judge."):]).engine_stage()
+        return _protocol_part("stage", name[len("judge."):])
     return _resolve(FEATURES, name, "feature stage")
 
 

@@ -13,8 +13,6 @@ from collections import defaultdict
 
 import pandas as pd
 
-from . import wise_common, wise_legacy, wise_verified
-
 VISTAR_PARTIAL = "vistar: means over the items that were scored; not comparable with published tables"
 
 
@@ -39,30 +37,42 @@ def _missing(g: pd.DataFrame, items) -> int | None:
 # --- WISE: calculate_verified.py / WISE_legacy/Calculate.py ---------------------------------------------------
 
 WISE_IDS = range(1, 1001)  # the upstream scripts' EXPECTED_PROMPT_RANGES["all"]
+# the overall's category weights, as calculate_verified.py and WISE_legacy/Calculate.py weigh them
+WISE_WEIGHTS = {"wiscore.verified": {"culture": 0.40, "time": 0.12, "space": 0.12, "biology": 0.12, "physics": 0.12,
+                                     "chemistry": 0.12},
+                "wiscore.legacy": {"culture": 0.4, "time": 0.167, "space": 0.133, "biology": 0.1, "physics": 0.1,
+                                   "chemistry": 0.1}}
 
 
-def wise(df: pd.DataFrame, metric: str) -> dict:
+def weighted_overall(category_means: dict[str, float], weights: dict[str, float]) -> float | None:
+    """The WISE headline: fixed category weights; None unless every weighted category was scored."""
+    if any(c not in category_means for c in weights):
+        return None
+    return sum(w * category_means[c] for c, w in weights.items())
+
+
+def wise(df: pd.DataFrame, metric: str, value=None) -> dict:
     """Category means over ok rows; the overall only when every prompt id 1-1000 has a score, as upstream
     (which aborts otherwise: a missing image or a failed judge answer leaves the id out of its scores file).
     `printed` is what the upstream script prints: categories and the overall (from the unrounded category
-    means) with two decimals."""
-    legacy = metric == "wiscore.legacy"
-    weights = wise_legacy.OVERALL_WEIGHTS if legacy else wise_verified.OVERALL_WEIGHTS
+    means) with two decimals. `value(details, score)`: the number upstream averages for a row (default: its
+    score)."""
+    weights = WISE_WEIGHTS[metric]
     ok, coverage = _rows(df, metric)
-    if legacy:  # upstream averages raw out-of-range answers too
-        ok["score"] = [wise_legacy.raw_wiscore(d, score) for d, score in zip(ok["d"], ok["score"])]
+    if value is not None:
+        ok["score"] = [value(d, score) for d, score in zip(ok["d"], ok["score"])]
     out = {}
     for model, g in ok.groupby("model"):
         cats = _means_by(g, "category")
         missing = sorted(set(WISE_IDS) - {int(p) for p in g["prompt_id"] if str(p).isdigit()})
-        overall = wise_common.weighted_overall(cats, weights) if not missing else None
+        overall = weighted_overall(cats, weights) if not missing else None
         out[model] = {"categories": cats, "overall": overall, "coverage": coverage.get(model),
                       "missing_ids": len(missing),
                       "overall_rule": ("upstream: every prompt id 1-1000 must have a score, else no overall "
                                        f"({len(missing)} missing)"),
                       "printed": {"categories": {c.upper(): f"{v:.2f}" for c, v in cats.items()},
                                   "overall": f"{overall:.2f}" if overall is not None else None},
-                      "vistar_overall_partial": wise_common.weighted_overall(cats, weights),
+                      "vistar_overall_partial": weighted_overall(cats, weights),
                       "vistar_overall_partial_rule": VISTAR_PARTIAL + " (needs every category, not every id)"}
     return out
 

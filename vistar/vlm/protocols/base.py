@@ -53,8 +53,10 @@ Facts = tuple[str, bool]  # the demo judge's reading of the image: dominant colo
 @dataclass(frozen=True)
 class Protocol:
     """Everything about one sibling benchmark, declared once: the registry routes its prompts to `scores`'
-    metrics, the judge stage asks `queries`, `vistar score --suite` prints `headline(aggregate(rows))`, and the
-    local demo judge answers its questions with `demo_reply`. A declaration missing a part fails at import."""
+    metrics, the judge stage (`stage.make_stage`, built from this declaration) asks `queries`, `vistar score
+    --suite` prints `headline(aggregate(rows))`, and the local demo judge answers its questions with
+    `demo_reply`. A declaration missing a part fails at import. With `--upstream`, the benchmark's own questions
+    come from its entry in `upstream_families.FAMILIES`, given what `extra_inputs` reads."""
 
     name: str                        # suite name, e.g. "wise-verified"
     version: str                     # of the judge questions (part of every judge cache key)
@@ -62,7 +64,7 @@ class Protocol:
     templates: tuple[str, ...]       # template texts; their hash is part of every cache key
     load_items: Callable[[Path], Items]
     queries: Callable[..., list[Query]]            # (item, criteria=None, data_dir=None) -> queries
-    aggregate: Callable[..., dict]                 # (scores DataFrame, items or None) -> {model: numbers}
+    aggregate: Callable[..., dict]                 # (scores DataFrame, items or None) -> {model: numbers} (aggregate.py)
     headline: Callable[[dict], dict]               # one model's numbers -> the few printed after a run
     demo_reply: Callable[[str, str, Facts], str]   # (system, user text, facts) -> the local judge's reply
     systems: tuple[str, ...]                       # the system prompts its queries send (the demo judge's key)
@@ -70,6 +72,9 @@ class Protocol:
     data_subdir: str = ""            # folder name under a shared data root, e.g. "WISE"
     layout: str = "IMAGES/<model>/<prompt_id>.png"
     metric_version: str = ""         # scoring changed while the questions did not: only this moves ("" = version)
+    # inputs besides the item that the benchmark's own (upstream) questions send, read from its data folder:
+    # (item, data folder) -> keyword arguments of `upstream_families.queries`, e.g. GenExam's reference image
+    extra_inputs: Callable[[Any, Path], dict] = lambda item, data_dir: {}
 
     def __post_init__(self):
         missing = [f for f in ("scores", "templates", "systems") if not getattr(self, f)]
@@ -81,18 +86,6 @@ class Protocol:
     @property
     def metrics(self) -> tuple[str, ...]:
         return tuple(self.scores)
-
-    def engine_stage(self):
-        """The judge feature stage `judge.<name>` (what the registry runs for this protocol)."""
-        from .stage import make_stage
-
-        return make_stage(self)
-
-    def engine_metrics(self) -> dict:
-        """Its engine metrics by name, one per score function, each declaring the protocol's name as angle."""
-        from .metrics import metrics_of
-
-        return metrics_of(self)
 
     @property
     def stage(self) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, boolean, int_score
+from . import aggregate
 from .base import Items, Outcome, Protocol, Query, make_prompt
 from .demo import level, yes
 
@@ -191,12 +192,6 @@ def score(outcome: Outcome, which: str) -> tuple[float, dict]:
                                           "ground_truth_image": bool((outcome.context.get("extra_images") or {}).get("exam"))}
 
 
-def aggregate(df, items=None) -> dict:
-    from .aggregate import genexam
-
-    return genexam(df, items)
-
-
 def headline(numbers: dict) -> dict:
     return {metric: {"overall": v["overall"], "missing": v["missing"]} for metric, v in numbers.items()}
 
@@ -209,5 +204,6 @@ def demo_reply(system: str, user: str, facts) -> str:
 
 PROTOCOL = Protocol(NAME, VERSION, {"genexam.strict": lambda o: score(o, "strict"),
                                     "genexam.relaxed": lambda o: score(o, "relaxed")},
-                    (SYSTEM, USER), load_items, queries, aggregate, headline, demo_reply, (SYSTEM,),
-                    data_subdir="GenExam")
+                    (SYSTEM, USER), load_items, queries, aggregate.genexam, headline, demo_reply, (SYSTEM,),
+                    data_subdir="GenExam",
+                    extra_inputs=lambda item, data_dir: {"ground_truth": ground_truth_image(item, data_dir)})

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
+from . import aggregate
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json_list
 from .demo import level
 
@@ -164,12 +165,6 @@ def score(outcome: Outcome, which: str) -> tuple[float, dict]:
     return value, {**answer, "category": outcome.item.category, "law": outcome.item.law}
 
 
-def aggregate(df, items=None) -> dict:
-    from .aggregate import phybench
-
-    return phybench(df, items)
-
-
 def headline(numbers: dict) -> dict:
     return {metric: {"overall": v["overall"], "missing": v["missing"]} for metric, v in numbers.items()}
 
@@ -183,6 +178,6 @@ def demo_reply(system: str, user: str, facts) -> str:
 
 
 PROTOCOL = Protocol(NAME, VERSION, {"phybench.phy": lambda o: score(o, "phy"), "phybench.scene": lambda o: score(o, "scene")},
-                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, aggregate,
+                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, aggregate.phybench,
                     headline, demo_reply, (CRITERIA_SYSTEM, JUDGE_SYSTEM), criteria, data_subdir="PhyBench",
                     metric_version=METRIC_VERSION)

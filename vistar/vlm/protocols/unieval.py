@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import aggregate
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json
 
 NAME, VERSION = "unieval", "2"  # 2: letter extraction as the benchmark's check_answer
@@ -137,12 +138,6 @@ def score(outcome: Outcome) -> tuple[float, dict]:
     return sum(a["correct"] for a in answers) / len(answers), {"answers": answers}
 
 
-def aggregate(df, items=None) -> dict:
-    from .aggregate import unieval
-
-    return unieval(df, items)
-
-
 def headline(numbers: dict) -> dict:
     return {"uniscore": numbers["uniscore"], "missing_answers": numbers["missing_answers"], "coverage": numbers["coverage"]}
 
@@ -153,6 +148,6 @@ def demo_reply(system: str, user: str, facts) -> str:
     return "(" + next((k for k, v in options.items() if re.search(rf"\b{facts[0]}\b", v, re.I)), "E") + ")"
 
 
-PROTOCOL = Protocol(NAME, VERSION, {"uniscore": score}, (SYSTEM, USER), load_items, queries, aggregate, headline,
+PROTOCOL = Protocol(NAME, VERSION, {"uniscore": score}, (SYSTEM, USER), load_items, queries, aggregate.unieval, headline,
                     demo_reply, (SYSTEM,), data_subdir="UniEval",
                     layout="IMAGES/<model>/<prompt_id>_<k>.png (several samples per prompt)")

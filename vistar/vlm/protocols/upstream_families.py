@@ -14,7 +14,7 @@ import io
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
@@ -34,8 +34,14 @@ UPSTREAM_TEMPLATE = "upstream"  # the prompt control value (`template="upstream"
 
 @dataclass(frozen=True)
 class Family:
+    """The benchmark's own questions for one protocol: `ask(folder, item, criteria, extra)` builds an item's
+    questions from the pinned pieces in the checkout FOLDER (`extra`: what the protocol's `extra_inputs` read),
+    `criteria(folder, item)` its text-only first question, if it has one."""
+
     suite: str          # the protocol it replaces the templates of
     upstream: str       # UPSTREAMS key
+    ask: Callable[[str, Any, Any, dict], list[Query]]
+    criteria: Callable[[str, Any], Query | None] = lambda folder, item: None
     note: str = ""      # what the upstream script leaves open and vistar fills
 
     @property
@@ -48,18 +54,6 @@ class Family:
 
     def template_hash(self) -> str:
         return text_hash(*UPSTREAMS[self.upstream].pins.values())
-
-
-FAMILIES = {
-    "wise-verified": Family("wise-verified", "WISE"),
-    "wise-legacy": Family("wise-legacy", "WISE"),
-    "genexam": Family("genexam", "GenExam"),
-    "unieval": Family("unieval", "UniEval", "the script hands the question to each model's own `understand`; vistar sends "
-                                            "it as the user text before the image, with vistar's decoding"),
-    "phybench": Family("phybench", "PhyBench", "GPT_make_eval.py appends an undefined `extra` to the prompt; vistar "
-                                               "appends nothing. Its replies are stored unparsed; vistar reads them as "
-                                               "the vistar protocol does"),
-}
 
 
 def vistar_label(suite: str, version: str) -> str:
@@ -90,7 +84,7 @@ def _wise_pieces(suite: str, folder: str):
     return build, extract
 
 
-def wise_queries(suite: str, folder: str, item) -> list[Query]:
+def wise_queries(suite: str, folder: str, item, criteria=None, extra=None) -> list[Query]:
     build, extract = _wise_pieces(suite, str(folder))
     messages = build({"Prompt": item.prompt, "Explanation": item.explanation, "Subcategory": item.subcategory}, "")
     system, user = messages[0]["content"][0]["text"], messages[1]["content"][0]["text"]
@@ -124,8 +118,9 @@ def _genexam_pieces(folder: str):
     return prompt, encode
 
 
-def genexam_queries(folder: str, item, ground_truth: bytes | None) -> list[Query]:
+def genexam_queries(folder: str, item, criteria=None, extra=None) -> list[Query]:
     prompt, encode = _genexam_pieces(str(folder))
+    ground_truth = (extra or {}).get("ground_truth")
     if ground_truth is None:
         raise ValueError(f"GenExam item {item.id}: the benchmark's run_eval.py requires the ground-truth image "
                          f"({item.image_path}); put the data's images/ folder beside annotations/")
@@ -184,7 +179,7 @@ def _unieval_pieces(folder: str):
     return check, options
 
 
-def unieval_queries(folder: str, item) -> list[Query]:
+def unieval_queries(folder: str, item, criteria=None, extra=None) -> list[Query]:
     check, options_expr = _unieval_pieces(str(folder))
     queries = []
     for qa in item.qas:
@@ -212,15 +207,18 @@ def _phy_text(folder: str, file: str, variables: dict, parts: tuple[str, ...]) -
     return "".join(values[p] for p in parts)
 
 
-def phybench_criteria_query(folder: str, item) -> Query:
+def phybench_criteria_query(folder: str, item) -> Query | None:
+    """GPT_make_grading.py's question, for an item whose data carries no criteria."""
+    if item.criteria:
+        return None
     user = _phy_text(str(folder), "GPT_make_grading.py", {"scene": item.scene, "normal": item.normal},
                      ("task", "prompt", "template", "answer"))
     wire = WireFormat(system_parts=False, body=(("max_tokens", 2000),))
     return Query("criteria", user, _any_text, with_image=False, wire=wire)
 
 
-def phybench_queries(folder: str, item, criteria: str) -> list[Query]:
-    folder = str(folder)
+def phybench_queries(folder: str, item, criteria=None, extra=None) -> list[Query]:
+    folder, criteria = str(folder), item.criteria or criteria
     task = constant("PhyBench", folder, "GPT_make_eval.py", "task")
     answer = constant("PhyBench", folder, "GPT_make_eval.py", "answer")
     user = _phy_text(folder, "GPT_make_eval.py", {"scene": item.scene, "normal": item.normal, "grading": criteria,
@@ -237,17 +235,23 @@ def _any_text(text: str) -> str:
     return text
 
 
-def queries(suite: str, folder: str | Path, item, criteria=None, ground_truth: bytes | None = None) -> list[Query]:
-    if suite in _WISE_FILES:
-        return wise_queries(suite, str(folder), item)
-    if suite == "genexam":
-        return genexam_queries(str(folder), item, ground_truth)
-    if suite == "unieval":
-        return unieval_queries(str(folder), item)
-    return phybench_queries(str(folder), item, item.criteria or criteria)
+FAMILIES = {
+    "wise-verified": Family("wise-verified", "WISE", partial(wise_queries, "wise-verified")),
+    "wise-legacy": Family("wise-legacy", "WISE", partial(wise_queries, "wise-legacy")),
+    "genexam": Family("genexam", "GenExam", genexam_queries),
+    "unieval": Family("unieval", "UniEval", unieval_queries,
+                      note="the script hands the question to each model's own `understand`; vistar sends it as the user "
+                           "text before the image, with vistar's decoding"),
+    "phybench": Family("phybench", "PhyBench", phybench_queries, phybench_criteria_query,
+                       note="GPT_make_eval.py appends an undefined `extra` to the prompt; vistar appends nothing. Its replies "
+                            "are stored unparsed; vistar reads them as the vistar protocol does"),
+}
+
+
+def queries(suite: str, folder: str | Path, item, criteria=None, **extra) -> list[Query]:
+    """The item's questions as the benchmark's script asks them (`extra`: e.g. GenExam's `ground_truth` image)."""
+    return FAMILIES[suite].ask(str(folder), item, criteria, extra)
 
 
 def criteria_query(suite: str, folder: str | Path, item) -> Query | None:
-    if suite != "phybench" or item.criteria:
-        return None
-    return phybench_criteria_query(str(folder), item)
+    return FAMILIES[suite].criteria(str(folder), item)

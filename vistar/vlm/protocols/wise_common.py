@@ -84,13 +84,6 @@ def _integer(value) -> int | None:
         return None
 
 
-def weighted_overall(category_means: dict[str, float], weights: dict[str, float]) -> float | None:
-    """The WISE headline: fixed category weights; None unless every weighted category was scored."""
-    if any(c not in category_means for c in weights):
-        return None
-    return sum(w * category_means[c] for c, w in weights.items())
-
-
 def wise_headline(numbers: dict) -> dict:
     """What `vistar score --suite wise-*` prints per model: the upstream-printed overall and what it lacks."""
     return {"overall": numbers["printed"]["overall"], "missing_ids": numbers["missing_ids"], "coverage": numbers["coverage"]}

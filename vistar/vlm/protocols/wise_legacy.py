@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
+from . import aggregate
 from .base import Outcome, Protocol, Query
 from .demo import level
 from .wise_common import WiseItem, load_wise, wise_headline
@@ -17,7 +18,6 @@ from .wise_common import WiseItem, load_wise, wise_headline
 NAME, VERSION = "wise-legacy", "1"
 RANGES = [(1, 400, "culture"), (401, 567, "time"), (568, 700, "space"), (701, 800, "biology"),
           (801, 900, "physics"), (901, 1000, "chemistry")]
-OVERALL_WEIGHTS = {"culture": 0.4, "time": 0.167, "space": 0.133, "biology": 0.1, "physics": 0.1, "chemistry": 0.1}
 FILES = ["cultural_common_sense.json", "spatio-temporal_reasoning.json", "natural_science.json"]
 
 SYSTEM = ("You are an impartial expert judge of text-to-image generation. You compare a generated image with "
@@ -69,15 +69,13 @@ def score(outcome: Outcome) -> tuple[float, dict]:
     return wiscore(**rubric), {**rubric, "category": outcome.item.category}
 
 
-def aggregate(df, items=None) -> dict:
-    from .aggregate import wise
-
-    return wise(df, "wiscore.legacy")
+def summarize(df, items=None) -> dict:
+    return aggregate.wise(df, "wiscore.legacy", value=raw_wiscore)
 
 
 def demo_reply(system: str, user: str, facts) -> str:
     return json.dumps({"consistency": level(2, facts[1]), "realism": level(2, facts[1]), "aesthetic_quality": 1})
 
 
-PROTOCOL = Protocol(NAME, VERSION, {"wiscore.legacy": score}, (SYSTEM, USER), load_items, queries, aggregate,
+PROTOCOL = Protocol(NAME, VERSION, {"wiscore.legacy": score}, (SYSTEM, USER), load_items, queries, summarize,
                     wise_headline, demo_reply, (SYSTEM,), data_subdir="WISE")

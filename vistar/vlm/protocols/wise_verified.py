@@ -10,13 +10,13 @@ from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
+from . import aggregate
 from .base import Outcome, Protocol, Query
 from .wise_common import WiseItem, load_wise, wise_headline
 
 NAME, VERSION = "wise-verified", "1"
 RANGES = [(1, 400, "culture"), (401, 520, "time"), (521, 640, "space"), (641, 760, "biology"),
           (761, 880, "physics"), (881, 1000, "chemistry")]
-OVERALL_WEIGHTS = {"culture": 0.40, "time": 0.12, "space": 0.12, "biology": 0.12, "physics": 0.12, "chemistry": 0.12}
 FILES = ["cultural_common_sense_verified.json", "spatio-temporal_reasoning_verified.json", "natural_science_verified.json"]
 
 SYSTEM = ("You are an impartial expert judge of text-to-image generation. You decide whether a generated image "
@@ -51,10 +51,8 @@ def score(outcome: Outcome) -> tuple[float, dict]:
     return float(answer["score"]), {"reason": answer["reason"], "category": outcome.item.category}
 
 
-def aggregate(df, items=None) -> dict:
-    from .aggregate import wise
-
-    return wise(df, "wiscore.verified")
+def summarize(df, items=None) -> dict:
+    return aggregate.wise(df, "wiscore.verified")
 
 
 def demo_reply(system: str, user: str, facts) -> str:
@@ -62,5 +60,5 @@ def demo_reply(system: str, user: str, facts) -> str:
     return json.dumps({"score": int(bright), "reason": "bright" if bright else "dark"})
 
 
-PROTOCOL = Protocol(NAME, VERSION, {"wiscore.verified": score}, (SYSTEM, USER), load_items, queries, aggregate,
+PROTOCOL = Protocol(NAME, VERSION, {"wiscore.verified": score}, (SYSTEM, USER), load_items, queries, summarize,
                     wise_headline, demo_reply, (SYSTEM,), data_subdir="WISE")
