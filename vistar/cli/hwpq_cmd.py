@@ -8,7 +8,7 @@ import typer
 
 from ..ontology import Ontology
 from ..prompts_dsl.validate import with_ontology_codes
-from ..vlm import cli_support as judge_cli
+from . import judge_options as judge_cli
 from .common import fail, out, parse_angles, say
 from .style import App
 

@@ -57,6 +57,7 @@ class ScoreConfig:
     executor: str = "local"        # local or ray (docs/scaling.md)
     cpu_workers: int | None = 1    # local: scoring processes (None: usable cores for long CPU runs); ray: actors
     ray_address: str | None = None  # --executor ray: `auto` or HOST:PORT of a running cluster (None: start one here)
+    recorded: dict = field(default_factory=dict)  # what run.json also says, from the caller (e.g. judge_templates)
 
 
 class RunLocked(RuntimeError):
@@ -257,7 +258,7 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
             "device_requested": cfg.device_requested or cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
             "prefetch": cfg.prefetch,
             "angles": cfg.angles, "max_pixels": cfg.max_pixels, "retry_errors": cfg.retry_errors, "history": previous,
-            "shard": cfg.shard.record if cfg.shard else None}
+            "shard": cfg.shard.record if cfg.shard else None, **cfg.recorded}
 
 
 def _write_problems(out: Path, problems: list[dict]) -> None:
