@@ -1,6 +1,7 @@
 """The judge's usage ledger is the sum over every scoring process: `vistar score` with one process, with the
 `--cpu-workers 2` pool and with Ray actors reports (terminal line and judge_usage.json) exactly the requests the
-judge server received, over more batches than workers (each worker scores several)."""
+judge server received and the prompt tokens it billed for them, over more batches than workers (each worker scores
+several)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from vistar.cli import app
-from vistar.vlm.testing_server import JudgeServer
+from vistar.vlm.testing_server import JudgeServer, usage_tokens
 
 from .vlm_helpers import solid
 
@@ -45,6 +46,7 @@ def _counted(tmp, server, out: str, *executor: str) -> tuple[int, int, int]:
     assert result.exit_code == 0, result.output
     received = len(server.requests) - before
     usage = json.loads((tmp / out / "judge_usage.json").read_text())
+    assert usage["prompt_tokens"] == sum(usage_tokens(body["messages"]) for body in server.requests[before:])
     printed = re.search(r"judge: (\d+) HTTP requests", " ".join(result.output.split()))
     assert printed, result.output
     assert usage["images"] == N_PROMPTS and usage["failed_questions"] == 0
