@@ -4,19 +4,23 @@ Per item the judge answers every scoring point 0/1 (seeing the ground-truth imag
 and gives three global 0–2 scores (spelling, readability, logical consistency).
 strict = 1 iff all points are correct and all three globals are 2;
 relaxed = 0.7·Σ weights of correct points + 0.1·(spelling/2 + readability/2 + logic/2).
-Per subject: mean over samples; overall: the unweighted mean of the subject means (as the benchmark reports).
+Overall: the mean over all scored exams, as the benchmark's cal_score.py prints it; per subject beside it
+(`summarize`).
 """
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from ..errors import ReplyFormatError
 from ..replies import Reply, boolean, int_score
-from . import aggregate
+from .aggregate import means_by, missing_items, ok_rows
 from .base import Items, Outcome, Protocol, Query, make_prompt
 from .demo import level, yes
 
@@ -192,6 +196,24 @@ def score(outcome: Outcome, which: str) -> tuple[float, dict]:
                                           "ground_truth_image": bool((outcome.context.get("extra_images") or {}).get("exam"))}
 
 
+def summarize(df: pd.DataFrame, items=None) -> dict:
+    """`pooled`: the mean over all scored exams, what cal_score.py prints as its Average (and, since the public
+    annotations carry no `subject` field, its only group); `subject_averaged`: the unweighted mean of the
+    per-subject means (subject = id prefix), which cal_score.py does not compute. Exams without a result are
+    left out of both, as cal_score.py averages the result files it finds; `missing` counts them."""
+    out: dict = defaultdict(dict)
+    for metric in ("genexam.strict", "genexam.relaxed"):
+        ok, coverage = ok_rows(df, metric)
+        for model, g in ok.groupby("model"):
+            subjects = means_by(g, "subject")
+            pooled = float(g["score"].mean())
+            out[model][metric] = {"overall": pooled, "pooled": pooled, "printed": f"{round(pooled * 100, 1)}%",
+                                  "subjects": subjects, "subject_averaged": sum(subjects.values()) / len(subjects),
+                                  "subject_averaged_rule": "vistar: unweighted mean of the subject means (not in cal_score.py)",
+                                  "missing": missing_items(g, items), "coverage": coverage.get(model)}
+    return dict(out)
+
+
 def headline(numbers: dict) -> dict:
     return {metric: {"overall": v["overall"], "missing": v["missing"]} for metric, v in numbers.items()}
 
@@ -204,6 +226,6 @@ def demo_reply(system: str, user: str, facts) -> str:
 
 PROTOCOL = Protocol(NAME, VERSION, {"genexam.strict": lambda o: score(o, "strict"),
                                     "genexam.relaxed": lambda o: score(o, "relaxed")},
-                    (SYSTEM, USER), load_items, queries, aggregate.genexam, headline, demo_reply, (SYSTEM,),
+                    (SYSTEM, USER), load_items, queries, summarize, headline, demo_reply, (SYSTEM,),
                     data_subdir="GenExam",
                     extra_inputs=lambda item, data_dir: {"ground_truth": ground_truth_image(item, data_dir)})

@@ -16,12 +16,15 @@ evaluation script reads the image from that field), else `<law>_<n>`.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
-from . import aggregate
+from .aggregate import means_by, missing_items, ok_rows
 from .base import Items, Outcome, Protocol, Query, make_prompt, read_json_list
 from .demo import level
 
@@ -165,6 +168,24 @@ def score(outcome: Outcome, which: str) -> tuple[float, dict]:
     return value, {**answer, "category": outcome.item.category, "law": outcome.item.law}
 
 
+def summarize(df: pd.DataFrame, items=None) -> dict:
+    """Per category of the paper's tables (mechanics, optics, thermodynamics, and material properties split into
+    chemistry and physics): mean of phy/3 and of scene/2 over images, and the raw 0-3 / 0-2 means. The
+    upstream repository publishes no aggregation (GPT_make_eval.py only stores the replies, and records
+    'no image' for an item without one), so items without a score are left out and counted in `missing`;
+    the overall, an unweighted mean over the categories present, is vistar's."""
+    out: dict = defaultdict(dict)
+    scale = {"phybench.phy": 3, "phybench.scene": 2}
+    for metric in ("phybench.phy", "phybench.scene"):
+        ok, coverage = ok_rows(df, metric)
+        for model, g in ok.groupby("model"):
+            cats = means_by(g, "category")
+            out[model][metric] = {"categories": cats, "raw_categories": {c: v * scale[metric] for c, v in cats.items()},
+                                  "overall": sum(cats.values()) / len(cats), "overall_rule": "vistar: mean over categories",
+                                  "missing": missing_items(g, items), "coverage": coverage.get(model)}
+    return dict(out)
+
+
 def headline(numbers: dict) -> dict:
     return {metric: {"overall": v["overall"], "missing": v["missing"]} for metric, v in numbers.items()}
 
@@ -178,6 +199,6 @@ def demo_reply(system: str, user: str, facts) -> str:
 
 
 PROTOCOL = Protocol(NAME, VERSION, {"phybench.phy": lambda o: score(o, "phy"), "phybench.scene": lambda o: score(o, "scene")},
-                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, aggregate.phybench,
+                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, summarize,
                     headline, demo_reply, (CRITERIA_SYSTEM, JUDGE_SYSTEM), criteria, data_subdir="PhyBench",
                     metric_version=METRIC_VERSION)

@@ -1,9 +1,13 @@
-"""Shared by both WISE protocols: the item, the importer for WISE's JSON files, category by prompt id."""
+"""Shared by both WISE protocols: the item, the importer for WISE's JSON files, category by prompt id, and the
+aggregation of calculate_verified.py / WISE_legacy/Calculate.py (each protocol gives its category weights)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from .aggregate import VISTAR_PARTIAL, means_by, ok_rows, weighted_overall
 from .base import Items, make_prompt, read_json_list
 
 
@@ -82,6 +86,34 @@ def _integer(value) -> int | None:
         return int(str(value).strip())
     except ValueError:
         return None
+
+
+WISE_IDS = range(1, 1001)  # the upstream scripts' EXPECTED_PROMPT_RANGES["all"]
+
+
+def summarize_wise(df: pd.DataFrame, metric: str, weights: dict[str, float], value=None) -> dict:
+    """Category means over ok rows; the overall (`weights`: the script's category weights) only when every
+    prompt id 1-1000 has a score, as upstream (which aborts otherwise: a missing image or a failed judge answer
+    leaves the id out of its scores file). `printed` is what the upstream script prints: categories and the
+    overall (from the unrounded category means) with two decimals. `value(details, score)`: the number upstream
+    averages for a row (default: its score)."""
+    ok, coverage = ok_rows(df, metric)
+    if value is not None:
+        ok["score"] = [value(d, score) for d, score in zip(ok["d"], ok["score"])]
+    out = {}
+    for model, g in ok.groupby("model"):
+        cats = means_by(g, "category")
+        missing = sorted(set(WISE_IDS) - {int(p) for p in g["prompt_id"] if str(p).isdigit()})
+        overall = weighted_overall(cats, weights) if not missing else None
+        out[model] = {"categories": cats, "overall": overall, "coverage": coverage.get(model),
+                      "missing_ids": len(missing),
+                      "overall_rule": ("upstream: every prompt id 1-1000 must have a score, else no overall "
+                                       f"({len(missing)} missing)"),
+                      "printed": {"categories": {c.upper(): f"{v:.2f}" for c, v in cats.items()},
+                                  "overall": f"{overall:.2f}" if overall is not None else None},
+                      "vistar_overall_partial": weighted_overall(cats, weights),
+                      "vistar_overall_partial_rule": VISTAR_PARTIAL + " (needs every category, not every id)"}
+    return out
 
 
 def wise_headline(numbers: dict) -> dict:

@@ -10,15 +10,16 @@ from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
-from . import aggregate
 from .base import Outcome, Protocol, Query
 from .demo import level
-from .wise_common import WiseItem, load_wise, wise_headline
+from .wise_common import WiseItem, load_wise, summarize_wise, wise_headline
 
 NAME, VERSION = "wise-legacy", "1"
 RANGES = [(1, 400, "culture"), (401, 567, "time"), (568, 700, "space"), (701, 800, "biology"),
           (801, 900, "physics"), (901, 1000, "chemistry")]
 FILES = ["cultural_common_sense.json", "spatio-temporal_reasoning.json", "natural_science.json"]
+# the overall's category weights, as WISE_legacy/Calculate.py weighs them
+WEIGHTS = {"culture": 0.4, "time": 0.167, "space": 0.133, "biology": 0.1, "physics": 0.1, "chemistry": 0.1}
 
 SYSTEM = ("You are an impartial expert judge of text-to-image generation. You compare a generated image with "
           "the prompt it came from and with an explanation of what a model with the right world knowledge "
@@ -70,7 +71,7 @@ def score(outcome: Outcome) -> tuple[float, dict]:
 
 
 def summarize(df, items=None) -> dict:
-    return aggregate.wise(df, "wiscore.legacy", value=raw_wiscore)
+    return summarize_wise(df, "wiscore.legacy", WEIGHTS, value=raw_wiscore)
 
 
 def demo_reply(system: str, user: str, facts) -> str:

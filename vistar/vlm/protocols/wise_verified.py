@@ -10,14 +10,15 @@ from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
-from . import aggregate
 from .base import Outcome, Protocol, Query
-from .wise_common import WiseItem, load_wise, wise_headline
+from .wise_common import WiseItem, load_wise, summarize_wise, wise_headline
 
 NAME, VERSION = "wise-verified", "1"
 RANGES = [(1, 400, "culture"), (401, 520, "time"), (521, 640, "space"), (641, 760, "biology"),
           (761, 880, "physics"), (881, 1000, "chemistry")]
 FILES = ["cultural_common_sense_verified.json", "spatio-temporal_reasoning_verified.json", "natural_science_verified.json"]
+# the overall's category weights, as calculate_verified.py weighs them
+WEIGHTS = {"culture": 0.40, "time": 0.12, "space": 0.12, "biology": 0.12, "physics": 0.12, "chemistry": 0.12}
 
 SYSTEM = ("You are an impartial expert judge of text-to-image generation. You decide whether a generated image "
           "shows what its prompt asks for, using the judging guide as the definition of a correct image.")
@@ -52,7 +53,7 @@ def score(outcome: Outcome) -> tuple[float, dict]:
 
 
 def summarize(df, items=None) -> dict:
-    return aggregate.wise(df, "wiscore.verified")
+    return summarize_wise(df, "wiscore.verified", WEIGHTS)
 
 
 def demo_reply(system: str, user: str, facts) -> str:
