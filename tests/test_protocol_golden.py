@@ -16,7 +16,7 @@ import pytest
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.images import png_bytes
-from vistar.vlm.protocols import PROTOCOLS, aggregate, genexam, phybench, unieval, upstream_families as uf
+from vistar.vlm.protocols import PROTOCOLS, aggregate, genexam, phybench, unieval
 from vistar.vlm.protocols.base import Outcome
 
 from .protocol_helpers import shared
@@ -74,7 +74,7 @@ def wise_run(suite: str, tmp_path, missing: set[int], unreadable: set[int]):
     # vistar
     judged = []
     for pid, reply in text.items():
-        query = uf.queries(suite, up, items[pid])[0]
+        query = PROTOCOLS[suite].upstream.queries(up, items[pid])[0]
         judged.append((items[pid], str(pid), read(query, reply)))
     summary = aggregate.summarize(suite, vistar_rows(suite, judged))["m"]
     # upstream: its client cleanup and extract_scores per reply, its scores .jsonl, its calculate script
@@ -148,7 +148,7 @@ def test_genexam_pooled_score_equals_cal_score(tmp_path, capsys, missing):
     # vistar
     judged = []
     for item_id in judged_ids:
-        query = uf.queries("genexam", up, items[item_id], ground_truth=image.read_bytes())[0]
+        query = PROTOCOLS["genexam"].upstream.queries(up, items[item_id], ground_truth=image.read_bytes())[0]
         judged.append((items[item_id], item_id, read(query, genexam_reply(GOLDEN["genexam"][item_id]))))
     summary = genexam.summarize(vistar_rows("genexam", judged), list(items.values()))["m"]
     # upstream: run_eval.eval_single reads each reply, the result files as inference_and_eval_single writes them,
@@ -190,7 +190,7 @@ def test_unieval_scores_equal_uni_eval_statistics(missing):
     # vistar: one row per existing image, answers read by the upstream-exact parser
     judged = []
     for p, item in enumerate(items):
-        queries = uf.queries("unieval", up, item)
+        queries = PROTOCOLS["unieval"].upstream.queries(up, item)
         for k in range(samples):
             if (p, k) not in lost:
                 answers = {q.qid: q.parse(reply_for(p, k, n)) for n, q in enumerate(queries)}

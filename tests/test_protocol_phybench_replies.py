@@ -10,7 +10,7 @@ import ast
 import pytest
 
 from vistar.vlm.errors import ReplyFormatError
-from vistar.vlm.protocols import phybench, upstream_families as uf
+from vistar.vlm.protocols import PROTOCOLS, phybench
 
 from .protocol_helpers import shared
 from .upstream_helpers import fake_module, load_module, upstream_dir
@@ -40,7 +40,7 @@ def test_replies_python_reads_are_read_alike(reply):
     start, end = reply.index("{"), reply.rindex("}") + 1
     expected = ast.literal_eval(reply[start:end])
     item = phybench.PhyItem("Gravity_0", "mechanics", "Gravity", "p", "a seesaw", "heavy side down", "criteria")
-    upstream_query = uf.queries("phybench", upstream_dir("PhyBench"), item)[0]
+    upstream_query = PROTOCOLS["phybench"].upstream.queries(upstream_dir("PhyBench"), item)[0]
     for parse in (phybench.parse, upstream_query.parse):
         assert parse(reply) == {"scene": expected["scene_score"], "phy": expected["phy_score"]}
 

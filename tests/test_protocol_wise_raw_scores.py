@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from vistar.engine import registry
-from vistar.vlm.protocols import PROTOCOLS, aggregate, upstream_families as uf
+from vistar.vlm.protocols import PROTOCOLS, aggregate
 from vistar.vlm.protocols.base import Outcome
 
 from .protocol_helpers import shared
@@ -26,7 +26,7 @@ def _rows(items: dict, replies: dict) -> pd.DataFrame:
     metric = registry.metric("wiscore.legacy")
     out = []
     for pid, reply in replies.items():
-        query = uf.queries("wise-legacy", upstream_dir("WISE"), items[pid])[0]
+        query = PROTOCOLS["wise-legacy"].upstream.queries(upstream_dir("WISE"), items[pid])[0]
         res = metric.fn({"judge.wise-legacy": Outcome("wise-legacy", items[pid], {query.qid: query.parse(reply)})}, {}, {}, None)
         out.append({"model": "m", "prompt_id": str(pid), "metric": "wiscore.legacy", "score": res.score,
                     "status": res.status, "details": json.dumps(res.details)})

@@ -13,8 +13,8 @@ from .config import config_from_options
 from .prices import Ledger
 from .protocols import protocol
 from .protocols.aggregate import summarize
+from .protocols.base import UPSTREAM_TEMPLATE, vistar_label
 from .protocols.stage import ITEMS
-from .protocols.upstream_families import FAMILIES, UPSTREAM_TEMPLATE, vistar_label
 from .protocols.upstream_source import UPSTREAMS, verified_source
 
 
@@ -98,7 +98,7 @@ def after_run(out_dir: Path, options: dict, suite: str | None, echo) -> None:
 
 def check_upstream(name: str, folder: Path) -> None:
     """Refuse a checkout that lacks a pinned piece or holds another version of it, before any image is judged."""
-    upstream = UPSTREAMS[FAMILIES[name].upstream]
+    upstream = UPSTREAMS[protocol(name).upstream.upstream]
     for file, piece in upstream.pins:
         verified_source(upstream.name, folder, file, piece)
 
@@ -106,7 +106,8 @@ def check_upstream(name: str, folder: Path) -> None:
 def template_family(suite: str, options: dict) -> str:
     """Which templates produced the numbers: "upstream WISE@eb51174", or vistar's own (not comparable)."""
     if options.get("upstream_dir"):
-        return FAMILIES[suite].label + (f" ({FAMILIES[suite].note})" if FAMILIES[suite].note else "")
+        family = protocol(suite).upstream
+        return family.label + (f" ({family.note})" if family.note else "")
     return vistar_label(suite, protocol(suite).version)
 
 

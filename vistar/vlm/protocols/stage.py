@@ -11,9 +11,7 @@ from ..errors import DataError, JudgeError, JudgeUnavailable
 from ..images import image_sha256, png_bytes
 from ..runtime import Question, ask_batch, judge_from_context
 from ..types import JudgeRequest
-from . import upstream_families
-from .base import Outcome, Protocol
-from .upstream_families import FAMILIES, UPSTREAM_TEMPLATE, vistar_label
+from .base import UPSTREAM_TEMPLATE, Outcome, Protocol, vistar_label
 from .upstream_source import UpstreamError
 
 ITEMS = "benchmark_items"  # run option: {protocol name: its Items}, loaded once by the run (`vlm.suite_run`)
@@ -56,13 +54,13 @@ def _family(proto: Protocol, prompt, ctx):
     if not folder:
         raise JudgeUnavailable(f"{proto.name}: the prompt asks for the upstream template",
                                "pass --upstream DIR (a checkout of the benchmark's repository; `vistar upstream fetch`)")
-    return FAMILIES[proto.name], folder
+    return proto.upstream, folder
 
 
 def _queries(proto: Protocol, item, criteria, data_dir: Path, family, folder) -> list:
     if family is None:
         return proto.queries(item, criteria=criteria, data_dir=data_dir)
-    return upstream_families.queries(proto.name, folder, item, criteria=criteria, **proto.extra_inputs(item, data_dir))
+    return family.queries(folder, item, criteria=criteria, **proto.extra_inputs(item, data_dir))
 
 
 _BUILT: dict[str, FeatureStage] = {}
@@ -131,7 +129,7 @@ def _criteria(proto: Protocol, judge, ctx, found) -> dict:
     `found`: (item, upstream family or None, checkout folder)."""
     wanted = {}
     for item, family, folder in found:
-        query = proto.criteria(item) if family is None else upstream_families.criteria_query(proto.name, folder, item)
+        query = proto.criteria(item) if family is None else family.criteria_query(folder, item)
         if query is not None and item.id not in wanted:
             wanted[item.id] = (query, family)
     questions = [Question(item_id, _request(proto, item_id, q, None, "", family), q.parse)

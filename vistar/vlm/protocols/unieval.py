@@ -7,15 +7,20 @@ per L2 tag is averaged into L1 tags and L1 into L0; the headline UniScore is the
 """
 from __future__ import annotations
 
+import ast
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
+from ..images import file_as_is
+from ..types import WireFormat
 from .aggregate import VISTAR_PARTIAL, ok_rows
-from .base import Items, Outcome, Protocol, Query, make_prompt, read_json
+from .base import Family, Items, Outcome, Protocol, Query, make_prompt, read_json
+from .upstream_source import function, inner_assignment
 
 NAME, VERSION = "unieval", "2"  # 2: letter extraction as the benchmark's check_answer
 LETTERS = "ABCDE"
@@ -129,6 +134,31 @@ def queries(item: UniItem, criteria=None, data_dir=None) -> list[Query]:
     return [Query(f"qa{qa.id}", USER.format(question=qa.question), make_parser(qa), SYSTEM, max_tokens=64) for qa in item.qas]
 
 
+# --- the benchmark's own questions: uni_eval.py ----------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _upstream_pieces(folder: str):
+    check = function("UniEval", folder, "uni_eval.py", "check_answer", {"re": re})
+    options = compile(ast.Expression(inner_assignment("UniEval", folder, "uni_eval.py", "uni_eval", "options")), "options", "eval")
+    return check, options
+
+
+def upstream_queries(folder: str, item, criteria=None, extra=None) -> list[Query]:
+    check, options_expr = _upstream_pieces(str(folder))
+    queries = []
+    for qa in item.qas:
+        options = eval(options_expr, {}, {"QA": {"question": qa.question}})  # noqa: S307 - the pinned upstream expression
+
+        def parse(text: str, qa=qa, options=options) -> dict:
+            _, response = check(text, qa.answer, options)
+            letter = response if response in tuple("ABCDE") else None
+            return {"letter": letter} if letter else {"letter": None, "reply": text[:300]}
+
+        wire = WireFormat(system_parts=False, image_mime=None, body=(("temperature", 0.0), ("max_tokens", 64)))
+        queries.append(Query(f"qa{qa.id}", qa.question, parse, wire=wire, encode=file_as_is))
+    return queries
+
+
 def score(outcome: Outcome) -> tuple[float, dict]:
     """Case-level score: the share of this image's questions answered right; every answer kept in details."""
     item: UniItem = outcome.item
@@ -229,4 +259,7 @@ def demo_reply(system: str, user: str, facts) -> str:
 
 PROTOCOL = Protocol(NAME, VERSION, {"uniscore": score}, (SYSTEM, USER), load_items, queries, summarize, headline,
                     demo_reply, (SYSTEM,), data_subdir="UniEval",
-                    layout="IMAGES/<model>/<prompt_id>_<k>.png (several samples per prompt)")
+                    layout="IMAGES/<model>/<prompt_id>_<k>.png (several samples per prompt)",
+                    upstream=Family("UniEval", upstream_queries,
+                                    note="the script hands the question to each model's own `understand`; vistar sends it as "
+                                         "the user text before the image, with vistar's decoding"))

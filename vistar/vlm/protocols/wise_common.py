@@ -1,14 +1,24 @@
-"""Shared by both WISE protocols: the item, the importer for WISE's JSON files, category by prompt id, and the
-aggregation of calculate_verified.py / WISE_legacy/Calculate.py (each protocol gives its category weights)."""
+"""Shared by both WISE protocols: the item, the importer for WISE's JSON files, category by prompt id, the
+benchmark's own questions of vllm_eval.py / WISE_legacy/gpt_eval.py and the aggregation of calculate_verified.py /
+WISE_legacy/Calculate.py (each protocol names its script, reply fields and category weights)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any, Callable, Dict, List
 
 import pandas as pd
 
+from ..errors import ReplyFormatError
+from ..images import file_as_is
+from ..types import WireFormat
 from .aggregate import VISTAR_PARTIAL, means_by, ok_rows, weighted_overall
-from .base import Items, make_prompt, read_json_list
+from .base import Family, Items, Query, make_prompt, read_json_list
+from .upstream_source import function, verified_source
+
+_TYPING = {"Dict": Dict, "Any": Any, "List": List}
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,50 @@ def _integer(value) -> int | None:
     except ValueError:
         return None
 
+
+# --- the benchmark's own questions: vllm_eval.py (verified) and WISE_legacy/gpt_eval.py ----------------------
+
+@dataclass(frozen=True)
+class Script:
+    """One WISE evaluation script: its file, the pinned function that sends the messages, the question id, the
+    reply fields its extract_scores must find, what the protocol keeps of them, and its request format."""
+
+    file: str
+    call: str
+    qid: str
+    keys: tuple[str, ...]
+    answer: Callable[[dict], dict]
+    wire: WireFormat
+
+
+def upstream_family(script: Script) -> Family:
+    return Family("WISE", partial(upstream_queries, script))
+
+
+@lru_cache(maxsize=None)
+def _upstream_pieces(file: str, call: str, folder: str):
+    build = function("WISE", folder, file, "build_evaluation_messages", _TYPING)
+    extract = function("WISE", folder, file, "extract_scores", {"re": re, **_TYPING})
+    verified_source("WISE", folder, file, call)
+    return build, extract
+
+
+def upstream_queries(script: Script, folder: str, item, criteria=None, extra=None) -> list[Query]:
+    build, extract = _upstream_pieces(script.file, script.call, str(folder))
+    messages = build({"Prompt": item.prompt, "Explanation": item.explanation, "Subcategory": item.subcategory}, "")
+    system, user = messages[0]["content"][0]["text"], messages[1]["content"][0]["text"]
+
+    def parse(text: str) -> dict:
+        scores = extract(text)
+        missing = [k for k in script.keys if k not in scores]
+        if missing:
+            raise ReplyFormatError(f"the benchmark's extract_scores finds no {', '.join(missing)} in the reply")
+        return script.answer(scores)
+
+    return [Query(script.qid, user, parse, system, wire=script.wire, encode=file_as_is)]
+
+
+# --- aggregation: calculate_verified.py and WISE_legacy/Calculate.py ----------------------------------------------
 
 WISE_IDS = range(1, 1001)  # the upstream scripts' EXPECTED_PROMPT_RANGES["all"]
 

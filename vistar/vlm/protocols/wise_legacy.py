@@ -10,9 +10,10 @@ from pathlib import Path
 
 from ..errors import ReplyFormatError
 from ..replies import Reply, int_score
+from ..types import WireFormat
 from .base import Outcome, Protocol, Query
 from .demo import level
-from .wise_common import WiseItem, load_wise, summarize_wise, wise_headline
+from .wise_common import Script, WiseItem, load_wise, summarize_wise, upstream_family, wise_headline
 
 NAME, VERSION = "wise-legacy", "1"
 RANGES = [(1, 400, "culture"), (401, 567, "time"), (568, 700, "space"), (701, 800, "biology"),
@@ -74,9 +75,14 @@ def summarize(df, items=None) -> dict:
     return summarize_wise(df, "wiscore.legacy", WEIGHTS, value=raw_wiscore)
 
 
+RUBRIC = ("consistency", "realism", "aesthetic_quality")
+UPSTREAM = Script("WISE_legacy/gpt_eval.py", "evaluate_image", "rubric", RUBRIC, lambda scores: {k: scores[k] for k in RUBRIC},
+                  WireFormat(image_mime="image/png", attempts=3, body=(("temperature", 0.0), ("max_tokens", 2000))))
+
+
 def demo_reply(system: str, user: str, facts) -> str:
     return json.dumps({"consistency": level(2, facts[1]), "realism": level(2, facts[1]), "aesthetic_quality": 1})
 
 
 PROTOCOL = Protocol(NAME, VERSION, {"wiscore.legacy": score}, (SYSTEM, USER), load_items, queries, summarize,
-                    wise_headline, demo_reply, (SYSTEM,), data_subdir="WISE")
+                    wise_headline, demo_reply, (SYSTEM,), data_subdir="WISE", upstream=upstream_family(UPSTREAM))
