@@ -13,7 +13,7 @@ from .config import config_from_options
 from .prices import Ledger
 from .protocols import protocol
 from .protocols.aggregate import summarize
-from .protocols.base import UPSTREAM_TEMPLATE, vistar_label
+from .protocols.base import UPSTREAM_TEMPLATE, Family, vistar_label
 from .protocols.stage import ITEMS
 from .protocols.upstream_source import UPSTREAMS, verified_source
 
@@ -98,7 +98,7 @@ def after_run(out_dir: Path, options: dict, suite: str | None, echo) -> None:
 
 def check_upstream(name: str, folder: Path) -> None:
     """Refuse a checkout that lacks a pinned piece or holds another version of it, before any image is judged."""
-    upstream = UPSTREAMS[protocol(name).upstream.upstream]
+    upstream = UPSTREAMS[_family(name).upstream]
     for file, piece in upstream.pins:
         verified_source(upstream.name, folder, file, piece)
 
@@ -106,9 +106,16 @@ def check_upstream(name: str, folder: Path) -> None:
 def template_family(suite: str, options: dict) -> str:
     """Which templates produced the numbers: "upstream WISE@eb51174", or vistar's own (not comparable)."""
     if options.get("upstream_dir"):
-        family = protocol(suite).upstream
+        family = _family(suite)
         return family.label + (f" ({family.note})" if family.note else "")
     return vistar_label(suite, protocol(suite).version)
+
+
+def _family(suite: str) -> Family:
+    family = protocol(suite).upstream
+    if family is None:
+        raise ValueError(f"--upstream: the protocol '{suite}' has no upstream family (its benchmark publishes no judge code)")
+    return family
 
 
 def _write(path: Path, data) -> None:

@@ -50,6 +50,9 @@ def _family(proto: Protocol, prompt, ctx):
     with the checkout folder; (None, None) for vistar's own templates."""
     if str(prompt.controls.get("template", "")) != UPSTREAM_TEMPLATE:
         return None, None
+    if proto.upstream is None:
+        raise DataError(f"{proto.name}: the prompt asks for the upstream template, but the protocol declares no "
+                        "upstream family (its benchmark publishes no judge code)")
     folder = ctx.options.get("upstream_dir")
     if not folder:
         raise JudgeUnavailable(f"{proto.name}: the prompt asks for the upstream template",
@@ -86,7 +89,7 @@ def _compute(proto: Protocol, inputs, ctx) -> list:
             continue
         try:
             found[i] = (items[item_id], *_family(proto, inp.prompt, ctx))
-        except JudgeUnavailable as exc:
+        except (JudgeUnavailable, DataError) as exc:
             outputs[i] = exc
     criteria = _criteria(proto, judge, ctx, found.values())
     shas = {i: image_sha256(inputs[i].image) for i in found}
