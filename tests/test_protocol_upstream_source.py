@@ -163,20 +163,14 @@ def test_protocol_without_an_upstream_family_refuses_the_upstream_template(tmp_p
     """A protocol whose benchmark publishes no judge code declares no upstream family: `--suite NAME --upstream`
     exits 2 naming the protocol, and a prompt asking for the upstream template is an `error` row saying why,
     while the run's other prompt is scored."""
+    from tests.toy_protocol import write_benchmark
     from vistar.engine import registry
     from vistar.prompts_dsl.parser import serialize_prompt
 
     monkeypatch.setitem(registry.PROTOCOLS, "toy-colours", "tests.toy_protocol:PROTOCOL")
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "toy.json").write_text(json.dumps([{"id": "1", "prompt": "a white square", "colour": "white"},
-                                               {"id": "2", "prompt": "a black square", "colour": "black"}]))
-    folder = tmp_path / "images" / "m"
-    folder.mkdir(parents=True)
-    for name in ("1", "2"):
-        Image.fromarray(solid(WHITE)).save(folder / f"{name}.png")
+    data, images = write_benchmark(tmp_path, {"1": "white", "2": "black"}, solid(WHITE))
     runner, env = CliRunner(), {"VISTAR_HOME": str(tmp_path / "home")}
-    result = runner.invoke(app, ["score", str(tmp_path / "images"), "--suite", "toy-colours", "--data-dir", str(data),
+    result = runner.invoke(app, ["score", str(images), "--suite", "toy-colours", "--data-dir", str(data),
                                  "--upstream", str(tmp_path), "--out", str(tmp_path / "refused")], env=env)
     assert result.exit_code == 2 and "'toy-colours' has no upstream family" in result.output
 
@@ -185,7 +179,7 @@ def test_protocol_without_an_upstream_family_refuses_the_upstream_template(tmp_p
     (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": p.id, "prompt": serialize_prompt(p)}) + "\n"
                                               for p in prompts))
     with JudgeServer() as server:
-        result = runner.invoke(app, ["score", str(tmp_path / "images"), "--prompts", str(tmp_path / "p.jsonl"),
+        result = runner.invoke(app, ["score", str(images), "--prompts", str(tmp_path / "p.jsonl"),
                                      "--data-dir", str(data), "--out", str(tmp_path / "run"), "--judge-url", server.url,
                                      "--judge-model", "t"], env=env)
     assert result.exit_code == 3, result.output   # partial: one error row
