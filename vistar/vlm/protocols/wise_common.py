@@ -18,8 +18,6 @@ from .aggregate import VISTAR_PARTIAL, means_by, ok_rows, weighted_overall
 from .base import Family, Items, Query, make_prompt, read_json_list
 from .upstream_source import function, verified_source
 
-_TYPING = {"Dict": Dict, "Any": Any, "List": List}
-
 
 @dataclass(frozen=True)
 class WiseItem:
@@ -111,6 +109,9 @@ class Script:
     keys: tuple[str, ...]
     answer: Callable[[dict], dict]
     wire: WireFormat
+
+
+_TYPING = {"Dict": Dict, "Any": Any, "List": List}  # the names the scripts' annotations use
 
 
 def upstream_family(script: Script) -> Family:
