@@ -6,12 +6,12 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from vistar.engine.device import onnxruntime_provider
 from vistar.engine.registry import StageContext, StageInput
 from vistar.features.ocr import STAGE, OcrSettings
 from vistar.models import provenance
 from vistar.models.provenance import loaded_models
 from vistar.ontology import Ontology
+from vistar.runtime.device import onnxruntime_provider
 from vistar.synth.text import render_text
 
 

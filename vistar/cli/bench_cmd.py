@@ -28,8 +28,8 @@ def bench(
     """Benchmark every feature stage and metric the prompts need."""
     from ..engine.bench import run_bench
     from ..engine.bench_inputs import load_items
-    from ..engine.device import resolve_device
     from ..ontology import Ontology, OntologyError
+    from ..runtime.device import resolve_device
 
     try:  # as `vistar score` does: a GPU the machine lacks is refused naming what was found, before any work
         used = resolve_device(device)

@@ -8,10 +8,10 @@ from typing import Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from ..engine.device import resolve_device
 from ..engine.runner import RunLocked, ScoreConfig, run_score
 from ..engine.shards import parse_shard
 from ..ontology import Ontology, OntologyError
+from ..runtime.device import resolve_device
 from ..vlm import cli_support as judge_cli
 from .common import ModelPathOpt, OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths, say
 from .exit_codes import interrupted_code

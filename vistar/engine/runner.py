@@ -22,9 +22,9 @@ from typing import Callable, Iterable
 from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
+from ..runtime.device import prepare_process, resolve_device, stage_devices
 from ..textsafe import escape_unsafe, json_escape
 from . import registry, shards
-from .device import prepare_process, resolve_device, stage_devices
 from .executors import open_executor
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import autocast, batch_invariant, setup_torch, to_device
+from ..runtime.device import autocast, batch_invariant, setup_torch, to_device
 from .hf_models import load_pretrained, pooled, torch_dtype
 
 MODEL = "clip-vit-large-patch14"

@@ -14,8 +14,8 @@ import contextlib
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import autocast, batch_invariant, images_to_tensor, setup_torch
 from ..models import load_model
+from ..runtime.device import autocast, batch_invariant, images_to_tensor, setup_torch
 
 
 class DptDepth:

@@ -12,8 +12,8 @@ from typing import Callable, Protocol
 import numpy as np
 
 from ..api import FeatureStage, Instances, StageContext, StageInput
-from ..engine.device import is_cuda
 from ..models import load_model, spec
+from ..runtime.device import is_cuda
 
 
 class Detector(Protocol):

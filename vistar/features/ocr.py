@@ -20,8 +20,8 @@ from typing import Protocol
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import onnxruntime_provider, ran_on
 from ..models.provenance import record_loaded
+from ..runtime.device import onnxruntime_provider, ran_on
 from .ocr_openvino import PRECISIONS, OpenVinoSession, use_openvino
 
 

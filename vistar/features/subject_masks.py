@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import batch_invariant, is_cuda, pixels_to_device
+from ..runtime.device import batch_invariant, is_cuda, pixels_to_device
 from .hf_models import load_pretrained, torch_dtype
 
 DETECTOR, SEGMENTER = "grounding-dino-tiny", "sam-vit-huge"

@@ -17,9 +17,9 @@ import math
 import os
 import pickle
 
+from ...runtime.device import DeviceUnavailable
 from .. import registry
 from ..batch import stages_wanted
-from ..device import DeviceUnavailable
 from . import usable_cores
 from .ray_plan import map_batches_args, plan
 from .ray_stages import InFlight, dumps

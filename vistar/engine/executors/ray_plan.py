@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...runtime.device import CPU_STAGES, is_cuda
 from .. import registry
-from ..device import CPU_STAGES, is_cuda
 from .ray_stages import Decoder, Scorer, StageRunner
 
 GPU_ACTORS_PER_GPU = 2

@@ -17,9 +17,9 @@ import traceback
 from dataclasses import dataclass, field
 
 from ...models.provenance import loaded_models, record_loaded
+from ...runtime.device import prepare_process
 from .. import registry
 from ..batch import score_batch
-from ..device import prepare_process
 from ..plan import Job, row
 from ..prefetch import decode_image
 

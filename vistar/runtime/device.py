@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .registry import StageContext
+from ..api import StageContext
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 CUBLAS_WORKSPACE = ":4096:8"
