@@ -66,7 +66,8 @@ def timing_set(size: int):
 
 
 def measure(settings, images, runs: int, acc_images) -> dict:
-    from vistar.features.ocr import OcrResult, RapidOcrBackend
+    from vistar.api import OcrResult
+    from vistar.features.ocr import RapidOcrBackend
     from vistar.metrics.tr import METRIC
     from vistar.ontology import Ontology
 

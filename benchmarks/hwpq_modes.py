@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.prompts_dsl import parse_prompt
 from vistar.vlm.hwpq.questionnaire import validate
 from vistar.vlm.hwpq.stage import compute

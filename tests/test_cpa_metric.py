@@ -3,9 +3,7 @@ import numpy as np
 import pytest
 
 from tests.test_cpa_posture import STAND, body
-from vistar.features.faces import Face, FaceResult
-from vistar.features.pose import PosePerson, PoseResult
-from vistar.features.types import Instances
+from vistar.api import Face, FaceResult, Instances, PosePerson, PoseResult
 from vistar.metrics.cpa import METRIC
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt

@@ -7,7 +7,7 @@ import pytest
 from skimage import data
 
 from tests.fetched_weights import fetched_person_weights
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.features import faces, pose
 from vistar.features.faces import MediaPipeFaceDetector
 from vistar.features.persons import SSDPersonDetector, iou

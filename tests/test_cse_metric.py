@@ -4,10 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from vistar.features.clip_embed import ClipEmbeddings
-from vistar.features.dino_embed import SubjectEmbeddings, masked_crop
-from vistar.features.panels import PanelLayout
-from vistar.features.subject_masks import SubjectMasks, assign_to_panels, subject_query
+from vistar.api import ClipEmbeddings, PanelLayout, SubjectEmbeddings, SubjectMasks
+from vistar.features.dino_embed import masked_crop
+from vistar.features.subject_masks import assign_to_panels, subject_query
 from vistar.metrics.cse import METRIC, consistency, coverage, cse_score, derive_shots, linear_map
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt

@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 
 from tests import engine_plugins
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.runtime.device import DeviceUnavailable, resolve_device
 

@@ -6,7 +6,7 @@ from matplotlib import cbook
 from PIL import Image
 from skimage import data
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.features import faces, pose
 from vistar.features.faces import MediaPipeFaceDetector, square_windows
 from vistar.metrics.cpa import METRIC

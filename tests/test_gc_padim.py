@@ -9,8 +9,9 @@ from typer.testing import CliRunner
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 
+from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.cli import app  # noqa: E402
-from vistar.engine.registry import StageContext, StageInput, feature_stage  # noqa: E402
+from vistar.engine.registry import feature_stage  # noqa: E402
 from vistar.features.padim import BackboneConfig, fit_stats, load_backbone, load_stats, save_stats  # noqa: E402
 from vistar.metrics.gc import cue_scores  # noqa: E402
 from vistar.ontology import Ontology  # noqa: E402

@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from vistar.features.shadows import ShadowMap
-from vistar.features.types import Instances
+from vistar.api import Instances, ShadowMap
 from vistar.metrics.li import METRIC, associate
 from vistar.ontology import Ontology
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from vistar.features.shadows import ShadowMap
+from vistar.api import ShadowMap
 from vistar.features.thumbnail import resize_longest
 from vistar.metrics.camera_pitch import estimate_pitch, horizon_row
 from vistar.metrics.li import METRIC, read_light

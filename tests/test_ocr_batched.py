@@ -5,7 +5,7 @@ a batch; a blank image and a failing one stay per-image results."""
 import numpy as np
 import pytest
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.features import ocr
 from vistar.features.ocr import OcrSettings, RapidOcrBackend, _ocr_one
 from vistar.features.ocr_batched import ocr_batch

@@ -82,7 +82,7 @@ def test_a_tilted_narrow_box_in_rapidocrs_corner_order_is_a_glyph_along_the_text
     import cv2
     from rapidocr.ch_ppocr_det.utils import DBPostProcess
 
-    from vistar.features.ocr import OcrLine, OcrResult, text_corners
+    from vistar.api import OcrLine, OcrResult, text_corners
     from vistar.metrics.text_layout import line_angle, line_height, line_width
     from vistar.metrics.tr import filter_lines
 
@@ -103,7 +103,7 @@ def test_a_tilted_narrow_box_in_rapidocrs_corner_order_is_a_glyph_along_the_text
 
 
 def test_corner_order_is_clockwise_from_the_rightward_edge():
-    from vistar.features.ocr import text_corners
+    from vistar.api import text_corners
 
     square = [(0, 0), (10, 0), (10, 10), (0, 10)]
     for k in range(4):   # any starting corner, either direction

@@ -27,7 +27,7 @@ def images():
 
 
 def tr(backend, text, image):
-    from vistar.features.ocr import OcrResult
+    from vistar.api import OcrResult
 
     ocr = OcrResult(tuple(backend(image)), image.shape[1], image.shape[0])
     return METRIC.fn({"ocr": ocr}, {"text": text}, PARAMS, None).score

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.features.ocr import STAGE, OcrSettings, RapidOcrBackend
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology

@@ -12,7 +12,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from tests.test_models_loading import save_tiny_dpt  # noqa: E402
-from vistar.engine.registry import StageContext, StageInput, feature_stage  # noqa: E402
+from vistar.api import StageContext, StageInput  # noqa: E402
+from vistar.engine.registry import feature_stage  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402
 from vistar.runtime import device as dev  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402

@@ -6,7 +6,7 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.features.ocr import STAGE, OcrSettings
 from vistar.models import provenance
 from vistar.models.provenance import loaded_models

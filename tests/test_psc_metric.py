@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vistar.features.types import Instances
+from vistar.api import Instances
 from vistar.metrics.psc import METRIC, contact_radii, enclosure, score_pairs
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from vistar.engine.registry import StageContext
+from vistar.api import StageContext
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.features import padim
 from vistar.features.depth import load_depth_model

@@ -9,7 +9,7 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.features.ocr import STAGE, OcrSettings, restore_spaces
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from vistar.features.ocr import OcrLine, OcrResult
+from vistar.api import OcrLine, OcrResult
 from vistar.metrics.text_layout import reading_order, text_angle
 from vistar.metrics.tr import METRIC, filter_lines
 from vistar.ontology import Ontology

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.features.ocr import STAGE
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vistar.features.ocr import OcrLine, OcrSettings, merge_readings
+from vistar.api import OcrLine
+from vistar.features.ocr import OcrSettings, merge_readings
 from vistar.features.ocr_batched import uncertainty
 
 
@@ -99,7 +100,7 @@ STRIPES_TEXT = ["FRESH COFFEE", "NIGHT MARKET", "OPEN LATE"]
 @pytest.mark.parametrize("seed, font_name, font_size", [(8, "DejaVuSansMono-Bold.ttf", 20), (10, "DejaVuSansMono-Bold.ttf", 20),
                                                         (3, "DejaVuSansMono-Bold.ttf", 20), (6, "DejaVuSans.ttf", 18)])
 def test_text_over_stripes_is_read_whole(looks, seed, font_name, font_size):
-    from vistar.features.ocr import OcrResult
+    from vistar.api import OcrResult
     from vistar.metrics.tr import METRIC
     from vistar.ontology import Ontology
 

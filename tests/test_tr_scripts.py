@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vistar.features.ocr import OcrLine, OcrResult
+from vistar.api import OcrLine, OcrResult
 from vistar.metrics.text_scripts import script_of, support, unreadable, unscored_scripts
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology

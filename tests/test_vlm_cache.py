@@ -259,7 +259,7 @@ def test_large_images_are_downscaled_before_sending():
 def test_missing_client_dependency_skips_with_the_install_command(monkeypatch):
     import sys
 
-    from vistar.engine.registry import StageContext
+    from vistar.api import StageContext
     from vistar.vlm.errors import JudgeUnavailable
     from vistar.vlm.runtime import judge_from_context
 

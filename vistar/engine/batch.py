@@ -6,6 +6,7 @@ import math
 import time
 import traceback
 
+from ..api import MetricResult, StageInput
 from ..models.errors import MissingWeightError, as_missing_dependency
 from ..prompts_dsl import resolved_controls
 from . import registry
@@ -54,7 +55,7 @@ def run_stage(name: str, images: list, groups: list[list[Job]], features: list[d
             idx.append(i)
         else:
             features[i][name] = failed
-    inputs = [registry.StageInput(images[i], groups[i][0].prompt, resolved_controls(groups[i][0].prompt, ontology),
+    inputs = [StageInput(images[i], groups[i][0].prompt, resolved_controls(groups[i][0].prompt, ontology),
                                   {d: features[i][d] for d in stage.requires}) for i in idx]
     start = time.perf_counter()
     try:
@@ -96,7 +97,7 @@ def _apply_metric(job: Job, feats: dict, ontology) -> dict:
 
 def _check_result(result) -> str | None:
     """Why a metric's return value cannot be stored as-is (None when it can)."""
-    if not isinstance(result, registry.MetricResult):
+    if not isinstance(result, MetricResult):
         return f"returned {type(result).__name__}, not MetricResult"
     if result.status not in STATUSES:
         return f"returned status {result.status!r} (expected one of {', '.join(STATUSES)})"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..api import FeatureStage, Metric, StageContext, StageInput
 from ..models.errors import MissingWeightError, as_missing_dependency
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
@@ -61,8 +62,8 @@ def _sync(device: str) -> None:
         sys.modules["torch"].cuda.synchronize()
 
 
-def _inputs(items: list[Item], feats: list[dict], stage: registry.FeatureStage, ontology) -> list[registry.StageInput]:
-    return [registry.StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology), {d: f[d] for d in stage.requires})
+def _inputs(items: list[Item], feats: list[dict], stage: FeatureStage, ontology) -> list[StageInput]:
+    return [StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology), {d: f[d] for d in stage.requires})
             for it, f in zip(items, feats)]
 
 
@@ -155,7 +156,7 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
     return rep
 
 
-def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], ontology, repeats: int) -> dict:
+def bench_metric(metric: Metric, items: list[Item], feats: list[dict], ontology, repeats: int) -> dict:
     mine = [(it, f) for it, f in zip(items, feats) if metric.name in registry.metrics_for_prompt(it.prompt)]
     missing = [n for n in metric.features if any(isinstance(f.get(n), BaseException) or n not in f for _, f in mine)]
     if not mine or missing:
@@ -185,7 +186,7 @@ def naive_seconds(items: list[Item], paths: list[Path], ctx, ontology) -> list[f
                 image = load_rgb(path)
                 for sname in registry.stage_order(set(metric.all_features)):
                     stage = registry.feature_stage(sname)
-                    inp = registry.StageInput(image, it.prompt, resolved_controls(it.prompt, ontology),
+                    inp = StageInput(image, it.prompt, resolved_controls(it.prompt, ontology),
                                               {d: feats[d] for d in stage.requires})
                     feats[sname] = stage.compute([inp], ctx)[0]
                 metric.fn(metric.inputs(feats), resolved_controls(it.prompt, ontology),
@@ -249,7 +250,7 @@ def compare(items: list[Item], ctx, ontology, ontology_file: Path | None, batch:
 def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8), repeats: int = 3,
               ontology_file: Path | None = None, model_paths: dict | None = None, random_init: bool = False) -> dict:
     ontology = Ontology.load(ontology_file)
-    ctx = registry.StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
+    ctx = StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
                                 options={"random_init": random_init})
     metrics = sorted({m for it in items for m in registry.metrics_for_prompt(it.prompt)})
     needed = {f for m in metrics for f in registry.metric(m).all_features}

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..api import FeatureStage, Metric
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt, read_prompts, validate_prompt
 from ..prompts_dsl.validate import as_issue, with_ontology_codes
@@ -23,7 +24,7 @@ class Job:
     record: ImageRecord
     sha256: str
     prompt: Prompt
-    metric: registry.Metric
+    metric: Metric
     params: dict
     key: str
 
@@ -47,7 +48,7 @@ class Scorer:
     """A metric resolved for this run, or why it cannot run (its module or a stage failed to import)."""
 
     name: str
-    metric: registry.Metric | None
+    metric: Metric | None
     signature: str = ""          # metric version + params + versions/params of every stage it depends on
     unavailable: str | None = None
 
@@ -116,7 +117,7 @@ def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
         return Scorer(name, None, unavailable=f"metric {name} unavailable: {type(exc).__name__}: {exc}")
 
 
-def _check_stage_params(stage: registry.FeatureStage, params: dict) -> None:
+def _check_stage_params(stage: FeatureStage, params: dict) -> None:
     if stage.check_params is None:
         return
     try:

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import importlib
 
-# The contracts live in vistar.api; re-exported here for code written against the old location.
-from ..api import FeatureStage, Metric, MetricResult, StageContext, StageInput
+from ..api import FeatureStage, Metric
 
-__all__ = ["FEATURES", "METRICS", "PROTOCOLS", "FeatureStage", "Metric", "MetricResult", "StageContext", "StageInput",
-           "check", "feature_stage", "metric", "metric_names", "metrics_for_angle", "metrics_for_prompt", "stage_order"]
+__all__ = ["FEATURES", "METRICS", "PROTOCOLS", "check", "feature_stage", "metric", "metric_names", "metrics_for_angle",
+           "metrics_for_prompt", "stage_order"]
 
 # The one import list (docs/engine.md, "Adding a metric / a stage / a protocol"): name -> "module:attribute".
 # Modules load when first used, so heavy dependencies load only for the stages a run needs.

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..api import StageContext
 from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
 from ..runtime.device import prepare_process, resolve_device, stage_devices
 from ..textsafe import escape_unsafe, json_escape
-from . import registry, shards
+from . import shards
 from .executors import open_executor
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
 from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
@@ -64,7 +65,7 @@ class RunLocked(RuntimeError):
 
 
 def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = None, *,
-              warm: registry.StageContext | None = None) -> RunSummary:
+              warm: StageContext | None = None) -> RunSummary:
     """`warm`: a stage context whose models are already loaded, so `vistar bench` can time a run without model
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
     if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
@@ -78,7 +79,7 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
     return _run_on(cfg, resolve_device(cfg.device), progress, warm)
 
 
-def _run_on(cfg: ScoreConfig, device: str, progress, warm: registry.StageContext | None) -> RunSummary:
+def _run_on(cfg: ScoreConfig, device: str, progress, warm: StageContext | None) -> RunSummary:
     """The run on DEVICE, the device `--device` resolved to (no GPU: refused before this, nothing written)."""
     cfg = replace(cfg, device=device, device_requested=cfg.device_requested or cfg.device)
     if warm is not None and warm.device != cfg.device:
@@ -122,7 +123,7 @@ def canonical_angles(angles: list[str] | None, ontology: Ontology) -> list[str] 
     return list(dict.fromkeys(by_fold[a.casefold()] for a in angles))
 
 
-def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.StageContext | None) -> RunSummary:
+def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: StageContext | None) -> RunSummary:
     if cfg.executor == "local":
         from .executors.local import may_use_pool, start_forkserver
 
@@ -164,7 +165,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     summary.count(rows)
 
     prepare_process(cfg.device)  # before any stage initialises CUDA
-    ctx = warm if warm is not None else registry.StageContext(
+    ctx = warm if warm is not None else StageContext(
         device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options)
     groups = _group_by_image(jobs)
     done = 0

@@ -7,22 +7,13 @@ processor (shortest side resized, centre crop), as CLIP was trained.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import ClipEmbeddings, FeatureStage, StageContext, StageInput
 from ..runtime.device import autocast, batch_invariant, setup_torch, to_device
 from .hf_models import load_pretrained, pooled, torch_dtype
 
 MODEL = "clip-vit-large-patch14"
-
-
-@dataclass(frozen=True)
-class ClipEmbeddings:
-    panel_vectors: np.ndarray   # (N, D) float32, projected image embeddings, panels in reading order
-    text_vectors: np.ndarray    # (M, D) float32, projected text embeddings of the sub-prompts
-    texts: tuple[str, ...]      # the M sub-prompts
 
 
 def shots_of(controls: dict) -> list[str]:

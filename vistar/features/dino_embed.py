@@ -7,21 +7,13 @@ storyboards are embedded together (in chunks of `batch_size`); the CLS embedding
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, StageContext, StageInput, SubjectEmbeddings
 from ..runtime.device import autocast, batch_invariant, setup_torch, to_device
 from .hf_models import load_pretrained, torch_dtype
 
 MODEL = "dinov2-large"
-
-
-@dataclass(frozen=True)
-class SubjectEmbeddings:
-    vectors: np.ndarray   # (N, D) float32; rows of panels without the subject are zero
-    found: np.ndarray     # (N,) bool, panels where the subject was found (and has a non-empty mask)
 
 
 def masked_crop(image: np.ndarray, mask: np.ndarray, fill: np.ndarray) -> np.ndarray:

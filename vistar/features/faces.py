@@ -9,32 +9,17 @@ and names the fetch command), other images simply carry no expressions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import Face, FaceResult, FeatureStage, StageContext, StageInput
 from ..models import MissingWeightError, load_model, record_loaded
 from .expression import INPUT_SIZE, LABELS
 from .expression_worker import ExpressionWorker
 
 DEFAULT_CLASSIFIER = "vistar.features.expression:ExpressionClassifier.from_path"
-
-
-@dataclass(frozen=True)
-class Face:
-    box: tuple[float, float, float, float]       # x0, y0, x1, y1 in pixels
-    score: float
-    keypoints: tuple[tuple[float, float], ...]   # MediaPipe's 6: right eye, left eye, nose, mouth, right ear, left ear
-    expression: dict[str, float] | None = None   # label -> probability (LABELS order)
-
-
-@dataclass(frozen=True)
-class FaceResult:
-    faces: tuple[Face, ...]
-    expression_note: str | None = None            # why expressions are absent, if they are
 
 
 MODEL_FILE = {0: "face_detection_short_range.tflite", 1: "face_detection_full_range_sparse.tflite"}

@@ -1,4 +1,4 @@
-"""`instances` stage: instance masks, class ids/names, confidences and boxes (`features.types.Instances`).
+"""`instances` stage: instance masks, class ids/names, confidences and boxes (`vistar.api.Instances`).
 
 Detection sits behind the `Detector` interface: the default, YOLOv8-seg, is AGPL-3.0 (Ultralytics), so a
 permissively licensed segmenter can replace it by implementing `Detector` and registering it in `DETECTORS`

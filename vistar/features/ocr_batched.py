@@ -30,7 +30,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .ocr import OcrLine, OcrResult, RapidOcrBackend, merge_readings
+from ..api import OcrLine, OcrResult
+from .ocr import RapidOcrBackend, merge_readings
 from .ocr_glyphs import reread_glyphs
 
 # A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47, a lone "6" 0.24) than

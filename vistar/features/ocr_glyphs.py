@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ocr import text_corners
+from ..api import text_corners
 
 MARGIN = 0.1    # of the box's height, added on every side of the upright crop
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, PadimResult, StageContext, StageInput
 from ..models import load_model, record_loaded, sha256_of
 
 BACKBONE = "resnet18-imagenet"
@@ -149,13 +149,6 @@ def load_stats(path: Path) -> PadimStats:
     if _content_hash(mean, inv_cov, meta) != meta.get("hash"):
         raise ValueError(f"{path}: PaDiM statistics do not match their stored hash (corrupt or edited)")
     return PadimStats(mean, inv_cov, meta)
-
-
-@dataclass(frozen=True)
-class PadimResult:
-    score: float        # max Mahalanobis distance over grid positions
-    s_ref: float        # the same statistic's median on the reference images
-    stats_hash: str
 
 
 def _load_recorded(path: Path) -> PadimStats:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, PanelLayout, StageContext, StageInput
 
 DEFAULTS = {
     "uniform_std": 8.0,      # a line is uniform when its per-channel std (0–255) is below this
@@ -28,29 +28,6 @@ DEFAULTS = {
     "tolerance_frac": 0.3,   # a band may sit this fraction of a panel's size away from the regular cut
     "min_panel_frac": 0.25,  # exactly R-1 gutters are taken wherever they are if no panel gets below this × the mean
 }
-
-
-@dataclass(frozen=True)
-class PanelLayout:
-    """Panels of one image in reading order (row by row, left to right)."""
-
-    boxes: np.ndarray          # (N, 4) int: x0, y0, x1, y1, end-exclusive pixels
-    rows: int
-    cols: int
-    row_method: str            # "detected" | "grid"
-    col_method: str
-
-    @property
-    def method(self) -> str:
-        """"detected" when both axes came from the image, "grid" when neither did, else "partial"."""
-        methods = {self.row_method, self.col_method}
-        return methods.pop() if len(methods) == 1 else "partial"
-
-    def __len__(self) -> int:
-        return len(self.boxes)
-
-    def crops(self, image: np.ndarray) -> list[np.ndarray]:
-        return [image[y0:y1, x0:x1] for x0, y0, x1, y1 in self.boxes]
 
 
 @dataclass(frozen=True)

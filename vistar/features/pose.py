@@ -12,37 +12,13 @@ none the whole image is tried first.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FaceResult, FeatureStage, PersonBox, PosePerson, PoseResult, StageContext, StageInput
 from ..models import MissingWeightError, load_model, record_loaded
-from .faces import FaceResult
-from .persons import MODEL as PERSON_MODEL, PersonBox, SSDPersonDetector, fuse
-
-
-@dataclass(frozen=True)
-class PosePerson:
-    landmarks: np.ndarray | None   # (33, 4): x, y in image pixels, z (MediaPipe's relative depth), visibility in
-                                   # [0, 1]; None: a detected person whose pose was not found
-    face_index: int | None         # the face (in the `faces` output) this person has, if any
-    detected: PersonBox | None = None   # the person detector's box, if the person came from it
-
-    def box(self, min_visibility: float = 0.5) -> tuple[float, float, float, float]:
-        if self.detected is not None:
-            return self.detected.box
-        seen = self.landmarks[self.landmarks[:, 3] >= min_visibility]
-        pts = seen if len(seen) else self.landmarks
-        return (float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
-
-
-@dataclass(frozen=True)
-class PoseResult:
-    people: tuple[PosePerson, ...]
-    source: str = "faces"       # "persons+faces" when the person detector ran
-    note: str | None = None     # why the person detector did not run, if it did not
+from .persons import MODEL as PERSON_MODEL, SSDPersonDetector, fuse
 
 
 class MediaPipePose:

@@ -10,21 +10,13 @@ float image in [0,1] to 1x1xHxW logits), loaded through the model layer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 import cv2
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, Instances, ShadowMap, StageContext, StageInput
 from ..models import load_model
-from .types import Instances
-
-
-@dataclass(frozen=True)
-class ShadowMap:
-    mask: np.ndarray      # HxW bool, at image resolution
-    source: str           # which segmenter produced it
 
 
 class ShadowSegmenter(Protocol):

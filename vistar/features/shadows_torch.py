@@ -16,8 +16,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from ..api import Instances
 from .shadows import LUMA, SRGB_TO_LINEAR, ClassicalShadowDetector, ellipse_kernel, working_size
-from .types import Instances
 
 
 def detect_batch(images: list[np.ndarray], instances: list[Instances], detector: ClassicalShadowDetector,

@@ -15,27 +15,14 @@ gets the arrays on the CPU.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, StageContext, StageInput, SubjectMasks
 from ..runtime.device import batch_invariant, is_cuda, pixels_to_device
 from .hf_models import load_pretrained, torch_dtype
 
 DETECTOR, SEGMENTER = "grounding-dino-tiny", "sam-vit-huge"
 DEFAULTS = {"box_threshold": 0.35, "text_threshold": 0.25, "min_inside": 0.5, "dtype": "float32", "batch_size": 8}
-
-
-@dataclass(frozen=True)
-class SubjectMasks:
-    """The subject in each of the N panels of one image (reading order)."""
-
-    found: np.ndarray             # (N,) bool
-    boxes: np.ndarray             # (N, 4) float x0, y0, x1, y1 image pixels, clipped to the panel; NaN if not found
-    scores: np.ndarray            # (N,) detection score, 0 if not found
-    masks: np.ndarray             # (N, H, W) bool at image resolution, inside the panel only
-    mask_source: tuple[str, ...]  # per panel: "sam", "box" (SAM mask empty) or "" (not found)
 
 
 def subject_query(subject: str) -> str:

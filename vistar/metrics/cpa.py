@@ -13,10 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..api import Metric, MetricResult
-from ..features.faces import Face, FaceResult
-from ..features.pose import PoseResult
-from ..features.types import Instances
+from ..api import Face, FaceResult, Instances, Metric, MetricResult, PoseResult
 from .cpa_combine import COMBINE, combine_one, weights as role_weights
 from .posture import Posture, classify, parse_posture, posture_similarity
 

@@ -9,7 +9,6 @@ import math
 import cv2
 import numpy as np
 
-from ..features.thumbnail import resize_longest  # noqa: F401 - the thumbnail stage's resize, used by the cues' callers
 from ..kernels.depth_geometry import mean_abs_laplacian_ref, normal_dispersion_ref
 from ..kernels.lbp import lbp_tile_histograms
 

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from ..api import Metric, MetricResult
-from ..features.shadows import ShadowMap
-from ..features.types import Instances
+from ..api import Instances, Metric, MetricResult, ShadowMap
 from .camera_pitch import CameraPitch, estimate_pitch
 from .light_geometry import PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light, robust_direction
 

@@ -17,8 +17,7 @@ import math
 
 import numpy as np
 
-from ..api import Metric, MetricResult
-from ..features.types import Instances
+from ..api import Instances, Metric, MetricResult
 from ..kernels.chaos import pair_stats
 from .psc_support import support_below
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..features.ocr import OcrLine, text_corners
+from ..api import OcrLine, text_corners
 
 
 def line_angle(line: OcrLine) -> float:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
-from ..api import Combine, Metric, MetricResult
-from ..features.ocr import OcrLine, OcrResult
+from ..api import Combine, Metric, MetricResult, OcrLine, OcrResult
 from .text_layout import level_boxes, line_angle, line_height, reading_order, sets_direction, text_angle
 from .text_scripts import support
 from .text_similarity import char_similarity, normalize_text, word_similarity

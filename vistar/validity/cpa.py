@@ -395,9 +395,9 @@ def run_expressions(n: int = 10, seed: int = 0, split: Split = VALIDATION) -> li
     """Faces whose expression was labelled by eye (the first N photos of the split that have labels; SEED unused),
     each matched to its annotated person: is a neutral face read neutral, and is each face's top class (after CPA's
     neutral prior) its label? Faces the detector does not find are left out and named."""
-    from ..api import StageContext, StageInput
+    from ..api import PersonBox, StageContext, StageInput
     from ..features import faces
-    from ..features.persons import PersonBox, fuse
+    from ..features.persons import fuse
     from ..metrics.cpa import calibrated
     from ..ontology import Ontology
 

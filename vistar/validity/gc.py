@@ -15,7 +15,7 @@ from functools import lru_cache, partial
 import cv2
 import numpy as np
 
-from ..metrics import gc_cues
+from ..features.thumbnail import resize_longest
 from ..metrics.gc import cue_scores
 from . import ValidityRow
 
@@ -144,7 +144,7 @@ def crops(n: int, seed: int, side: int = 700) -> list[tuple[str, np.ndarray]]:
 
 def gc_score(image: np.ndarray, params: dict, side: int = 256) -> float:
     """GC as the metric computes it from the thumbnail, with flat depth and no PaDiM statistics."""
-    small = np.ascontiguousarray(gc_cues.resize_longest(image, side))
+    small = np.ascontiguousarray(resize_longest(image, side))
     return min(c["score"] for c in cue_scores(small, np.zeros(small.shape[:2], np.float32), None, params).values())
 
 

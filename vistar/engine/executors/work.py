@@ -16,6 +16,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+from ...api import StageContext
 from ...models.provenance import loaded_models, record_loaded
 from ...runtime.device import prepare_process
 from .. import registry
@@ -101,7 +102,7 @@ class BatchWorker:
         registry.METRICS.update(setup.metrics)
         self.setup = setup
         self.make_ledger = setup.options.get(LEDGER)   # the driver's ledger class; the context holds this batch's one
-        self.ctx = registry.StageContext(device=device or setup.device, model_paths=setup.model_paths,
+        self.ctx = StageContext(device=device or setup.device, model_paths=setup.model_paths,
                                          features=setup.stage_params, options=dict(setup.options))
         prepare_process(self.ctx.device)
 
