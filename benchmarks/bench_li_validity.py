@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from vistar.features.shadows import ClassicalShadowDetector
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.features.thumbnail import resize_longest
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between

@@ -21,7 +21,7 @@ import time
 import cv2
 import numpy as np
 
-from vistar.features.shadows import ClassicalShadowDetector
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import angle_between
 from vistar.ontology import Ontology

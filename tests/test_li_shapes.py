@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from vistar.features.shadows import ClassicalShadowDetector
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology

@@ -1,13 +1,13 @@
 """The OCR's second look: when the detector's map is unsure, the detector looks again at the grey image and the two
-readings are merged line by line (vistar.features.ocr.merge_readings, ocr_batched.uncertainty)."""
+readings are merged line by line (vistar.features.ocr_batched: merge_readings, uncertainty)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from vistar.api import OcrLine
-from vistar.features.ocr import OcrSettings, merge_readings
-from vistar.features.ocr_batched import uncertainty
+from vistar.features.ocr import OcrSettings
+from vistar.features.ocr_batched import merge_readings, uncertainty
 
 
 def box(text: str, x: float, y: float, w: float = 200, h: float = 30, conf: float = 0.98) -> OcrLine:

@@ -1,11 +1,11 @@
-"""OCR feature stage: recognised text lines with boxes and confidences, behind an `OcrBackend` interface.
+"""OCR feature stage: recognised text lines with boxes and confidences, behind an interface (`ocr_steps.OcrBackend`).
 
 The default backend is RapidOCR (PP-OCRv6 det/rec ONNX models ship inside its wheel, so it runs offline).
 The stage keeps every line the recogniser returns (RapidOCR's own confidence cut is disabled): which
 lines count is the TR metric's decision (`min_confidence`), so it can be tuned without re-running OCR.
 Where the detector is unsure (text over stripes, lines run together) it looks a second time, at the grey image
 and a finer scale, and the two readings are merged line by line (ocr_batched.read, docs/metrics/tr_reading.md);
-a lone glyph is read again upright (ocr_glyphs).
+a lone glyph is read again upright (ocr_glyphs); RapidOCR's steps, called one by one, are in ocr_steps.
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
 from __future__ import annotations
@@ -14,20 +14,15 @@ import logging
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from ..api import FeatureStage, OcrLine, OcrResult, StageContext, StageInput
 from ..models.provenance import record_loaded
 from ..runtime.device import onnxruntime_provider, ran_on
+from . import ocr_steps
+from .ocr_batched import ocr_batch, read
 from .ocr_openvino import PRECISIONS, OpenVinoSession, use_openvino
-
-
-class OcrBackend(Protocol):
-    name: str
-
-    def __call__(self, image: np.ndarray) -> list[OcrLine]: ...
 
 
 @dataclass(frozen=True)
@@ -126,48 +121,10 @@ class RapidOcrBackend:
         self.device = device if ran == {"CUDAExecutionProvider"} else "cpu"
 
     def __call__(self, image: np.ndarray) -> list[OcrLine]:
-        from .ocr_batched import read
-
         [result] = read(self, [image])
         if isinstance(result, Exception):
             raise result.__cause__ or result
         return list(result.lines)
-
-
-def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_overlap: float = 0.3) -> tuple[OcrLine, ...]:
-    """The lines of two looks at one image. Lines of one look that overlap lines of the other (by `min_overlap` of
-    the smaller box) are rival readings of the same text: each group of rivals keeps the look that read more,
-    surely (sum of confidence × letters), the first on a tie; a line only one look found is kept. So a line the
-    first look missed is added, two lines it ran together are replaced by the second look's two, and nothing is
-    read twice."""
-    from shapely.geometry import Polygon
-
-    lines = list(first) + list(second)
-    shapes = [Polygon(line.box).buffer(0) for line in lines]
-    group = list(range(len(lines)))
-
-    def root(k: int) -> int:
-        while group[k] != k:
-            k = group[k]
-        return k
-
-    for i in range(len(first)):
-        for j in range(len(first), len(lines)):
-            smaller = min(shapes[i].area, shapes[j].area)
-            if smaller > 0 and shapes[i].intersection(shapes[j]).area >= min_overlap * smaller:
-                group[root(j)] = root(i)
-    members: dict[int, list[int]] = {}
-    for k in range(len(lines)):
-        members.setdefault(root(k), []).append(k)
-    keep = set()
-    for ks in members.values():
-        mine, theirs = [k for k in ks if k < len(first)], [k for k in ks if k >= len(first)]
-        keep.update(mine if _read_mass(lines, mine) >= _read_mass(lines, theirs) else theirs)
-    return tuple(line for k, line in enumerate(lines) if k in keep)
-
-
-def _read_mass(lines: list[OcrLine], ks: list[int]) -> float:
-    return sum(lines[k].confidence * len(lines[k].text.replace(" ", "")) for k in ks)
 
 
 class SpaceRestoringDecode:
@@ -221,24 +178,13 @@ def _wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in ("W", "F")
 
 
-def _ocr_one(backend: OcrBackend, image: np.ndarray) -> OcrResult | Exception:
-    """One image; a backend failure (e.g. RapidOCR cannot resize a 3000×20 strip) fails this image only."""
-    height, width = image.shape[:2]
-    try:
-        return OcrResult(tuple(backend(image)), width, height, getattr(backend, "alphabet", None))
-    except Exception as exc:
-        return RuntimeError(f"OCR ({backend.name}) failed on this {width}×{height} image: {type(exc).__name__}: {exc}".rstrip(": "))
-
-
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exception]:
     settings = OcrSettings.from_params(ctx.params("ocr"))
     backend = ctx.model(f"ocr:{settings}:{ctx.device}", lambda: RapidOcrBackend(settings, ctx.device))
     ran_on(ctx, "ocr", getattr(backend, "device", "cpu"))
     if getattr(backend, "device", "cpu") != "cpu" and len(batch) > 1:   # the GPU: few, large session calls
-        from .ocr_batched import ocr_batch
-
         return ocr_batch(backend, [item.image for item in batch])
-    return [_ocr_one(backend, item.image) for item in batch]
+    return [ocr_steps.read_one(backend, item.image) for item in batch]
 
 
 STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/8", compute=_compute, models=("rapidocr",),

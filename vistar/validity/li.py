@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..features.shadows import ClassicalShadowDetector
+from ..features.shadows_classical import ClassicalShadowDetector
 from ..features.thumbnail import resize_longest
 from ..metrics.li import read_light
 from ..metrics.light_geometry import angle_between

@@ -28,8 +28,8 @@ from typing import Iterable, Iterator
 
 from ..batch import score_batch
 from ..prefetch import Prefetcher, _exit_with_parent
-from . import local_workers
 from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
+from .workers import local_workers
 
 
 class InProcess:

@@ -20,10 +20,10 @@ import pickle
 from ...runtime.device import DeviceUnavailable
 from .. import registry
 from ..batch import stages_wanted
-from . import usable_cores
 from .ray_plan import map_batches_args, plan
 from .ray_stages import InFlight, dumps
 from .work import WorkerSetup, absorb, pack
+from .workers import usable_cores
 
 MISSING = "--executor ray needs Ray: pip install 'vistar[ray]'"
 # A Dataset block is one actor task (~10 ms of Ray's time on a 2-core VM): at the end of a run the last blocks run
