@@ -21,6 +21,7 @@ from matplotlib import cbook
 from PIL import Image
 from skimage import data, transform
 
+from vistar.engine.params import metric_params
 from vistar.features.thumbnail import resize_longest
 from vistar.metrics.gc import cue_scores
 from vistar.ontology import Ontology
@@ -81,7 +82,7 @@ def image_cue_scores(image, params):
 
 
 def main() -> None:
-    params = Ontology.load().metric_params("GC")
+    params = metric_params(Ontology.load(), "GC")
     rng = np.random.default_rng(0)
     corruptions = {
         "noise σ15": lambda im: np.clip(im + rng.normal(0, 15, im.shape), 0, 255).astype(np.uint8),

@@ -3,10 +3,11 @@ import numpy as np
 import pytest
 
 from vistar.api import Instances, ShadowMap
+from vistar.engine.params import metric_params
 from vistar.metrics.li import METRIC, associate
 from vistar.ontology import Ontology
 
-PARAMS = Ontology.load().metric_params("LI")
+PARAMS = metric_params(Ontology.load(), "LI")
 
 
 def _instances(masks):

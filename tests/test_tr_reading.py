@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vistar.api import OcrLine
+from vistar.api import OcrLine, parse
 from vistar.features.ocr import OcrSettings
 from vistar.features.ocr_batched import merge_readings, uncertainty
 
@@ -58,11 +58,11 @@ def test_uncertainty_counts_unsure_pixels_per_sure_pixel():
 
 
 def test_second_look_setting():
-    assert OcrSettings.from_params({}).second_look == pytest.approx(0.2)
-    assert OcrSettings.from_params({"second_look": 0}).second_look == 0.0
-    assert OcrSettings.from_params({"second_look": float("inf")}).second_look == float("inf")
-    with pytest.raises(ValueError, match="second_look"):
-        OcrSettings.from_params({"second_look": -1})
+    assert parse(OcrSettings, {}, "features.ocr").second_look == pytest.approx(0.2)
+    assert parse(OcrSettings, {"second_look": 0}, "features.ocr").second_look == 0.0
+    assert parse(OcrSettings, {"second_look": float("inf")}, "features.ocr").second_look == float("inf")
+    with pytest.raises(ValueError, match="features.ocr: second_look must be >= 0"):
+        parse(OcrSettings, {"second_look": -1}, "features.ocr")
 
 
 # --- through the real RapidOCR: text over diagonal stripes, where the first look misses lines -------------------
@@ -101,11 +101,12 @@ STRIPES_TEXT = ["FRESH COFFEE", "NIGHT MARKET", "OPEN LATE"]
                                                         (3, "DejaVuSansMono-Bold.ttf", 20), (6, "DejaVuSans.ttf", 18)])
 def test_text_over_stripes_is_read_whole(looks, seed, font_name, font_size):
     from vistar.api import OcrResult
+    from vistar.engine.params import metric_params
     from vistar.metrics.tr import METRIC
     from vistar.ontology import Ontology
 
     image = stripes_poster(seed, font_name, font_size)
-    params, expected = Ontology.load(None).metric_params("TR"), " ".join(STRIPES_TEXT)
+    params, expected = metric_params(Ontology.load(None), "TR"), " ".join(STRIPES_TEXT)
     backend, scores = looks["default"], {}
     for name, read in (("once", lambda: plain_rapidocr(backend, image)), ("default", lambda: backend(image))):
         ocr = OcrResult(tuple(read()), image.shape[1], image.shape[0], backend.alphabet)

@@ -10,7 +10,7 @@ import copy
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -65,14 +65,21 @@ def _checked(default, user, path: str, source):
     return user
 
 
+SHIPPED = "vistar/data/ontology.yaml"   # how messages name the shipped default
+
+
 @dataclass(frozen=True)
 class Ontology:
     data: dict
+    # (file, its mapping) of each `--ontology`/`--weights` file merged over the default, in order: says which file
+    # set a key (`source_of`); not part of the ontology's identity
+    overlays: tuple[tuple[str, dict], ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def load(cls, path: str | Path | None = None, overrides: list[str | Path] | None = None) -> "Ontology":
         data = yaml.safe_load(resources.files("vistar.data").joinpath("ontology.yaml").read_text())
         shipped = data
+        overlays = []
         for extra in [path, *(overrides or [])]:
             if extra is None:
                 continue
@@ -86,7 +93,8 @@ class Ontology:
                 if section in user:
                     user[section] = _checked(shipped.get(section), user[section], section, extra)
             data = _deep_merge(data, user)
-        onto = cls(data)
+            overlays.append((str(extra), user))
+        onto = cls(data, tuple(overlays))
         onto.check()
         return onto
 
@@ -134,6 +142,20 @@ class Ontology:
 
     def tunable(self, metric: str) -> list[str]:
         return list(((self.data.get("metrics") or {}).get(metric) or {}).get("tunable") or [])
+
+    def source_of(self, key: str) -> str:
+        """The file that set the dotted KEY (`metrics.TR.params.w_char`; inside a list, the list's key): the last
+        overlay holding it (a `null` that deleted it included), else the shipped default."""
+        parts = key.split("[")[0].split(".")
+        for name, user in reversed(self.overlays):
+            node: object = user
+            for part in parts:
+                if not isinstance(node, dict) or part not in node:
+                    break
+                node = node[part]
+            else:
+                return name
+        return SHIPPED
 
     @property
     def hash(self) -> str:

@@ -36,6 +36,8 @@ class PosePerson:
     def box(self, min_visibility: float = 0.5) -> tuple[float, float, float, float]:
         if self.detected is not None:
             return self.detected.box
+        if self.landmarks is None:
+            raise ValueError("a person needs a detector box or landmarks to have a box")
         seen = self.landmarks[self.landmarks[:, 3] >= min_visibility]
         pts = seen if len(seen) else self.landmarks
         return (float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import FeatureStage, Metric, StageContext, StageInput
+from ..api import FeatureStage, Metric, RunOptions, StageContext, StageInput
 from ..models.errors import MissingWeightError, as_missing_dependency
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
@@ -31,6 +31,7 @@ from ..prompts_dsl import resolved_controls
 from . import registry
 from .bench_inputs import Item, Workload, write_workload
 from .images import load_rgb
+from .params import metric_params
 from .plan import metric_names
 from .runmeta import hardware, versions
 from .runner import ScoreConfig, run_score
@@ -162,7 +163,7 @@ def bench_metric(metric: Metric, items: list[Item], feats: list[dict], ontology,
     if not mine or missing:
         return {"metric": metric.name, "status": "skipped",
                 "note": "no prompt for this angle" if not mine else f"features unavailable: {', '.join(missing)}"}
-    params = ontology.metric_params(metric.name)
+    params = metric_params(ontology, metric)
     calls = [(lambda it=it, f=f: metric.fn(metric.inputs(f), resolved_controls(it.prompt, ontology), params, it.prompt))
              for it, f in mine]
     first = [_timed(c, "cpu") for c in calls]   # warm-up: a JIT kernel compiles (or loads its cache) on its first call
@@ -190,7 +191,7 @@ def naive_seconds(items: list[Item], paths: list[Path], ctx, ontology) -> list[f
                                               {d: feats[d] for d in stage.requires})
                     feats[sname] = stage.compute([inp], ctx)[0]
                 metric.fn(metric.inputs(feats), resolved_controls(it.prompt, ontology),
-                          ontology.metric_params(mname), it.prompt)
+                          metric_params(ontology, metric), it.prompt)
             total += _timed(run_chain, ctx.device)
         per_image.append(total)
     return per_image
@@ -251,7 +252,7 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8
               ontology_file: Path | None = None, model_paths: dict | None = None, random_init: bool = False) -> dict:
     ontology = Ontology.load(ontology_file)
     ctx = StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
-                                options={"random_init": random_init})
+                       options=RunOptions(random_init=random_init))
     metrics = sorted({m for it in items for m in registry.metrics_for_prompt(it.prompt)})
     needed = {f for m in metrics for f in registry.metric(m).all_features}
     feats = [dict() for _ in items]

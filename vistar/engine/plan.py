@@ -7,14 +7,16 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..api import FeatureStage, Metric
+from ..api import Metric
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt, read_prompts, validate_prompt
 from ..prompts_dsl.validate import as_issue, with_ontology_codes
 from . import registry
 from .hashes import hash_files
 from .images import ImageRecord
+from .params import metric_params, stage_params
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Scorer:
     metric: Metric | None
     signature: str = ""          # metric version + params + versions/params of every stage it depends on
     unavailable: str | None = None
+    params: Any = None           # the metric's parameters (its parameter dataclass), parsed once per run
 
 
 def _hash(*parts) -> str:
@@ -95,35 +98,20 @@ def load_prompts(path, ontology: Ontology, summary: RunSummary):
     return prompts, invalid
 
 
-class StageParamsError(ValueError):
-    """A `features.<stage>` value the stage refuses: the run stops before scoring rather than fail every row."""
-
-
 def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
-    """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run."""
+    """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run;
+    its parameters are parsed once here (a bad block raises OntologyError: the run stops, no row fails for it)."""
     try:
         metric = registry.metric(name)
-        stages = registry.stage_order(set(metric.all_features))
-        parts = [metric.name, metric.version, _params_hash(ontology.metric_params(name))]
-        for stage_name in stages:
-            stage = registry.feature_stage(stage_name)
-            features = ontology.data.get("features") or {}
-            _check_stage_params(stage, dict(features.get(stage_name) or {}))
-            parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage_name) or {})}")
-        return Scorer(name, metric, "|".join(parts))
-    except StageParamsError:
-        raise
+        stages = [registry.feature_stage(s) for s in registry.stage_order(set(metric.all_features))]
     except Exception as exc:  # a missing optional dependency must not end the run
         return Scorer(name, None, unavailable=f"metric {name} unavailable: {type(exc).__name__}: {exc}")
-
-
-def _check_stage_params(stage: FeatureStage, params: dict) -> None:
-    if stage.check_params is None:
-        return
-    try:
-        stage.check_params(params)
-    except ValueError as exc:
-        raise StageParamsError(str(exc)) from None
+    parts = [metric.name, metric.version, _params_hash(ontology.metric_params(name))]
+    features = ontology.data.get("features") or {}
+    for stage in stages:
+        stage_params(ontology, stage)
+        parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage.name) or {})}")
+    return Scorer(name, metric, "|".join(parts), params=metric_params(ontology, metric))
 
 
 def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summary):
@@ -190,7 +178,7 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
                 continue
             key = _hash(rec.rel, sha, prompt.fingerprint, scorer.signature)
             if not settle(rec, name, key):
-                jobs.append(Job(rec, sha, prompt, scorer.metric, ontology.metric_params(name), key))
+                jobs.append(Job(rec, sha, prompt, scorer.metric, scorer.params, key))
     return jobs, rows, stale
 
 

@@ -5,6 +5,7 @@ declares plus the prompt's (resolved) control parameters and its ontology parame
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 from ..api import FeatureStage, Metric
@@ -122,6 +123,9 @@ def check() -> dict[str, list[str]]:
         missing = [f for f in m.all_features if f not in FEATURES and f.removeprefix("judge.") not in PROTOCOLS]
         if missing:
             problems.append(f"metric '{name}' ({where}) needs unregistered feature stage(s): {', '.join(missing)}")
+        if m.combine is not None and not set(m.combine.params) <= _field_names(m.params):
+            problems.append(f"metric '{name}' ({where}) combines parameters its parameter dataclass does not declare: "
+                            f"{', '.join(sorted(set(m.combine.params) - _field_names(m.params)))}")
         routes.setdefault(m.angle, []).append(name)
     clash = sorted(set(METRICS) & set(_protocol_metrics()))
     if clash:
@@ -132,6 +136,10 @@ def check() -> dict[str, list[str]]:
         raise ValueError("metric registry: " + "; ".join(problems))
     _CHECKED[ident] = routes
     return routes
+
+
+def _field_names(kind: type | None) -> set[str]:
+    return {f.name for f in dataclasses.fields(kind)} if kind is not None and dataclasses.is_dataclass(kind) else set()
 
 
 def metrics_for_angle(angle: str) -> list[str]:

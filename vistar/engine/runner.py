@@ -17,9 +17,9 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
-from ..api import StageContext
+from ..api import RunOptions, StageContext
 from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
@@ -28,7 +28,8 @@ from ..textsafe import escape_unsafe, json_escape
 from . import shards
 from .executors import open_executor
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
-from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
+from .params import check_params
+from .plan import Job, RunSummary, Scorer, load_prompts, plan_run, stage_versions
 from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
@@ -51,7 +52,8 @@ class ScoreConfig:
     max_pixels: int = DEFAULT_MAX_PIXELS
     retry_errors: bool = False
     verify: bool = False          # re-hash every image, trusting no cached hash (`--verify`)
-    options: dict = field(default_factory=dict)
+    options: RunOptions = field(default_factory=RunOptions)
+    judge_ledger: Any = None      # collects the judge's calls and cost (vistar.vlm.prices.Ledger), for the CLI's report
     command: str = ""
     shard: Shard | None = None    # score only this shard's images (docs/engine.md, "Sharding")
     device_requested: str = ""     # what --device said (`auto`), set by run_score
@@ -68,7 +70,7 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
               warm: StageContext | None = None) -> RunSummary:
     """`warm`: a stage context whose models are already loaded, so `vistar bench` can time a run without model
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
-    if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
+    if cfg.options.random_init:   # random weights give meaningless scores: a `vistar bench` option only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
     if cfg.executor == "ray" and cfg.ray_address and cfg.device != "cpu":   # the cluster's GPUs count, not this machine's
         from .executors.ray_exec import check_cluster_device, cluster_device, ray_session
@@ -88,6 +90,7 @@ def _run_on(cfg: ScoreConfig, device: str, progress, warm: StageContext | None) 
     ontology = Ontology.load(cfg.ontology, overrides=[cfg.weights] if cfg.weights else None)
     if warm is not None and warm.features != (ontology.data.get("features") or {}):
         raise ValueError("warm context holds other stage parameters than this run's ontology")
+    check_params(ontology)   # an unknown key or a wrong type in a metric's or stage's block: refused here
     cfg = replace(cfg, angles=canonical_angles(cfg.angles, ontology))
     cfg.out.mkdir(parents=True, exist_ok=True)
     lock = open(cfg.out / ".lock", "a+")
@@ -152,11 +155,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: StageConte
     meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records)}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
-    try:
-        jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
-    except StageParamsError as exc:  # before any row is written: a bad value would fail every image's row
-        sources = ", ".join(str(p) for p in (cfg.ontology, cfg.weights) if p) or "the default ontology"
-        raise ValueError(f"{sources}: {exc}") from None
+    jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
     meta["metric_versions"] = {n: s.metric.version for n, s in sorted(scorers.items()) if s.metric}
     meta["stage_versions"] = stage_versions(scorers)
     _write_problems(cfg.out, summary.problems)
@@ -166,7 +165,8 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: StageConte
 
     prepare_process(cfg.device)  # before any stage initialises CUDA
     ctx = warm if warm is not None else StageContext(
-        device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options)
+        device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options,
+        judge_ledger=cfg.judge_ledger)
     groups = _group_by_image(jobs)
     done = 0
     if progress:

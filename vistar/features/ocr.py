@@ -14,6 +14,7 @@ import logging
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -22,55 +23,36 @@ from ..models.provenance import record_loaded
 from ..runtime.device import onnxruntime_provider, ran_on
 from . import ocr_steps
 from .ocr_batched import ocr_batch, read
-from .ocr_openvino import PRECISIONS, OpenVinoSession, use_openvino
+from .ocr_openvino import OpenVinoSession, use_openvino
 
 
 @dataclass(frozen=True)
 class OcrSettings:
-    """What trades OCR speed for accuracy. Defaults: see `features.ocr` in the ontology."""
+    """`features.ocr`: what trades OCR speed for accuracy. Defaults: see `features.ocr` in the ontology."""
 
     threads: int = 1                 # onnxruntime intra-op threads per session
     det_limit_side: int = 512        # detector input size: the image is resized so that ...
-    det_limit_type: str = "max"      # ... its "max" side is at most / its "min" side at least det_limit_side
+    det_limit_type: Literal["max", "min"] = "max"   # ... its "max" side is at most / its "min" side at least det_limit_side
     use_cls: bool = False            # 180° text-orientation classifier (upside-down text only)
     rec_batch_size: int = 6          # text lines per recogniser call (lines are padded to the widest)
-    provider: str = "cpu"            # "cuda": onnxruntime's CUDA provider when --device cuda (else CPU, noted in run.json)
+    provider: Literal["cpu", "cuda"] = "cpu"   # "cuda": onnxruntime's CUDA provider when --device cuda (else CPU, noted in run.json)
     space_prob: float = 0.1          # a word gap the greedy CTC decode left blank gets a space when p(space) reaches this
-    runtime: str = "onnxruntime"     # "openvino": OpenVINO on the CPU (needed for bf16)
-    precision: str = "fp32"          # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
+    runtime: Literal["onnxruntime", "openvino"] = "onnxruntime"   # "openvino": OpenVINO on the CPU (needed for bf16)
+    precision: Literal["fp32", "bf16"] = "fp32"   # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
     second_look: float = 0.2         # detector-map uncertainty above which the detector looks again (grey, 1.5x); .inf: never
 
-    @classmethod
-    def from_params(cls, params: dict) -> "OcrSettings":
-        known = cls.__dataclass_fields__
-        unknown = sorted(set(params) - set(known))
-        if unknown:
-            raise ValueError(f"features.ocr: unknown parameter(s) {unknown} (known: {sorted(known)})")
-        settings = cls(**{k: _coerce(k, type(getattr(cls, k)), v) for k, v in params.items()})
-        if settings.det_limit_type not in ("max", "min"):
-            raise ValueError(f"features.ocr.det_limit_type must be 'max' or 'min', got {settings.det_limit_type!r}")
-        if settings.threads < 1 or settings.det_limit_side < 32 or settings.rec_batch_size < 1:
-            raise ValueError(f"features.ocr: threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({settings})")
-        if not settings.second_look >= 0.0:
-            raise ValueError(f"features.ocr.second_look must be >= 0 (.inf: never), got {settings.second_look!r}")
-        if not 0.0 < settings.space_prob <= 1.0:
-            raise ValueError(f"features.ocr.space_prob must be in (0, 1], got {settings.space_prob!r}")
-        if settings.provider not in ("cpu", "cuda"):
-            raise ValueError(f"features.ocr.provider must be 'cpu' or 'cuda', got {settings.provider!r}")
-        if settings.runtime not in ("onnxruntime", "openvino") or settings.precision not in PRECISIONS:
-            raise ValueError(f"features.ocr.runtime must be 'onnxruntime' or 'openvino' and precision one of "
-                             f"{sorted(PRECISIONS)}, got {settings.runtime!r} / {settings.precision!r}")
-        if settings.runtime == "onnxruntime" and settings.precision != "fp32":
-            raise ValueError("features.ocr.precision: bf16 needs runtime: openvino (onnxruntime runs the OCR in fp32)")
-        if settings.runtime == "openvino" and settings.provider != "cpu":
-            raise ValueError("features.ocr.runtime: openvino runs on the CPU; use provider: cpu with it")
-        return settings
-
-
-def _coerce(name: str, kind: type, value):
-    if kind is bool and not isinstance(value, bool):  # bool("false") is True: insist on a YAML boolean
-        raise ValueError(f"features.ocr.{name} must be true or false, got {value!r}")
-    return kind(value)
+    def __post_init__(self) -> None:
+        """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
+        if self.threads < 1 or self.det_limit_side < 32 or self.rec_batch_size < 1:
+            raise ValueError(f"threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({self})")
+        if not self.second_look >= 0.0:
+            raise ValueError(f"second_look must be >= 0 (.inf: never), got {self.second_look!r}")
+        if not 0.0 < self.space_prob <= 1.0:
+            raise ValueError(f"space_prob must be in (0, 1], got {self.space_prob!r}")
+        if self.runtime == "onnxruntime" and self.precision != "fp32":
+            raise ValueError("precision: bf16 needs runtime: openvino (onnxruntime runs the OCR in fp32)")
+        if self.runtime == "openvino" and self.provider != "cpu":
+            raise ValueError("runtime: openvino runs on the CPU; use provider: cpu with it")
 
 
 class RapidOcrBackend:
@@ -179,7 +161,7 @@ def _wide(char: str) -> bool:
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exception]:
-    settings = OcrSettings.from_params(ctx.params("ocr"))
+    settings = ctx.params("ocr", OcrSettings)
     backend = ctx.model(f"ocr:{settings}:{ctx.device}", lambda: RapidOcrBackend(settings, ctx.device))
     ran_on(ctx, "ocr", getattr(backend, "device", "cpu"))
     if getattr(backend, "device", "cpu") != "cpu" and len(batch) > 1:   # the GPU: few, large session calls
@@ -188,4 +170,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exc
 
 
 STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/8", compute=_compute, models=("rapidocr",),
-                     check_params=OcrSettings.from_params)
+                     params=OcrSettings)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import FeatureStage, PadimResult, StageContext, StageInput
+from ..api import FeatureStage, PadimResult, RunOptions, StageContext, StageInput
 from ..models import load_model, record_loaded, sha256_of
 
 BACKBONE = "resnet18-imagenet"
@@ -76,8 +76,9 @@ class Backbone:
         return feats.float().cpu().numpy()
 
 
-def load_backbone(ctx_model_paths: dict, config: BackboneConfig, device: str = "cpu", options: dict | None = None) -> Backbone:
-    ctx = StageContext(device=device, model_paths=ctx_model_paths, options=options or {})
+def load_backbone(ctx_model_paths: dict, config: BackboneConfig, device: str = "cpu",
+                  options: RunOptions = RunOptions()) -> Backbone:
+    ctx = StageContext(device=device, model_paths=ctx_model_paths, options=options)
     return load_model(BACKBONE, ctx, lambda path: Backbone(path, config, device),
                       lambda model, _: Backbone(None, config, device, model))
 
@@ -157,8 +158,15 @@ def _load_recorded(path: Path) -> PadimStats:
     return stats
 
 
+@dataclass(frozen=True)
+class PadimParams:
+    """`features.padim`: the statistics `vistar gc fit-padim` wrote (None: GC's PaDiM cue is not used)."""
+
+    stats: str | None = None
+
+
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
-    stats_path = ctx.params("padim").get("stats")
+    stats_path = ctx.params("padim", PadimParams).stats
     if not stats_path:
         return [None] * len(batch)
     stats = ctx.model(f"padim:{stats_path}", lambda: _load_recorded(Path(stats_path)))
@@ -172,4 +180,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             for f in feats]
 
 
-STAGE = FeatureStage(name="padim", version="resnet18-l123/1", compute=_compute, models=(BACKBONE,))
+STAGE = FeatureStage(name="padim", version="resnet18-l123/1", compute=_compute, models=(BACKBONE,), params=PadimParams)

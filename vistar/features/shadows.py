@@ -7,6 +7,7 @@ float image in [0,1] to 1x1xHxW logits), loaded through the model layer.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -51,16 +52,29 @@ def program_file(name: str, path):
     return file
 
 
+@dataclass(frozen=True)
+class ShadowsParams:
+    """`features.shadows`: the classical detector's settings (ClassicalShadowDetector), or a learned segmenter."""
+
+    max_side: int = 512
+    kernel_frac: float = 0.25
+    max_ratio: float = 0.7
+    max_chroma_shift: float = 0.08
+    min_area_frac: float = 0.0005
+    lit_side: int = 160
+    model: str | None = None       # a catalogued learned segmenter instead of the classical detector ...
+    threshold: float = 0.5         # ... and its probability threshold
+
+
 def segmenter_for(ctx: StageContext) -> ShadowSegmenter:
-    params = ctx.params("shadows")
-    model = params.pop("model", None)
+    p = ctx.params("shadows", ShadowsParams)
+    model = p.model
     if model:
-        threshold = float(params.get("threshold", 0.5))
         return ctx.model(f"shadows:{model}", lambda: load_model(
-            model, ctx, lambda path: ExportedShadowSegmenter(model, path, ctx.device, threshold),
+            model, ctx, lambda path: ExportedShadowSegmenter(model, path, ctx.device, float(p.threshold)),
             recorded=lambda path: program_file(model, path)))
-    params.pop("threshold", None)
-    return ctx.model("shadows:classical", lambda: ClassicalShadowDetector(**params))
+    return ctx.model("shadows:classical", lambda: ClassicalShadowDetector(
+        p.max_side, p.kernel_frac, p.max_ratio, p.max_chroma_shift, p.min_area_frac, p.lit_side))
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[ShadowMap]:
@@ -72,4 +86,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[ShadowMap]:
     return [ShadowMap(segmenter(item.image, item.deps["instances"]), segmenter.name) for item in batch]
 
 
-STAGE = FeatureStage(name="shadows", version="classical-2", compute=_compute, requires=("instances",))
+STAGE = FeatureStage(name="shadows", version="classical-2", compute=_compute, requires=("instances",),
+                     params=ShadowsParams)

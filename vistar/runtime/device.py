@@ -11,22 +11,21 @@
 - `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device, resized (antialiased) there.
 - `batch_invariant(fn, device, **inputs)`: a forward pass whose result for one image does not depend on the
   other images of the batch: bit for bit on CPU (one image at a time), to float tolerance on CUDA (batched).
-- `autocast(ctx, stage)`: `features.<stage>.precision: fp32 | bf16 | fp16`; fp32 (the default) runs as is.
+- `autocast(device, precision)`: a stage's `precision: fp32 | bf16 | fp16` (`Precision`); fp32 (the default) runs as is.
   docs/performance.md#pipeline gives the tolerances measured against fp32.
 """
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 
 from ..api import StageContext
 
-PRECISIONS = ("fp32", "bf16", "fp16")
+Precision = Literal["fp32", "bf16", "fp16"]   # a torch stage's `precision` parameter
 CUBLAS_WORKSPACE = ":4096:8"
-DEFAULT_SEED = 0
 
 
 def is_cuda(device: str) -> bool:
@@ -57,15 +56,15 @@ def resolve_device(requested: str) -> str:
 CPU_STAGES = frozenset({"faces", "pose", "panels", "thumbnail"})
 
 
-def ran_on(ctx, stage: str, device: str) -> None:
+def ran_on(ctx: StageContext, stage: str, device: str) -> None:
     """A stage saying where it really ran, when its runtime decides (OCR: the provider its session was given)."""
-    ctx.cache.setdefault("stage_devices", {})[stage] = device
+    ctx.stage_devices[stage] = device
 
 
 def stage_devices(stages, ctx) -> dict[str, str]:
     """Where each stage ran, for run.json: what it reported with `ran_on`, `cpu` for CPU-only libraries, else
     the run's device (torch and ultralytics stages put their models and tensors on it)."""
-    said = ctx.cache.get("stage_devices", {})
+    said = ctx.stage_devices
     return {name: said.get(name, "cpu" if name in CPU_STAGES else ctx.device) for name in stages}
 
 
@@ -104,7 +103,7 @@ def setup_torch(ctx: StageContext) -> None:
     torch.backends.cudnn.benchmark = False       # autotuning may pick different kernels run to run
     torch.backends.cudnn.deterministic = True
     _full_fp32(torch)
-    torch.manual_seed(int(ctx.options.get("seed", DEFAULT_SEED)))  # also seeds every CUDA device
+    torch.manual_seed(ctx.options.seed)  # also seeds every CUDA device
     ctx.cache["torch_setup"] = True
 
 
@@ -117,22 +116,14 @@ def _full_fp32(torch) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def precision(ctx: StageContext, stage: str) -> str:
-    value = str(ctx.params(stage).get("precision", "fp32"))
-    if value not in PRECISIONS:
-        raise ValueError(f"features.{stage}.precision must be one of {', '.join(PRECISIONS)}, not {value!r}")
-    return value
-
-
-def autocast(ctx: StageContext, stage: str):
-    """The autocast context for `features.<stage>.precision` on ctx.device (a null context for fp32)."""
+def autocast(device: str, precision: Precision):
+    """The autocast context for a stage's `precision` on `device` (a null context for fp32)."""
     import torch
 
-    wanted = precision(ctx, stage)
-    if wanted == "fp32":
+    if precision == "fp32":
         return contextlib.nullcontext()
-    dtype = torch.bfloat16 if wanted == "bf16" else torch.float16
-    return torch.autocast(device_type="cuda" if is_cuda(ctx.device) else "cpu", dtype=dtype)
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    return torch.autocast(device_type="cuda" if is_cuda(device) else "cpu", dtype=dtype)
 
 
 def pixels_to_device(image: np.ndarray, device: str):

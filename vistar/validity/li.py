@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.params import metric_params
 from ..features.shadows_classical import ClassicalShadowDetector
 from ..features.thumbnail import resize_longest
 from ..metrics.li import read_light
@@ -53,7 +54,7 @@ def sample(split: Split, index: int) -> tuple[LightScene, float]:
 
 def measure(split: Split, n: int, seed: int = 0) -> dict:
     """Per scene: angular error (None without a pair), low-confidence flag, pitch error, true azimuth."""
-    params, detector = Ontology.load().metric_params("LI"), ClassicalShadowDetector()
+    params, detector = metric_params(Ontology.load(), "LI"), ClassicalShadowDetector()
     out = {"error": [], "frontal": [], "pitch_error": [], "azimuth": [], "source": []}
     for i in range(n):
         scene, azimuth = sample(split, seed * n + i)

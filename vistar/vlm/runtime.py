@@ -1,9 +1,8 @@
-"""How feature stages reach the judge: one Judge per run (client, cache, ledger) built from the run options."""
+"""How feature stages reach the judge: one Judge per run (client, cache, ledger) built from the run's judge settings."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .config import config_from_options
 from .errors import HOW_TO_CONFIGURE, JudgeError, JudgeUnavailable
 from .types import JudgeReply
 
@@ -13,7 +12,7 @@ if TYPE_CHECKING:  # the real import needs the optional httpx extra, so it happe
 
 def judge_from_context(ctx) -> Judge:
     """The run's judge; JudgeUnavailable (rows become `skipped`, saying how to configure one) when none is set."""
-    cfg = config_from_options(ctx.options)
+    cfg = ctx.options.judge
     if cfg is None:
         raise JudgeUnavailable("no judge configured", HOW_TO_CONFIGURE)
     return ctx.model("vlm.judge", lambda: _build(cfg, ctx))
@@ -24,7 +23,7 @@ def _build(cfg, ctx):
         from .judge import Judge
     except ImportError as exc:  # httpx is an optional extra
         raise JudgeUnavailable(f"judge client unavailable ({exc})", "install it with `pip install 'vistar[vlm]'`") from None
-    return Judge(cfg, ctx.options.get("judge_ledger"), device=ctx.device)
+    return Judge(cfg, ctx.judge_ledger, device=ctx.device)
 
 
 def failure(replies: list[JudgeReply], what: str) -> JudgeError | None:

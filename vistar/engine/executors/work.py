@@ -16,7 +16,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from ...api import StageContext
+from ...api import RunOptions, StageContext
 from ...models.provenance import loaded_models, record_loaded
 from ...runtime.device import prepare_process
 from .. import registry
@@ -27,8 +27,6 @@ from ..prefetch import decode_image
 # the driver's settings that decide which weights and caches a worker reads (a Ray worker or a pool started
 # earlier does not inherit the driver's environment as it is now)
 FORWARDED_ENV = ("VISTAR_", "HF_", "NUMBA_CACHE_DIR")
-
-LEDGER = "judge_ledger"   # the judge stages' count of calls and cost (`vlm.prices.Ledger`), summed by the driver
 
 # one thread per worker: N workers on N cores, not N x (cores) threads fighting for them (OpenCV sizes its own
 # thread pool from OPENCV_FOR_THREADS_NUM when imported, every core by default)
@@ -47,19 +45,20 @@ class WorkerSetup:
     device: str
     model_paths: dict
     stage_params: dict
-    options: dict
+    options: RunOptions
+    ledger_type: type | None   # the driver's judge ledger's class (`vlm.prices.Ledger`): each batch gets a fresh one
     ontology: object
     max_pixels: int
     env: dict
 
     @classmethod
     def of_run(cls, cfg, ctx, ontology) -> "WorkerSetup":
-        names = FORWARDED_ENV + ((ctx.options.get("judge_key_env"),) if ctx.options.get("judge_key_env") else ())
+        key_env = ctx.options.judge.key_env if ctx.options.judge is not None else None
+        names = FORWARDED_ENV + ((key_env,) if key_env else ())
         env = {k: v for k, v in os.environ.items() if k.startswith(names)}
-        options = {k: v for k, v in ctx.options.items() if k != LEDGER}  # each worker keeps its own, sent back per batch
-        options[LEDGER] = type(ctx.options[LEDGER]) if LEDGER in ctx.options else None  # its class: no engine -> vlm import
+        ledger_type = type(ctx.judge_ledger) if ctx.judge_ledger is not None else None  # its class: no engine -> vlm import
         return cls(dict(registry.FEATURES), dict(registry.METRICS), list(sys.path), ctx.device, dict(ctx.model_paths),
-                   dict(ctx.features), options, ontology, cfg.max_pixels, env)
+                   dict(ctx.features), ctx.options, ledger_type, ontology, cfg.max_pixels, env)
 
 
 @dataclass
@@ -101,9 +100,8 @@ class BatchWorker:
         registry.METRICS.clear()
         registry.METRICS.update(setup.metrics)
         self.setup = setup
-        self.make_ledger = setup.options.get(LEDGER)   # the driver's ledger class; the context holds this batch's one
         self.ctx = StageContext(device=device or setup.device, model_paths=setup.model_paths,
-                                         features=setup.stage_params, options=dict(setup.options))
+                                features=setup.stage_params, options=setup.options)
         prepare_process(self.ctx.device)
 
     def score(self, packed: bytes) -> BatchReport:
@@ -125,14 +123,14 @@ class BatchWorker:
 
     def new_ledger(self) -> None:
         """A fresh judge ledger for the next batch (the driver sums the batches' ledgers)."""
-        if self.make_ledger:
-            self.ctx.options[LEDGER] = self.make_ledger()
+        if self.setup.ledger_type is not None:
+            self.ctx.judge_ledger = self.setup.ledger_type()
 
     def report(self, rows: list[dict], seconds: dict) -> BatchReport:
         """What this worker did for the batch: its rows, models, stage devices, stage times and judge calls."""
-        ledger = self.ctx.options.get(LEDGER)
+        ledger = self.ctx.judge_ledger
         spent = {k: v for k, v in vars(ledger).items() if not k.startswith("_")} if ledger else {}
-        return BatchReport(rows, loaded_models(), dict(self.ctx.cache.get("stage_devices", {})), seconds, spent)
+        return BatchReport(rows, loaded_models(), dict(self.ctx.stage_devices), seconds, spent)
 
 
 def _failed_rows(groups: list, message: str) -> list[dict]:
@@ -159,10 +157,10 @@ def absorb(report: BatchReport, ctx, stage_seconds: dict) -> None:
         extra = {k: v for k, v in entry.items() if k not in ("path", "sha256")}
         if entry.get("sha256"):
             record_loaded(name, entry["path"], entry["sha256"], **extra)
-    ctx.cache.setdefault("stage_devices", {}).update(report.stage_devices)
+    ctx.stage_devices.update(report.stage_devices)
     for name, secs in report.stage_seconds.items():
         stage_seconds[name] = stage_seconds.get(name, 0.0) + secs
-    ledger = ctx.options.get(LEDGER)
+    ledger = ctx.judge_ledger
     if ledger is not None and report.ledger:
         with ledger._lock:
             for name, value in report.ledger.items():

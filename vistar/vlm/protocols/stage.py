@@ -17,7 +17,7 @@ from .upstream_source import UpstreamError
 
 
 def _items(proto: Protocol, ctx) -> tuple[dict, Path]:
-    data_dir = ctx.options.get("data_dir")
+    data_dir = ctx.options.data_dir
     if not data_dir:
         raise JudgeUnavailable(f"{proto.name} benchmark data", "pass --data-dir DIR (the benchmark's public data folder)")
     items = ctx.model(f"vlm.items.{proto.name}.{data_dir}", lambda: {it.id: it for it in proto.load_items(Path(data_dir))})
@@ -39,7 +39,7 @@ def _family(proto: Protocol, prompt, ctx):
     with the checkout folder; (None, None) for vistar's own templates."""
     if str(prompt.controls.get("template", "")) != UPSTREAM_TEMPLATE:
         return None, None
-    folder = ctx.options.get("upstream_dir")
+    folder = ctx.options.upstream_dir
     if not folder:
         raise JudgeUnavailable(f"{proto.name}: the prompt asks for the upstream template",
                                "pass --upstream DIR (a checkout of the benchmark's repository; `vistar upstream fetch`)")
