@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from ..api import FeatureStage, Metric
+
+if TYPE_CHECKING:   # a prompt is only read here
+    from ..prompts_dsl import Prompt
 
 __all__ = ["FEATURES", "METRICS", "PROTOCOLS", "check", "feature_stage", "metric", "metric_names", "metrics_for_angle",
            "metrics_for_prompt", "stage_order"]
@@ -52,14 +56,14 @@ PROTOCOLS: dict[str, str] = {
 }
 
 
-def _resolve(table: dict[str, str], name: str, kind: str):
+def _resolve(table: dict[str, str], name: str, kind: str) -> Any:
     if name not in table:
         raise KeyError(f"unknown {kind} '{name}' (known: {', '.join(sorted(table))})")
     module, attr = table[name].split(":")
     return getattr(importlib.import_module(module), attr)
 
 
-def protocol(name: str):
+def protocol(name: str) -> Any:
     """A judge protocol's declaration (vistar.vlm.protocols.base.Protocol)."""
     return _resolve(PROTOCOLS, name, "protocol")
 
@@ -70,8 +74,10 @@ def _protocol_metrics() -> dict[str, Metric]:
 
 def feature_stage(name: str) -> FeatureStage:
     if name not in FEATURES and name.startswith("judge.") and name[len("judge."):] in PROTOCOLS:
-        return protocol(name[len("judge."):]).engine_stage()
-    return _resolve(FEATURES, name, "feature stage")
+        stage: FeatureStage = protocol(name[len("judge."):]).engine_stage()
+        return stage
+    resolved: FeatureStage = _resolve(FEATURES, name, "feature stage")
+    return resolved
 
 
 def metric(name: str) -> Metric:
@@ -79,7 +85,8 @@ def metric(name: str) -> Metric:
         found = _protocol_metrics().get(name)
         if found is not None:
             return found
-    return _resolve(METRICS, name, "metric")
+    resolved: Metric = _resolve(METRICS, name, "metric")
+    return resolved
 
 
 def metric_names() -> list[str]:
@@ -93,7 +100,7 @@ def _ontology_angles() -> set[str]:
     return set(Ontology.load().angles)
 
 
-_CHECKED: dict[tuple, dict[str, list[str]]] = {}
+_CHECKED: dict[tuple[tuple[tuple[str, str], ...], ...], dict[str, list[str]]] = {}
 
 
 def check() -> dict[str, list[str]]:
@@ -147,7 +154,7 @@ def metrics_for_angle(angle: str) -> list[str]:
     return list(check().get(angle, []))
 
 
-def metrics_for_prompt(prompt) -> list[str]:
+def metrics_for_prompt(prompt: Prompt) -> list[str]:
     """A prompt naming a sibling-benchmark protocol (control `protocol=`) is scored by that protocol's metrics."""
     name = str(prompt.controls.get("protocol"))
     return metrics_for_angle(name) if name in PROTOCOLS else metrics_for_angle(prompt.angle)

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from ..api import RunOptions, StageContext
 from ..atomic import write_text_atomic
@@ -27,12 +27,15 @@ from ..runtime.device import prepare_process, resolve_device, stage_devices
 from ..textsafe import escape_unsafe, json_escape
 from . import shards
 from .executors import open_executor
-from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
+from .images import DEFAULT_MAX_PIXELS, ImageRecord, Mapping, discover, file_sha256
 from .params import check_params
-from .plan import Job, RunSummary, Scorer, load_prompts, plan_run, stage_versions
+from .plan import Job, Problem, RunSummary, Scorer, load_prompts, plan_run, stage_versions
 from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
+
+Progress = Callable[[int, int], None] | None   # (images done, images to do), after each batch
+T = TypeVar("T")
 
 
 @dataclass
@@ -66,7 +69,7 @@ class RunLocked(RuntimeError):
     pass
 
 
-def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = None, *,
+def run_score(cfg: ScoreConfig, progress: Progress = None, *,
               warm: StageContext | None = None) -> RunSummary:
     """`warm`: a stage context whose models are already loaded, so `vistar bench` can time a run without model
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
@@ -81,7 +84,7 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
     return _run_on(cfg, resolve_device(cfg.device), progress, warm)
 
 
-def _run_on(cfg: ScoreConfig, device: str, progress, warm: StageContext | None) -> RunSummary:
+def _run_on(cfg: ScoreConfig, device: str, progress: Progress, warm: StageContext | None) -> RunSummary:
     """The run on DEVICE, the device `--device` resolved to (no GPU: refused before this, nothing written)."""
     cfg = replace(cfg, device=device, device_requested=cfg.device_requested or cfg.device)
     if warm is not None and warm.device != cfg.device:
@@ -126,7 +129,7 @@ def canonical_angles(angles: list[str] | None, ontology: Ontology) -> list[str] 
     return list(dict.fromkeys(by_fold[a.casefold()] for a in angles))
 
 
-def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: StageContext | None) -> RunSummary:
+def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: StageContext | None) -> RunSummary:
     if cfg.executor == "local":
         from .executors.local import may_use_pool, start_forkserver
 
@@ -189,7 +192,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: StageConte
     return summary
 
 
-def _previous_meta(out: Path) -> dict | None:
+def _previous_meta(out: Path) -> dict[str, Any] | None:
     """The run.json an earlier run left in `out` (None when there is none, or it is unreadable)."""
     try:
         old = json.loads((out / "run.json").read_text())
@@ -198,7 +201,7 @@ def _previous_meta(out: Path) -> dict | None:
     return old if isinstance(old, dict) else None
 
 
-def _check_same_shard(cfg: ScoreConfig, previous: dict | None) -> None:
+def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
     """A run folder holds one shard's rows (or all): resuming it as another would mix them."""
     if previous is None:
         return
@@ -208,11 +211,11 @@ def _check_same_shard(cfg: ScoreConfig, previous: dict | None) -> None:
                          "Use another --out for another shard")
 
 
-def _shard_text(record: dict | None) -> str:
+def _shard_text(record: dict[str, int] | None) -> str:
     return f"--shard {shards.label(record)}" if record else "no --shard"
 
 
-def _models_missing_images(mapping, wanted: set[str]) -> list[dict]:
+def _models_missing_images(mapping: Mapping, wanted: set[str]) -> list[Problem]:
     """A model without an image for prompts other models answered: a generation that stopped half-way, or an
     empty folder. Its means cover other prompts than its rivals', so it is said, once per model."""
     has: dict[str, set[str]] = {model: set() for model in mapping.models}
@@ -239,13 +242,13 @@ def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
     return list(groups.values())
 
 
-def _batches(items: list, size: int) -> Iterable[list]:
+def _batches(items: list[T], size: int) -> Iterable[list[T]]:
     size = max(1, size)
     for i in range(0, len(items), size):
         yield items[i:i + size]
 
 
-def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
+def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict[str, Any] | None) -> dict[str, Any]:
     previous = [] if old is None else (
         old.get("history", []) + [{k: old.get(k) for k in ("command", "started", "finished", "status")}])
     prompts_sha = file_sha256(cfg.prompts) if Path(cfg.prompts).is_file() else None
@@ -261,7 +264,7 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
             "shard": cfg.shard.record if cfg.shard else None}
 
 
-def _write_problems(out: Path, problems: list[dict]) -> None:
+def _write_problems(out: Path, problems: list[Problem]) -> None:
     """One JSON object per line; the raw text is kept, with every character the CLI would escape (`textsafe`)
     `\\u`-escaped (json escapes only those below 0x20), so `cat problems.jsonl` cannot drive the terminal."""
     lines = (escape_unsafe(json.dumps(p, ensure_ascii=False), json_escape) for p in problems)

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Literal, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
 from ..api import StageContext
+
+if TYPE_CHECKING:   # torch loads when a torch stage runs, not with this module
+    from torch import Tensor
 
 Precision = Literal["fp32", "bf16", "fp16"]   # a torch stage's `precision` parameter
 CUBLAS_WORKSPACE = ":4096:8"
@@ -61,7 +65,7 @@ def ran_on(ctx: StageContext, stage: str, device: str) -> None:
     ctx.stage_devices[stage] = device
 
 
-def stage_devices(stages, ctx) -> dict[str, str]:
+def stage_devices(stages: Iterable[str], ctx: StageContext) -> dict[str, str]:
     """Where each stage ran, for run.json: what it reported with `ran_on`, `cpu` for CPU-only libraries, else
     the run's device (torch and ultralytics stages put their models and tensors on it)."""
     said = ctx.stage_devices
@@ -107,7 +111,7 @@ def setup_torch(ctx: StageContext) -> None:
     ctx.cache["torch_setup"] = True
 
 
-def _full_fp32(torch) -> None:
+def _full_fp32(torch: ModuleType) -> None:
     """fp32 means IEEE fp32 on the GPU too: cuDNN convolutions default to TF32 (10-bit mantissa), which moves
     results by about 1e-3 relative; speed comes from `precision: bf16`, where the loss is chosen and measured.
     The legacy flags on purpose: setting the newer per-backend `fp32_precision` leaves torch's own legacy
@@ -116,7 +120,7 @@ def _full_fp32(torch) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def autocast(device: str, precision: Precision):
+def autocast(device: str, precision: Precision) -> contextlib.AbstractContextManager[object]:
     """The autocast context for a stage's `precision` on `device` (a null context for fp32)."""
     import torch
 
@@ -126,7 +130,7 @@ def autocast(device: str, precision: Precision):
     return torch.autocast(device_type="cuda" if is_cuda(device) else "cpu", dtype=dtype)
 
 
-def pixels_to_device(image: np.ndarray, device: str):
+def pixels_to_device(image: np.ndarray, device: str) -> Tensor:
     """uint8 (3, H, W) on `device`, a view of the (H, W, 3) copy; from pinned memory without blocking on CUDA."""
     import torch
 
@@ -135,17 +139,17 @@ def pixels_to_device(image: np.ndarray, device: str):
 
 
 def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: Sequence[float], std: Sequence[float],
-                     device: str = "cpu", mode: str = "bicubic"):
+                     device: str = "cpu", mode: str = "bicubic") -> Tensor:
     """(N, 3, *size) float32 on `device`: each image scaled to [0, 1], resized (antialiased), clamped to [0, 1]
     (bicubic overshoots), then normalised with `mean`/`std`. Images may differ in size; each is resized alone,
     so an image's tensor does not depend on the others in the batch."""
     import torch
     import torch.nn.functional as F
 
-    out = []
+    out: list[Tensor] = []
     for image in images:
         pixels = pixels_to_device(image, device)[None].float() / 255.0
-        align = {} if mode in ("nearest", "area") else {"align_corners": False}
+        align: dict[str, bool] = {} if mode in ("nearest", "area") else {"align_corners": False}
         antialias = mode in ("bilinear", "bicubic")
         out.append(F.interpolate(pixels, size=tuple(size), mode=mode, antialias=antialias, **align))
     batch = torch.cat(out).clamp_(0, 1)
@@ -154,14 +158,14 @@ def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: 
     return (batch - mean_t) / std_t
 
 
-def to_device(tensor, device: str):
+def to_device(tensor: Tensor, device: str) -> Tensor:
     """A CPU tensor onto `device`: from pinned memory without blocking the host when it is CUDA."""
     if not is_cuda(device):
         return tensor.to(device)
     return tensor.pin_memory().to(device, non_blocking=True)
 
 
-def batch_invariant(fn, device: str, **inputs):
+def batch_invariant(fn: Callable[..., Tensor], device: str, **inputs: Tensor) -> Tensor:
     """`fn(**inputs)` (tensors with the batch on dim 0), concatenated on dim 0.
 
     On CPU it runs one sample at a time: oneDNN convolutions and GEMMs pick their blocking, hence their

@@ -9,12 +9,32 @@ hands the executor batches in a fixed order and writes the rows it yields. They 
 """
 from __future__ import annotations
 
-from .workers import local_workers
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol
+
+from ...api import StageContext
+from ...ontology import Ontology
+from .workers import ExecutorOptions, local_workers
+
+if TYPE_CHECKING:   # the job type only: importing the planner here would load it with every executor
+    from ..plan import Batch, Row
 
 EXECUTORS = ("local", "ray")
 
 
-def open_executor(cfg, ctx, ontology, n_batches: int, warm: bool = False):
+class Executor(Protocol):
+    """What the runner needs of an executor: a context manager scoring batches in order, and what it did."""
+
+    name: str
+    workers: int
+    stage_seconds: dict[str, float]
+
+    def __enter__(self) -> Executor: ...
+    def __exit__(self, *exc: Any) -> bool | None: ...
+    def score(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, list[Row]]]: ...
+
+
+def open_executor(cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology, n_batches: int,
+                  warm: bool = False) -> Executor:
     """The executor for this run, as a context manager whose `score(batches)` yields `(batch, rows)` in order."""
     if cfg.executor == "ray":
         from .ray_exec import RayExecutor

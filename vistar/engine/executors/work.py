@@ -15,14 +15,20 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from ...api import RunOptions, StageContext
 from ...models.provenance import loaded_models, record_loaded
+from ...ontology import Ontology
+from ...prompts_dsl import Prompt
 from ...runtime.device import prepare_process
 from .. import registry
 from ..batch import score_batch
-from ..plan import Job, row
+from ..images import ImageRecord
+from ..plan import Job, Row, row
 from ..prefetch import decode_image
+from .workers import ExecutorOptions
 
 # the driver's settings that decide which weights and caches a worker reads (a Ray worker or a pool started
 # earlier does not inherit the driver's environment as it is now)
@@ -30,6 +36,9 @@ FORWARDED_ENV = ("VISTAR_", "HF_", "NUMBA_CACHE_DIR")
 
 # one thread per worker: N workers on N cores, not N x (cores) threads fighting for them (OpenCV sizes its own
 # thread pool from OPENCV_FOR_THREADS_NUM when imported, every core by default)
+PackedJob = tuple[ImageRecord, str, Prompt, str, Any, str]   # a Job with its metric by name (`pack`)
+
+
 SINGLE_THREAD_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                              "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENCV_FOR_THREADS_NUM")}
 
@@ -39,20 +48,20 @@ class WorkerSetup:
     """Everything a worker needs to score like the driver: its registry tables (tests and plugins replace them),
     its import path, the stage context's settings and the run's ontology."""
 
-    features: dict
-    metrics: dict
-    sys_path: list
+    features: dict[str, str]
+    metrics: dict[str, str]
+    sys_path: list[str]
     device: str
-    model_paths: dict
-    stage_params: dict
+    model_paths: dict[str, str]
+    stage_params: dict[str, Any]
     options: RunOptions
     ledger_type: type | None   # the driver's judge ledger's class (`vlm.prices.Ledger`): each batch gets a fresh one
-    ontology: object
+    ontology: Ontology
     max_pixels: int
-    env: dict
+    env: dict[str, str]
 
     @classmethod
-    def of_run(cls, cfg, ctx, ontology) -> "WorkerSetup":
+    def of_run(cls, cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology) -> WorkerSetup:
         key_env = ctx.options.judge.key_env if ctx.options.judge is not None else None
         names = FORWARDED_ENV + ((key_env,) if key_env else ())
         env = {k: v for k, v in os.environ.items() if k.startswith(names)}
@@ -65,11 +74,11 @@ class WorkerSetup:
 class BatchReport:
     """What a worker sends back for one batch."""
 
-    rows: list
-    models: dict = field(default_factory=dict)          # loaded_models() of the worker so far
-    stage_devices: dict = field(default_factory=dict)   # where stages said they ran
-    stage_seconds: dict = field(default_factory=dict)   # time per stage (and "decode", "metrics") in this batch
-    ledger: dict = field(default_factory=dict)          # the judge calls of this batch (Ledger fields)
+    rows: list[Row]
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)   # loaded_models() of the worker so far
+    stage_devices: dict[str, str] = field(default_factory=dict)       # where stages said they ran
+    stage_seconds: dict[str, float] = field(default_factory=dict)     # time per stage (and "decode", "metrics") in this batch
+    ledger: dict[str, Any] = field(default_factory=dict)              # the judge calls of this batch (Ledger fields)
 
 
 def pack(batch: list[list[Job]]) -> bytes:
@@ -77,7 +86,7 @@ def pack(batch: list[list[Job]]) -> bytes:
                          for group in batch], protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def image_paths(data: bytes) -> list:
+def image_paths(data: bytes) -> list[Path]:
     """The image file of each group of a packed batch (read without resolving the metrics)."""
     return [group[0][0].path for group in pickle.loads(data)]
 
@@ -126,16 +135,16 @@ class BatchWorker:
         if self.setup.ledger_type is not None:
             self.ctx.judge_ledger = self.setup.ledger_type()
 
-    def report(self, rows: list[dict], seconds: dict) -> BatchReport:
+    def report(self, rows: list[Row], seconds: dict[str, float]) -> BatchReport:
         """What this worker did for the batch: its rows, models, stage devices, stage times and judge calls."""
         ledger = self.ctx.judge_ledger
         spent = {k: v for k, v in vars(ledger).items() if not k.startswith("_")} if ledger else {}
         return BatchReport(rows, loaded_models(), dict(self.ctx.stage_devices), seconds, spent)
 
 
-def _failed_rows(groups: list, message: str) -> list[dict]:
+def _failed_rows(groups: list[list[PackedJob]], message: str) -> list[Row]:
     """Error rows for a batch that never reached score_batch (from the packed form: no metric object needed)."""
-    rows = []
+    rows: list[Row] = []
     for group in groups:
         for rec, sha, prompt, name, _params, key in group:
             version = _metric_version(name)
@@ -150,7 +159,7 @@ def _metric_version(name: str) -> str:
         return "?"
 
 
-def absorb(report: BatchReport, ctx, stage_seconds: dict) -> None:
+def absorb(report: BatchReport, ctx: StageContext, stage_seconds: dict[str, float]) -> None:
     """Fold a worker's report into the driver: its loaded models into run.json's record, where its stages ran into
     the driver's context (read by `stage_devices`), and its stage times into the run's totals."""
     for name, entry in report.models.items():

@@ -2,6 +2,27 @@
 from __future__ import annotations
 
 import os
+from typing import Protocol
+
+
+class ExecutorOptions(Protocol):
+    """What the executors read of the run's configuration (runner.ScoreConfig, which imports them)."""
+
+    @property
+    def executor(self) -> str: ...        # local or ray
+    @property
+    def device(self) -> str: ...
+    @property
+    def cpu_workers(self) -> int | None: ...
+    @property
+    def workers(self) -> int: ...         # decoding processes
+    @property
+    def prefetch(self) -> int: ...
+    @property
+    def max_pixels(self) -> int: ...
+    @property
+    def ray_address(self) -> str | None: ...
+
 
 BATCHES_PER_WORKER = 2   # the pool pays a model load per worker: with the default worker count, runs this short stay in-process
 
@@ -14,7 +35,7 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def local_workers(cfg, n_batches: int, warm: bool) -> int:
+def local_workers(cfg: ExecutorOptions, n_batches: int, warm: bool) -> int:
     """Processes the local executor uses. An explicit `--cpu-workers` is obeyed; the default (usable cores) applies
     to CPU runs long enough to pay a model load per worker; on a GPU every worker would hold its own copy of the
     models, so a GPU run stays in one process unless asked. `vistar bench` (warm models) always runs in-process."""
