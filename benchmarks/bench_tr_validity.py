@@ -38,7 +38,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features.ocr import STAGE
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
@@ -91,7 +92,7 @@ PLAIN = ("CALL 555-0199 NOW", "OPEN 24/7!", "Don't Panic, Stay Calm.", "Hello Wo
 
 def plain() -> None:
     ontology = Ontology.load(None)
-    params, ctx = ontology.metric_params("TR"), StageContext(features=ontology.data["features"])
+    params, ctx = metric_params(ontology, "TR"), StageContext(features=ontology.data["features"])
 
     def ladder(expected: str, draw) -> tuple[float, bool]:
         s = {}
@@ -122,7 +123,7 @@ def plain() -> None:
 
 def backgrounds_bench(args) -> None:
     ontology = Ontology.load(None)
-    params = ontology.metric_params("TR")
+    params = metric_params(ontology, "TR")
     bgs = backgrounds()
     items = cases(args.n, args.seed, bgs)
     for space_prob in args.space_prob:
@@ -199,14 +200,14 @@ def stray_calibration(scored: list[dict]) -> None:
     from vistar.metrics.text_similarity import normalize_text, word_cost
     from vistar.metrics.tr import _strays
 
-    params = Ontology.load(None).metric_params("TR")
+    params = metric_params(Ontology.load(None), "TR")
     for angle in (4.0, 6.0, 8.0, 10.0, 15.0):
         counts = {"word": 0, "not": 0}
         for case in scored:
             asked = normalize_text(case["expected"]).split()
             for ocr in case["ocr"].values():
-                lines = [ln for ln in ocr.lines if ln.confidence >= float(params["min_confidence"])]
-                for k in _strays(lines, float(params["stray_confidence"]), angle):
+                lines = [ln for ln in ocr.lines if ln.confidence >= float(params.min_confidence)]
+                for k in _strays(lines, float(params.stray_confidence), angle):
                     words = normalize_text(lines[k].text).split()
                     counts["word" if words and all(min(word_cost(w, a) for a in asked) <= 0.5 for w in words) else "not"] += 1
         print(f"stray_angle {angle:4.1f}: drops {counts['word']} readings that are words of the poster, {counts['not']} that are not")

@@ -7,7 +7,8 @@ import pytest
 from skimage import data
 
 from tests.fetched_weights import fetched_person_weights
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features import faces, pose
 from vistar.features.faces import MediaPipeFaceDetector
 from vistar.features.persons import SSDPersonDetector, iou
@@ -37,7 +38,7 @@ def count(image: np.ndarray, model_paths: dict) -> tuple[int, dict]:
     item = StageInput(np.ascontiguousarray(image), None, {}, {})
     item.deps["faces"] = faces.STAGE.compute([item], ctx)[0]
     feats = {"faces": item.deps["faces"], "pose": pose.STAGE.compute([item], ctx)[0]}
-    result = METRIC.fn(feats, {"count": 1}, ONTO.metric_params("CPA"), None)
+    result = METRIC.fn(feats, {"count": 1}, metric_params(ONTO, "CPA"), None)
     return result.details["n_detected"], result.details
 
 

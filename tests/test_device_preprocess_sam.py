@@ -17,7 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from vistar.engine.registry import StageContext, StageInput  # noqa: E402
+from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.features import panels, subject_masks  # noqa: E402
 from vistar.features.subject_masks import processor_inputs  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402

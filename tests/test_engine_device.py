@@ -10,9 +10,9 @@ import torch
 from PIL import Image
 
 from tests import engine_plugins
-from vistar.engine.device import DeviceUnavailable, resolve_device
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.engine.runner import ScoreConfig, run_score
+from vistar.runtime.device import DeviceUnavailable, resolve_device
 
 
 def gpus(monkeypatch, names: list[str]):
@@ -76,9 +76,9 @@ def test_ocr_reports_where_its_sessions_run_not_where_it_was_asked(monkeypatch):
     """provider: cuda on a run given the GPU, with an onnxruntime that has no CUDA provider: the stage ran on cpu."""
     import onnxruntime
 
-    from vistar.engine.device import stage_devices
     from vistar.features.ocr import STAGE
     from vistar.ontology import Ontology
+    from vistar.runtime.device import stage_devices
 
     monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
     features = Ontology.load(None).data["features"]

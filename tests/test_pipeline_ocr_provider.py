@@ -6,12 +6,12 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from vistar.engine.device import onnxruntime_provider
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput, parse
 from vistar.features.ocr import STAGE, OcrSettings
 from vistar.models import provenance
 from vistar.models.provenance import loaded_models
 from vistar.ontology import Ontology
+from vistar.runtime.device import onnxruntime_provider
 from vistar.synth.text import render_text
 
 
@@ -21,10 +21,10 @@ def _providers(monkeypatch, available, device):
 
 
 def test_cpu_is_the_default_and_needs_no_note():
-    assert OcrSettings.from_params({}).provider == "cpu"
+    assert parse(OcrSettings, {}, "features.ocr").provider == "cpu"
     assert onnxruntime_provider("cpu", "cuda") == ("CPUExecutionProvider", None)
-    with pytest.raises(ValueError, match="features.ocr.provider must be 'cpu' or 'cuda', got 'tensorrt'"):
-        OcrSettings.from_params({"provider": "tensorrt"})
+    with pytest.raises(ValueError, match="features.ocr.provider: must be one of 'cpu', 'cuda', not 'tensorrt'"):
+        parse(OcrSettings, {"provider": "tensorrt"}, "features.ocr")
 
 
 def test_cuda_needs_the_gpu_device_and_the_onnxruntime_provider(monkeypatch):

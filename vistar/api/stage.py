@@ -1,11 +1,17 @@
-"""What a feature stage is: a named, versioned, batched function of images (one output per image)."""
+"""What a feature stage is: a named, versioned, batched function of images (one output per image), and the
+run-wide context every stage receives."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, TypeVar
 
 import numpy as np
+
+from .params import parse
+
+P = TypeVar("P")
+DEFAULT_SEED = 0
 
 
 @dataclass
@@ -21,18 +27,42 @@ class StageInput:
     source: Path | None = None
 
 
+class JudgeSettings(Protocol):
+    """What the engine reads of the judge's settings (`vistar.vlm.config.JudgeConfig`, which the judge layer owns)."""
+
+    @property
+    def key_env(self) -> str | None: ...   # the environment variable holding the API key (its name, never the key)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Run-time settings from the command line that stages read (their parameters come from the ontology)."""
+
+    seed: int = DEFAULT_SEED           # torch's seed, and the random-init stand-ins' (`vistar bench --random-init`)
+    random_init: bool = False          # `vistar bench --random-init`: a missing weight becomes a random-init model
+    judge: JudgeSettings | None = None   # the VLM judge (`--judge-url`, `--judge-model`, `--judge-config`, ...)
+    hwpq_dir: str | None = None        # the HWPQ questionnaires' folder (`--hwpq-dir`)
+    data_dir: str | None = None        # a judge protocol's public data folder (`--data-dir`)
+    upstream_dir: str | None = None    # a checkout of a benchmark's repository (`--upstream`)
+    # {protocol name: its items}, loaded once by a `--suite` run and shipped to every scoring process
+    benchmark_items: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class StageContext:
     """Run-wide settings and the cache of loaded models shared by all batches."""
 
     device: str = "cpu"
     model_paths: dict[str, str] = field(default_factory=dict)
-    features: dict[str, Any] = field(default_factory=dict)    # ontology `features:` section: per-stage parameters
-    options: dict[str, Any] = field(default_factory=dict)     # run-time settings from the CLI (e.g. a judge endpoint)
-    cache: dict[str, Any] = field(default_factory=dict)
+    features: dict[str, Any] = field(default_factory=dict)    # ontology `features:` section: each stage's block
+    options: RunOptions = field(default_factory=RunOptions)
+    judge_ledger: Any = None     # the judge's calls and cost (vistar.vlm.prices.Ledger), summed over the run
+    stage_devices: dict[str, str] = field(default_factory=dict)   # where a stage said it ran (runtime.device.ran_on)
+    cache: dict[str, Any] = field(default_factory=dict)           # loaded models, by key (`model`)
 
-    def params(self, stage: str) -> dict[str, Any]:
-        return dict(self.features.get(stage) or {})
+    def params(self, stage: str, kind: type[P]) -> P:
+        """`features.<stage>` parsed into the stage's parameter dataclass (checked when the run was planned)."""
+        return parse(kind, self.features.get(stage), f"features.{stage}")
 
     def model(self, key: str, loader: Callable[[], Any]) -> Any:
         """Load once per run, reuse for every batch."""
@@ -48,5 +78,6 @@ class FeatureStage:
     compute: Callable[[list[StageInput], StageContext], list[Any]]  # one output per input; an Exception marks a per-image failure
     requires: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
-    # raises ValueError for bad `features.<name>` values: run before any image, not as an error on every row
-    check_params: Callable[[dict[str, Any]], Any] | None = None
+    # the frozen dataclass `features.<name>` is parsed into (vistar.api.params), checked when the run is planned;
+    # None: the stage reads no parameters
+    params: type[Any] | None = None

@@ -28,15 +28,16 @@ def bench(
     """Benchmark every feature stage and metric the prompts need."""
     from ..engine.bench import run_bench
     from ..engine.bench_inputs import load_items
-    from ..engine.device import resolve_device
+    from ..engine.params import check_params
     from ..ontology import Ontology, OntologyError
+    from ..runtime.device import resolve_device
 
     try:  # as `vistar score` does: a GPU the machine lacks is refused naming what was found, before any work
         used = resolve_device(device)
     except ValueError as exc:
         fail(str(exc))
     try:
-        Ontology.load(ontology)   # a bad file fails here, before any image is made
+        check_params(Ontology.load(ontology))   # a bad file fails here, before any image is made
         items = load_items(prompts, images, n, size)
         sizes = [int(b) for b in batch_sizes.split(",") if b.strip()]
     except (OntologyError, ValueError) as exc:

@@ -19,17 +19,22 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..api import FeatureStage, Metric, RunOptions, StageContext, StageInput
 from ..models.errors import MissingWeightError, as_missing_dependency
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from ..prompts_dsl import resolved_controls
 from . import registry
+from .batch import Features
 from .bench_inputs import Item, Workload, write_workload
 from .images import load_rgb
+from .params import metric_params
 from .plan import metric_names
 from .runmeta import hardware, versions
 from .runner import ScoreConfig, run_score
@@ -61,8 +66,8 @@ def _sync(device: str) -> None:
         sys.modules["torch"].cuda.synchronize()
 
 
-def _inputs(items: list[Item], feats: list[dict], stage: registry.FeatureStage, ontology) -> list[registry.StageInput]:
-    return [registry.StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology), {d: f[d] for d in stage.requires})
+def _inputs(items: list[Item], feats: list[Features], stage: FeatureStage, ontology: Ontology) -> list[StageInput]:
+    return [StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology), {d: f[d] for d in stage.requires})
             for it, f in zip(items, feats)]
 
 
@@ -71,7 +76,7 @@ def _wanted(item: Item) -> set[str]:
     return set(registry.stage_order({f for m in registry.metrics_for_prompt(item.prompt) for f in registry.metric(m).all_features}))
 
 
-def _timed(fn, device: str) -> float:
+def _timed(fn: Callable[[], object], device: str) -> float:
     _sync(device)
     start = time.perf_counter()
     fn()
@@ -90,11 +95,11 @@ def _gpu_reset(device: str) -> None:
 
 def _gpu_peak(device: str) -> float | None:
     if device.startswith("cuda") and "torch" in sys.modules:
-        return sys.modules["torch"].cuda.max_memory_allocated() / 2**20
+        return float(sys.modules["torch"].cuda.max_memory_allocated()) / 2**20
     return None
 
 
-def _flops(fn) -> float | None:
+def _flops(fn: Callable[[], object]) -> float | None:
     """FLOPs of one call, when the stage runs torch ops (None for onnxruntime/numpy stages)."""
     if "torch" not in sys.modules:
         return None
@@ -112,12 +117,12 @@ def _peak(device: str) -> float | None:
     return next((v for k, v in PEAK_BF16.items() if k in name), None)
 
 
-def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, batch_sizes: list[int],
+def bench_stage(name: str, items: list[Item], feats: list[Features], ctx: StageContext, ontology: Ontology, batch_sizes: list[int],
                 repeats: int) -> StageReport:
     stage = registry.feature_stage(name)
     rep = StageReport(name)
     inputs = _inputs(items, feats, stage, ontology)
-    outputs: list = []
+    outputs: list[Any] = []
     try:   # warm-up on one image (loads the model, compiles, fills caches), then the shared outputs of all
         rep.first_call_ms = 1000 * _timed(lambda: outputs.extend(stage.compute(inputs[:1], ctx)), ctx.device)
         outputs.extend(stage.compute(inputs[1:], ctx) if len(inputs) > 1 else [])
@@ -134,11 +139,11 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
         f[name] = out
     failed = [out for out in outputs if isinstance(out, BaseException)]
     if failed and len(failed) == len(outputs):   # a stage that returns its failure per image (a missing weight)
-        missing = next((out for out in failed if isinstance(out, MissingWeightError)), None)
-        rep.status, rep.note = ("skipped", str(missing)) if missing else ("error", f"{type(failed[0]).__name__}: {failed[0]}")
+        weight = next((out for out in failed if isinstance(out, MissingWeightError)), None)
+        rep.status, rep.note = ("skipped", str(weight)) if weight else ("error", f"{type(failed[0]).__name__}: {failed[0]}")
         return rep
     _gpu_reset(ctx.device)
-    lat = [_timed(lambda i=i: stage.compute(inputs[i:i + 1], ctx), ctx.device)
+    lat = [_timed(partial(stage.compute, inputs[i:i + 1], ctx), ctx.device)
            for _ in range(repeats) for i in range(len(inputs))]
     rep.p50_ms = 1000 * statistics.median(lat)
     rep.p95_ms = 1000 * float(np.percentile(lat, 95))
@@ -146,7 +151,7 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
         chunks = [inputs[i:i + bs] for i in range(0, len(inputs), bs)]
         secs = min(_timed(lambda: [stage.compute(c, ctx) for c in chunks], ctx.device) for _ in range(max(1, repeats // 2)))
         rep.throughput[bs] = len(inputs) / secs
-    rep.best_batch = max(rep.throughput, key=rep.throughput.get)
+    rep.best_batch = max(rep.throughput, key=lambda bs: rep.throughput[bs])
     rep.flops_per_image = _flops(lambda: stage.compute(inputs[:1], ctx))
     peak = _peak(ctx.device)
     if rep.flops_per_image and peak:
@@ -155,13 +160,13 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
     return rep
 
 
-def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], ontology, repeats: int) -> dict:
+def bench_metric(metric: Metric, items: list[Item], feats: list[Features], ontology: Ontology, repeats: int) -> dict[str, Any]:
     mine = [(it, f) for it, f in zip(items, feats) if metric.name in registry.metrics_for_prompt(it.prompt)]
     missing = [n for n in metric.features if any(isinstance(f.get(n), BaseException) or n not in f for _, f in mine)]
     if not mine or missing:
         return {"metric": metric.name, "status": "skipped",
                 "note": "no prompt for this angle" if not mine else f"features unavailable: {', '.join(missing)}"}
-    params = ontology.metric_params(metric.name)
+    params = metric_params(ontology, metric)
     calls = [(lambda it=it, f=f: metric.fn(metric.inputs(f), resolved_controls(it.prompt, ontology), params, it.prompt))
              for it, f in mine]
     first = [_timed(c, "cpu") for c in calls]   # warm-up: a JIT kernel compiles (or loads its cache) on its first call
@@ -171,7 +176,7 @@ def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], 
             "timed_after_warmup": True}
 
 
-def naive_seconds(items: list[Item], paths: list[Path], ctx, ontology) -> list[float]:
+def naive_seconds(items: list[Item], paths: list[Path], ctx: StageContext, ontology: Ontology) -> list[float]:
     """Seconds per image when each image is scored alone, each metric decoding it from disk and recomputing its own
     feature chain (no sharing, no batching): how independent per-metric scripts score. Models are already loaded."""
     per_image = []
@@ -179,17 +184,17 @@ def naive_seconds(items: list[Item], paths: list[Path], ctx, ontology) -> list[f
         total = 0.0
         for mname in registry.metrics_for_prompt(it.prompt):
             metric = registry.metric(mname)
-            feats: dict = {}
+            feats: Features = {}
 
-            def run_chain():
+            def run_chain() -> None:
                 image = load_rgb(path)
                 for sname in registry.stage_order(set(metric.all_features)):
                     stage = registry.feature_stage(sname)
-                    inp = registry.StageInput(image, it.prompt, resolved_controls(it.prompt, ontology),
+                    inp = StageInput(image, it.prompt, resolved_controls(it.prompt, ontology),
                                               {d: feats[d] for d in stage.requires})
                     feats[sname] = stage.compute([inp], ctx)[0]
                 metric.fn(metric.inputs(feats), resolved_controls(it.prompt, ontology),
-                          ontology.metric_params(mname), it.prompt)
+                          metric_params(ontology, metric), it.prompt)
             total += _timed(run_chain, ctx.device)
         per_image.append(total)
     return per_image
@@ -202,7 +207,8 @@ def stage_calls(items: list[Item]) -> tuple[int, int]:
     return naive, sum(len(_wanted(it)) for it in items)
 
 
-def engine_end_to_end(work: Workload, out: Path, ctx, ontology_file: Path | None, batch: int) -> tuple[float, dict]:
+def engine_end_to_end(work: Workload, out: Path, ctx: StageContext, ontology_file: Path | None,
+                      batch: int) -> tuple[float, dict[str, int]]:
     """Seconds of a real `run_score` over the workload files into the fresh folder OUT, with `vistar score`'s
     defaults but BATCH and the bench's warm context (models loaded, options such as random_init as asked), and
     the status counts of the rows it wrote."""
@@ -216,7 +222,8 @@ def _rate(images: int, seconds: float) -> float | None:
     return images / seconds if images > 0 and seconds > 0 else None
 
 
-def compare(items: list[Item], ctx, ontology, ontology_file: Path | None, batch: int) -> dict:
+def compare(items: list[Item], ctx: StageContext, ontology: Ontology, ontology_file: Path | None,
+            batch: int) -> dict[str, Any]:
     """Naive loop vs the engine, both reading the same files on warm models (neither includes process start or
     model loading). Besides the totals, steady-state images/s: the naive loop without its first image, the engine
     as the marginal rate between a run over the first quarter of the images and a run over all of them, which
@@ -246,14 +253,15 @@ def compare(items: list[Item], ctx, ontology, ontology_file: Path | None, batch:
                          "neither": "process start, imports, model loading"}}
 
 
-def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8), repeats: int = 3,
-              ontology_file: Path | None = None, model_paths: dict | None = None, random_init: bool = False) -> dict:
+def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes: Sequence[int] = (1, 2, 4, 8), repeats: int = 3,
+              ontology_file: Path | None = None, model_paths: dict[str, str] | None = None,
+              random_init: bool = False) -> dict[str, Any]:
     ontology = Ontology.load(ontology_file)
-    ctx = registry.StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
-                                options={"random_init": random_init})
+    ctx = StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
+                       options=RunOptions(random_init=random_init))
     metrics = sorted({m for it in items for m in registry.metrics_for_prompt(it.prompt)})
     needed = {f for m in metrics for f in registry.metric(m).all_features}
-    feats = [dict() for _ in items]
+    feats: list[Features] = [dict() for _ in items]
     wanted = [_wanted(it) for it in items]
     stages = []
     for name in registry.stage_order(needed):

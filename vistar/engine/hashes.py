@@ -58,7 +58,7 @@ def hash_files(paths: list[Path], run_dir: Path, threads: int = 4, verify: bool 
         else:
             todo.append(path)
 
-    def one(path: Path):
+    def one(path: Path) -> str | OSError:
         try:
             return file_sha256(path)
         except OSError as exc:

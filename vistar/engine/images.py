@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
@@ -28,16 +29,17 @@ _SAMPLE_RE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
 ImageFile.LOAD_TRUNCATED_IMAGES = False
 
 
-def _pil_open(path):
+def _pil_open(path: str | Path) -> Image.Image:
     """Pillow's own `Image.open`: some libraries (ultralytics) replace it globally on import with a wrapper that
     tries to pip-install a HEIF plugin when a file is not an image; decoding here must stay offline and uniform."""
     opener = Image.open
     while getattr(opener, "__module__", "PIL.Image") != "PIL.Image" and "_image_open" in getattr(opener, "__globals__", {}):
         opener = opener.__globals__["_image_open"]
-    return opener(path)
+    image: Image.Image = opener(path)
+    return image
 
 
-def _open_without_bomb_limit(path):
+def _open_without_bomb_limit(path: str | Path) -> Image.Image:
     """Open (header only) with Pillow's decompression-bomb limit lifted for this call only: `load_rgb` enforces its
     own `max_pixels` before decoding, and must see a 20000x20000 JPEG's size to draft-decode it. The process-wide
     limit stays in force for everyone else."""
@@ -137,7 +139,7 @@ def printable_path(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _from_layout(root: Path, model_dirs: list[Path], unmatched: dict[str, str]):
+def _from_layout(root: Path, model_dirs: list[Path], unmatched: dict[str, str]) -> Iterator[ImageRecord]:
     for path in sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTS):
         unmatched[printable_path(path.name)] = "not inside a <model>/ folder"
     for model_dir in model_dirs:
@@ -149,7 +151,7 @@ def _from_layout(root: Path, model_dirs: list[Path], unmatched: dict[str, str]):
                 yield ImageRecord(path, rel, printable_path(model_dir.name), stem, 0)
 
 
-def _from_manifest(root: Path, manifest, unmatched: dict[str, str]):
+def _from_manifest(root: Path, manifest: str | Path, unmatched: dict[str, str]) -> Iterator[ImageRecord]:
     """Rows of the manifest; `image` is relative to IMAGES (or absolute). A bad row is reported, not fatal.
     Column names are matched without case or surrounding spaces (`Image, Prompt_ID` works)."""
     data = Path(manifest).read_bytes()

@@ -18,6 +18,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -83,7 +84,7 @@ def merge_runs(sources: list[Path], out: Path, *, partial: bool = False, command
 
 
 @contextlib.contextmanager
-def _source_lock(src: Path):
+def _source_lock(src: Path) -> Iterator[None]:
     """The lock `vistar score` holds on a run folder: a run resuming in a source would change it mid-read."""
     if not (src / "run.json").is_file():
         raise MergeError(f"{src}: not a run folder (no run.json); give folders written by `vistar score`")
@@ -97,7 +98,7 @@ def _source_lock(src: Path):
         yield
 
 
-def _meta(src: Path) -> dict:
+def _meta(src: Path) -> dict[str, Any]:
     try:
         meta = json.loads((src / "run.json").read_text())
     except (OSError, ValueError) as exc:
@@ -107,7 +108,7 @@ def _meta(src: Path) -> dict:
     return meta
 
 
-def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> list[int]:
+def _check_compatible(sources: list[Path], metas: list[dict[str, Any]], partial: bool) -> list[int]:
     """Refuse runs whose rows do not belong in one tensor; returns the missing shard numbers (allowed if partial)."""
     unfinished = [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") != "complete"]
     if unfinished and not partial:
@@ -123,15 +124,16 @@ def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> 
             _same(f"{key}.{name}", [s for s, _ in values], [v for _, v in values])
     if not any(shards):
         return []
-    if not all(shards) or len({s["count"] for s in shards}) > 1:
+    records: list[dict[str, Any]] = [s for s in shards if s]
+    if len(records) < len(shards) or len({s["count"] for s in records}) > 1:
         raise MergeError("shards of different splits (or sharded with unsharded runs): "
                          + "; ".join(f"{src}: {label(s) or 'no shard'}" for src, s in zip(sources, shards)))
     seen: dict[int, Path] = {}
-    for src, shard in zip(sources, shards):
+    for src, shard in zip(sources, records):
         if shard["index"] in seen:
             raise MergeError(f"shard {label(shard)} given twice: {seen[shard['index']]} and {src}")
         seen[shard["index"]] = src
-    count = shards[0]["count"]
+    count = records[0]["count"]
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing and not partial:
         raise MergeError(f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing; "
@@ -139,16 +141,16 @@ def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> 
     return missing
 
 
-def _same(key: str, sources: list[Path], values: list) -> None:
+def _same(key: str, sources: list[Path], values: list[Any]) -> None:
     if len({json.dumps(v, sort_keys=True) for v in values}) > 1:
         listing = "; ".join(f"{src}: {value!r}" for src, value in zip(sources, values))
         raise MergeError(f"the runs differ in {key}, so their rows are not one evaluation ({listing})")
 
 
-def _merged_models(sources: list[Path], metas: list[dict]) -> dict:
+def _merged_models(sources: list[Path], metas: list[dict[str, Any]]) -> dict[str, Any]:
     """Union of the runs' loaded weights. The same weight with another sha256, or run another way (e.g. OCR in
     bf16 on one machine and fp32 on another, which keeps the row key), means other numbers: refused."""
-    models: dict = {}
+    models: dict[str, Any] = {}
     origin: dict[str, Path] = {}
     for src, meta in zip(sources, metas):
         for name, entry in (meta.get("models") or {}).items():
@@ -202,10 +204,10 @@ def _merged_problems(sources: list[Path]) -> list[str]:
     return lines
 
 
-def _merged_meta(sources: list[Path], metas: list[dict], models: dict, summary: MergeSummary, partial: bool,
-                 command: str) -> dict:
-    def union(key: str) -> dict:
-        out: dict = {}
+def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[str, Any], summary: MergeSummary, partial: bool,
+                 command: str) -> dict[str, Any]:
+    def union(key: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for meta in metas:
             out.update(meta.get(key) or {})
         return dict(sorted(out.items()))

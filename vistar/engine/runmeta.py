@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import FrameType
+from typing import Any, Iterator, NoReturn
 
 from ..atomic import write_text_atomic
 
@@ -28,8 +30,8 @@ def versions() -> dict[str, str]:
     return out
 
 
-def hardware() -> dict:
-    info = {"platform": platform.platform(), "machine": platform.machine(), "processor": platform.processor(),
+def hardware() -> dict[str, Any]:
+    info: dict[str, Any] = {"platform": platform.platform(), "machine": platform.machine(), "processor": platform.processor(),
             "cpu_count": os.cpu_count()}
     try:
         pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
@@ -43,7 +45,7 @@ def hardware() -> dict:
     return info
 
 
-def write_json_atomic(path: str | Path, payload: dict) -> None:
+def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
     write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True, default=str))
 
 
@@ -56,14 +58,14 @@ class Interrupted(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def sigterm_interrupts():
+def sigterm_interrupts() -> Iterator[None]:
     """Within: SIGTERM raises `Interrupted` (the default would end the process with no word in run.json).
     Only the main thread can take signals; elsewhere this changes nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def stop(signum, frame):
+    def stop(signum: int, frame: FrameType | None) -> NoReturn:
         raise Interrupted(signum)
 
     previous = signal.signal(signal.SIGTERM, stop)
@@ -110,7 +112,7 @@ def run_status_notes(run_dir: Path) -> list[str]:
                 "interrupted": (f"it was stopped by {(meta.get('interrupted') or {}).get('signal', 'a signal')}; rerun "
                                 "the same `vistar score` command to finish it"),
                 "partial": "it was merged with `vistar merge --partial` from an incomplete set of runs"}.get(
-                    status, "the run did not finish")
+                    str(status), "the run did not finish")
         note = f"The run is not complete (run.json status: {status!r}): {what}; its scores cover only part of the work."
         missing = _list(meta.get("missing_shards"))
         merged_from = [m for m in _list(meta.get("merged_from")) if isinstance(m, dict)]
@@ -143,10 +145,10 @@ def run_provenance(run_dir: Path) -> list[str]:
     lines = []
     device, asked = meta.get("device"), meta.get("device_requested")
     if device:
-        stages = meta.get("stage_devices") if isinstance(meta.get("stage_devices"), dict) else {}
+        stages: dict[str, str] = meta["stage_devices"] if isinstance(meta.get("stage_devices"), dict) else {}
         where = "; stages: " + ", ".join(f"{name} on {dev}" for name, dev in sorted(stages.items())) if stages else ""
         lines.append(f"Device: {device}" + (f" (--device {asked})" if asked and asked != device else "") + where + ".")
-    models = meta.get("models") if isinstance(meta.get("models"), dict) else {}
+    models: dict[str, Any] = meta["models"] if isinstance(meta.get("models"), dict) else {}
     for name, entry in sorted(models.items()):
         if isinstance(entry, dict) and entry.get("provider"):
             note = f" ({entry['note']})" if entry.get("note") else ""
@@ -154,6 +156,6 @@ def run_provenance(run_dir: Path) -> list[str]:
     return lines
 
 
-def _list(value) -> list:
+def _list(value: object) -> list[Any]:
     """A run.json field that should be a list (a hand-edited or foreign file may hold anything)."""
     return value if isinstance(value, list) else [] if value is None else [value]

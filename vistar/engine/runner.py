@@ -17,20 +17,25 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
+from ..api import RunOptions, StageContext
 from ..atomic import write_text_atomic
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
+from ..runtime.device import prepare_process, resolve_device, stage_devices
 from ..textsafe import escape_unsafe, json_escape
-from . import registry, shards
-from .device import prepare_process, resolve_device, stage_devices
+from . import shards
 from .executors import open_executor
-from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
-from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
+from .images import DEFAULT_MAX_PIXELS, ImageRecord, Mapping, discover, file_sha256
+from .params import check_params
+from .plan import Job, Problem, RunSummary, Scorer, load_prompts, plan_run, stage_versions
 from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
+
+Progress = Callable[[int, int], None] | None   # (images done, images to do), after each batch
+T = TypeVar("T")
 
 
 @dataclass
@@ -50,25 +55,26 @@ class ScoreConfig:
     max_pixels: int = DEFAULT_MAX_PIXELS
     retry_errors: bool = False
     verify: bool = False          # re-hash every image, trusting no cached hash (`--verify`)
-    options: dict = field(default_factory=dict)
+    options: RunOptions = field(default_factory=RunOptions)
+    judge_ledger: Any = None      # collects the judge's calls and cost (vistar.vlm.prices.Ledger), for the CLI's report
     command: str = ""
     shard: Shard | None = None    # score only this shard's images (docs/engine.md, "Sharding")
     device_requested: str = ""     # what --device said (`auto`), set by run_score
     executor: str = "local"        # local or ray (docs/scaling.md)
     cpu_workers: int | None = 1    # local: scoring processes (None: usable cores for long CPU runs); ray: actors
     ray_address: str | None = None  # --executor ray: `auto` or HOST:PORT of a running cluster (None: start one here)
-    recorded: dict = field(default_factory=dict)  # what run.json also says, from the caller (e.g. judge_templates)
+    recorded: dict[str, Any] = field(default_factory=dict)  # what run.json also says, from the caller (e.g. judge_templates)
 
 
 class RunLocked(RuntimeError):
     pass
 
 
-def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = None, *,
-              warm: registry.StageContext | None = None) -> RunSummary:
+def run_score(cfg: ScoreConfig, progress: Progress = None, *,
+              warm: StageContext | None = None) -> RunSummary:
     """`warm`: a stage context whose models are already loaded, so `vistar bench` can time a run without model
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
-    if cfg.options.get("random_init"):   # random weights give meaningless scores: a `vistar bench` option only
+    if cfg.options.random_init:   # random weights give meaningless scores: a `vistar bench` option only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
     if cfg.executor == "ray" and cfg.ray_address and cfg.device != "cpu":   # the cluster's GPUs count, not this machine's
         from .executors.ray_exec import check_cluster_device, cluster_device, ray_session
@@ -79,7 +85,7 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
     return _run_on(cfg, resolve_device(cfg.device), progress, warm)
 
 
-def _run_on(cfg: ScoreConfig, device: str, progress, warm: registry.StageContext | None) -> RunSummary:
+def _run_on(cfg: ScoreConfig, device: str, progress: Progress, warm: StageContext | None) -> RunSummary:
     """The run on DEVICE, the device `--device` resolved to (no GPU: refused before this, nothing written)."""
     cfg = replace(cfg, device=device, device_requested=cfg.device_requested or cfg.device)
     if warm is not None and warm.device != cfg.device:
@@ -88,6 +94,7 @@ def _run_on(cfg: ScoreConfig, device: str, progress, warm: registry.StageContext
     ontology = Ontology.load(cfg.ontology, overrides=[cfg.weights] if cfg.weights else None)
     if warm is not None and warm.features != (ontology.data.get("features") or {}):
         raise ValueError("warm context holds other stage parameters than this run's ontology")
+    check_params(ontology)   # an unknown key or a wrong type in a metric's or stage's block: refused here
     cfg = replace(cfg, angles=canonical_angles(cfg.angles, ontology))
     cfg.out.mkdir(parents=True, exist_ok=True)
     lock = open(cfg.out / ".lock", "a+")
@@ -123,7 +130,7 @@ def canonical_angles(angles: list[str] | None, ontology: Ontology) -> list[str] 
     return list(dict.fromkeys(by_fold[a.casefold()] for a in angles))
 
 
-def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.StageContext | None) -> RunSummary:
+def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: StageContext | None) -> RunSummary:
     if cfg.executor == "local":
         from .executors.local import may_use_pool, start_forkserver
 
@@ -152,11 +159,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records)}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
-    try:
-        jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
-    except StageParamsError as exc:  # before any row is written: a bad value would fail every image's row
-        sources = ", ".join(str(p) for p in (cfg.ontology, cfg.weights) if p) or "the default ontology"
-        raise ValueError(f"{sources}: {exc}") from None
+    jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
     meta["metric_versions"] = {n: s.metric.version for n, s in sorted(scorers.items()) if s.metric}
     meta["stage_versions"] = stage_versions(scorers)
     _write_problems(cfg.out, summary.problems)
@@ -165,8 +168,9 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     summary.count(rows)
 
     prepare_process(cfg.device)  # before any stage initialises CUDA
-    ctx = warm if warm is not None else registry.StageContext(
-        device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options)
+    ctx = warm if warm is not None else StageContext(
+        device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options,
+        judge_ledger=cfg.judge_ledger)
     groups = _group_by_image(jobs)
     done = 0
     if progress:
@@ -189,7 +193,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     return summary
 
 
-def _previous_meta(out: Path) -> dict | None:
+def _previous_meta(out: Path) -> dict[str, Any] | None:
     """The run.json an earlier run left in `out` (None when there is none, or it is unreadable)."""
     try:
         old = json.loads((out / "run.json").read_text())
@@ -198,7 +202,7 @@ def _previous_meta(out: Path) -> dict | None:
     return old if isinstance(old, dict) else None
 
 
-def _check_same_shard(cfg: ScoreConfig, previous: dict | None) -> None:
+def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
     """A run folder holds one shard's rows (or all): resuming it as another would mix them."""
     if previous is None:
         return
@@ -208,11 +212,11 @@ def _check_same_shard(cfg: ScoreConfig, previous: dict | None) -> None:
                          "Use another --out for another shard")
 
 
-def _shard_text(record: dict | None) -> str:
+def _shard_text(record: dict[str, int] | None) -> str:
     return f"--shard {shards.label(record)}" if record else "no --shard"
 
 
-def _models_missing_images(mapping, wanted: set[str]) -> list[dict]:
+def _models_missing_images(mapping: Mapping, wanted: set[str]) -> list[Problem]:
     """A model without an image for prompts other models answered: a generation that stopped half-way, or an
     empty folder. Its means cover other prompts than its rivals', so it is said, once per model."""
     has: dict[str, set[str]] = {model: set() for model in mapping.models}
@@ -239,13 +243,13 @@ def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
     return list(groups.values())
 
 
-def _batches(items: list, size: int) -> Iterable[list]:
+def _batches(items: list[T], size: int) -> Iterable[list[T]]:
     size = max(1, size)
     for i in range(0, len(items), size):
         yield items[i:i + size]
 
 
-def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
+def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict[str, Any] | None) -> dict[str, Any]:
     previous = [] if old is None else (
         old.get("history", []) + [{k: old.get(k) for k in ("command", "started", "finished", "status")}])
     prompts_sha = file_sha256(cfg.prompts) if Path(cfg.prompts).is_file() else None
@@ -261,7 +265,7 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
             "shard": cfg.shard.record if cfg.shard else None, **cfg.recorded}
 
 
-def _write_problems(out: Path, problems: list[dict]) -> None:
+def _write_problems(out: Path, problems: list[Problem]) -> None:
     """One JSON object per line; the raw text is kept, with every character the CLI would escape (`textsafe`)
     `\\u`-escaped (json escapes only those below 0x20), so `cat problems.jsonl` cannot drive the terminal."""
     lines = (escape_unsafe(json.dumps(p, ensure_ascii=False), json_escape) for p in problems)

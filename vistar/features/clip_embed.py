@@ -7,22 +7,13 @@ processor (shortest side resized, centre crop), as CLIP was trained.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import autocast, batch_invariant, setup_torch, to_device
-from .hf_models import load_pretrained, pooled, torch_dtype
+from ..api import ClipEmbeddings, FeatureStage, StageContext, StageInput
+from ..runtime.device import autocast, batch_invariant, setup_torch, to_device
+from .hf_models import EmbedParams, load_pretrained, pooled, torch_dtype
 
 MODEL = "clip-vit-large-patch14"
-
-
-@dataclass(frozen=True)
-class ClipEmbeddings:
-    panel_vectors: np.ndarray   # (N, D) float32, projected image embeddings, panels in reading order
-    text_vectors: np.ndarray    # (M, D) float32, projected text embeddings of the sub-prompts
-    texts: tuple[str, ...]      # the M sub-prompts
 
 
 def shots_of(controls: dict) -> list[str]:
@@ -41,8 +32,8 @@ def _chunks(items: list, size: int):
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     import torch
 
-    params = ctx.params("clip_embed")
-    dtype, size = params.get("dtype", "float32"), int(params.get("batch_size", 64))
+    params = ctx.params("clip_embed", EmbedParams)
+    dtype, size = params.dtype, params.batch_size
     from transformers import CLIPModel, CLIPProcessor
     setup_torch(ctx)
     model, processor = ctx.model("clip_embed", lambda: load_pretrained(MODEL, ctx, CLIPModel, CLIPProcessor, dtype))
@@ -60,7 +51,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
         owners.append((i, len(layout), len(shots)))
     image_vecs, text_vecs = [], []
     max_tokens = model.config.text_config.max_position_embeddings   # fixed padding: same result in any batch
-    with torch.inference_mode(), autocast(ctx, "clip_embed"):   # features.clip_embed.precision: fp32 | bf16 | fp16
+    with torch.inference_mode(), autocast(ctx.device, params.precision):
         for chunk in _chunks(crops, size):
             pixels = to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device).to(torch_dtype(dtype))
             vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=pixels)
@@ -79,4 +70,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return outputs
 
 
-STAGE = FeatureStage(name="clip_embed", version="1", compute=_compute, requires=("panels",), models=(MODEL,))
+STAGE = FeatureStage(name="clip_embed", version="1", compute=_compute, requires=("panels",), models=(MODEL,),
+                     params=EmbedParams)

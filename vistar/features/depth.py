@@ -10,12 +10,13 @@ aspect ratio; a square input lets images of any shape share a batch and fits the
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import autocast, batch_invariant, images_to_tensor, setup_torch
 from ..models import load_model
+from ..runtime.device import Precision, autocast, batch_invariant, images_to_tensor, setup_torch
 
 
 class DptDepth:
@@ -53,15 +54,23 @@ def load_depth_model(name: str, ctx: StageContext) -> DptDepth:
                       lambda model, _: DptDepth(None, ctx.device, model))
 
 
+@dataclass(frozen=True)
+class DepthParams:
+    """`features.depth`."""
+
+    model: str = "dpt-hybrid-midas"
+    batch_size: int = 4
+    precision: Precision = "fp32"      # autocast: fp32 | bf16 | fp16
+
+
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
-    params = ctx.params("depth")
-    name = params.get("model", "dpt-hybrid-midas")
-    model = ctx.model(f"depth:{name}", lambda: load_depth_model(name, ctx))
-    size = max(1, int(params.get("batch_size", 4)))
+    params = ctx.params("depth", DepthParams)
+    model = ctx.model(f"depth:{params.model}", lambda: load_depth_model(params.model, ctx))
+    size = max(1, params.batch_size)
     out: list[np.ndarray] = []
-    for i in range(0, len(batch), size):  # features.depth.precision: fp32 (default) | bf16 | fp16
-        out += model([item.image for item in batch[i:i + size]], autocast(ctx, "depth"))
+    for i in range(0, len(batch), size):
+        out += model([item.image for item in batch[i:i + size]], autocast(ctx.device, params.precision))
     return out
 
 
-STAGE = FeatureStage(name="depth", version="dpt/1", compute=_compute, models=("dpt-hybrid-midas",))
+STAGE = FeatureStage(name="depth", version="dpt/1", compute=_compute, models=("dpt-hybrid-midas",), params=DepthParams)

@@ -7,21 +7,13 @@ storyboards are embedded together (in chunks of `batch_size`); the CLS embedding
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import autocast, batch_invariant, setup_torch, to_device
-from .hf_models import load_pretrained, torch_dtype
+from ..api import FeatureStage, StageContext, StageInput, SubjectEmbeddings
+from ..runtime.device import autocast, batch_invariant, setup_torch, to_device
+from .hf_models import EmbedParams, load_pretrained, torch_dtype
 
 MODEL = "dinov2-large"
-
-
-@dataclass(frozen=True)
-class SubjectEmbeddings:
-    vectors: np.ndarray   # (N, D) float32; rows of panels without the subject are zero
-    found: np.ndarray     # (N,) bool, panels where the subject was found (and has a non-empty mask)
 
 
 def masked_crop(image: np.ndarray, mask: np.ndarray, fill: np.ndarray) -> np.ndarray:
@@ -45,8 +37,8 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     import torch
     from transformers import AutoImageProcessor, AutoModel
 
-    params = ctx.params("dino_embed")
-    dtype, size = params.get("dtype", "float32"), int(params.get("batch_size", 64))
+    params = ctx.params("dino_embed", EmbedParams)
+    dtype, size = params.dtype, params.batch_size
     setup_torch(ctx)
     model, processor = ctx.model("dino_embed", lambda: load_pretrained(MODEL, ctx, AutoModel, AutoImageProcessor, dtype))
     fill = np.round(np.asarray(processor.image_mean) * 255).astype(np.uint8)
@@ -57,7 +49,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             crops.append(masked_crop(item.image, subject.masks[k], fill))
             owners.append((i, int(k)))
     vectors = []
-    with torch.inference_mode(), autocast(ctx, "dino_embed"):   # features.dino_embed.precision: fp32 | bf16 | fp16
+    with torch.inference_mode(), autocast(ctx.device, params.precision):
         for start in range(0, len(crops), size):
             pixels = to_device(processor(images=crops[start:start + size], return_tensors="pt")["pixel_values"], ctx.device)
             vecs = batch_invariant(lambda **x: model(**x).pooler_output, ctx.device, pixel_values=pixels.to(torch_dtype(dtype)))
@@ -70,4 +62,5 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return out
 
 
-STAGE = FeatureStage(name="dino_embed", version="1", compute=_compute, requires=("subject_masks",), models=(MODEL,))
+STAGE = FeatureStage(name="dino_embed", version="1", compute=_compute, requires=("subject_masks",), models=(MODEL,),
+                     params=EmbedParams)

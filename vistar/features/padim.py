@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, PadimResult, RunOptions, StageContext, StageInput
 from ..models import load_model, record_loaded, sha256_of
 
 BACKBONE = "resnet18-imagenet"
@@ -76,8 +76,9 @@ class Backbone:
         return feats.float().cpu().numpy()
 
 
-def load_backbone(ctx_model_paths: dict, config: BackboneConfig, device: str = "cpu", options: dict | None = None) -> Backbone:
-    ctx = StageContext(device=device, model_paths=ctx_model_paths, options=options or {})
+def load_backbone(ctx_model_paths: dict, config: BackboneConfig, device: str = "cpu",
+                  options: RunOptions = RunOptions()) -> Backbone:
+    ctx = StageContext(device=device, model_paths=ctx_model_paths, options=options)
     return load_model(BACKBONE, ctx, lambda path: Backbone(path, config, device),
                       lambda model, _: Backbone(None, config, device, model))
 
@@ -151,21 +152,21 @@ def load_stats(path: Path) -> PadimStats:
     return PadimStats(mean, inv_cov, meta)
 
 
-@dataclass(frozen=True)
-class PadimResult:
-    score: float        # max Mahalanobis distance over grid positions
-    s_ref: float        # the same statistic's median on the reference images
-    stats_hash: str
-
-
 def _load_recorded(path: Path) -> PadimStats:
     stats = load_stats(path)
     record_loaded("padim-stats", path, content_hash=stats.meta["hash"])
     return stats
 
 
+@dataclass(frozen=True)
+class PadimParams:
+    """`features.padim`: the statistics `vistar gc fit-padim` wrote (None: GC's PaDiM cue is not used)."""
+
+    stats: str | None = None
+
+
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
-    stats_path = ctx.params("padim").get("stats")
+    stats_path = ctx.params("padim", PadimParams).stats
     if not stats_path:
         return [None] * len(batch)
     stats = ctx.model(f"padim:{stats_path}", lambda: _load_recorded(Path(stats_path)))
@@ -179,4 +180,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             for f in feats]
 
 
-STAGE = FeatureStage(name="padim", version="resnet18-l123/1", compute=_compute, models=(BACKBONE,))
+STAGE = FeatureStage(name="padim", version="resnet18-l123/1", compute=_compute, models=(BACKBONE,), params=PadimParams)

@@ -8,25 +8,19 @@ claims (docs/metrics/cpa.md, "Who counts as a person").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ..api import PersonBox
 from .faces import window_detections
 
 MODEL = "ssd-mobilenet-v2-coco"
 GRAPH, TEXT_GRAPH = "frozen_inference_graph.pb", "ssd_mobilenet_v2_coco_2018_03_29.pbtxt"
 COCO_PERSON = 1       # the zoo's label map: 1 = person
 INPUT_SIDE = 300      # the graph's fixed input (the image is resized, not letterboxed)
-
-
-@dataclass(frozen=True)
-class PersonBox:
-    box: tuple[float, float, float, float]   # x0, y0, x1, y1 in pixels
-    score: float
 
 
 class SSDPersonDetector:

@@ -19,23 +19,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import batch_invariant, is_cuda, pixels_to_device
-from .hf_models import load_pretrained, torch_dtype
+from ..api import FeatureStage, StageContext, StageInput, SubjectMasks
+from ..runtime.device import batch_invariant, is_cuda, pixels_to_device
+from .hf_models import DType, load_pretrained, torch_dtype
 
 DETECTOR, SEGMENTER = "grounding-dino-tiny", "sam-vit-huge"
-DEFAULTS = {"box_threshold": 0.35, "text_threshold": 0.25, "min_inside": 0.5, "dtype": "float32", "batch_size": 8}
 
 
 @dataclass(frozen=True)
-class SubjectMasks:
-    """The subject in each of the N panels of one image (reading order)."""
+class SubjectMaskParams:
+    """`features.subject_masks`."""
 
-    found: np.ndarray             # (N,) bool
-    boxes: np.ndarray             # (N, 4) float x0, y0, x1, y1 image pixels, clipped to the panel; NaN if not found
-    scores: np.ndarray            # (N,) detection score, 0 if not found
-    masks: np.ndarray             # (N, H, W) bool at image resolution, inside the panel only
-    mask_source: tuple[str, ...]  # per panel: "sam", "box" (SAM mask empty) or "" (not found)
+    box_threshold: float = 0.35    # GroundingDINO box score threshold (its published default)
+    text_threshold: float = 0.25
+    min_inside: float = 0.5        # a detection belongs to a panel when its centre and this much of its area are inside
+    dtype: DType = "float32"
+    batch_size: int = 8
 
 
 def subject_query(subject: str) -> str:
@@ -74,7 +73,7 @@ def processor_inputs(images: list[np.ndarray], processor, device: str) -> tuple[
     return [pixels_to_device(im, device) for im in images], {"device": device, "input_data_format": "channels_first"}
 
 
-def _detect(images: list[np.ndarray], queries: list[str], model, processor, p: dict, ctx: StageContext):
+def _detect(images: list[np.ndarray], queries: list[str], model, processor, p: SubjectMaskParams, ctx: StageContext):
     """[(boxes (k, 4), scores (k,))] per image; images of one size go through together."""
     import torch
 
@@ -82,37 +81,37 @@ def _detect(images: list[np.ndarray], queries: list[str], model, processor, p: d
     groups: dict[tuple, list[int]] = {}
     for i, image in enumerate(images):
         groups.setdefault(image.shape[:2], []).append(i)
-    step = int(p["batch_size"]) if is_cuda(ctx.device) else 1  # CPU: one image per call, see batch_invariant
+    step = int(p.batch_size) if is_cuda(ctx.device) else 1  # CPU: one image per call, see batch_invariant
     for shape, members in sorted(groups.items()):
         for start in range(0, len(members), step):
             idx = members[start:start + step]
             pixels, kwargs = processor_inputs([images[i] for i in idx], processor, ctx.device)
             inputs = processor(images=pixels, text=[queries[i] for i in idx], padding="longest", return_tensors="pt",
                                **kwargs).to(ctx.device)
-            inputs["pixel_values"] = inputs["pixel_values"].to(torch_dtype(p["dtype"]))
+            inputs["pixel_values"] = inputs["pixel_values"].to(torch_dtype(p.dtype))
             with torch.inference_mode():
                 out = model(**inputs)
             out.logits, out.pred_boxes = out.logits.float(), out.pred_boxes.float()
             post = processor.post_process_grounded_object_detection(
-                out, inputs["input_ids"], threshold=float(p["box_threshold"]),
-                text_threshold=float(p["text_threshold"]), target_sizes=[shape] * len(idx))
+                out, inputs["input_ids"], threshold=float(p.box_threshold),
+                text_threshold=float(p.text_threshold), target_sizes=[shape] * len(idx))
             for i, r in zip(idx, post):
                 results[i] = (r["boxes"].cpu().numpy().astype(np.float64), r["scores"].cpu().numpy().astype(np.float64))
     return results
 
 
-def _segment(images: list[np.ndarray], boxes: list[np.ndarray], model, processor, p: dict, ctx: StageContext):
+def _segment(images: list[np.ndarray], boxes: list[np.ndarray], model, processor, p: SubjectMaskParams, ctx: StageContext):
     """[(k, H, W) bool masks] per image: one image encoding each (batched), all its boxes as prompts."""
     import torch
 
-    dtype = torch_dtype(p["dtype"])
+    dtype = torch_dtype(p.dtype)
     pixels, kwargs = processor_inputs(images, processor, ctx.device)
     prepared = [processor(images=img, input_boxes=[b.tolist()], return_tensors="pt", **kwargs)
                 for img, b in zip(pixels, boxes)]
     embeddings = []
     with torch.inference_mode():
-        for start in range(0, len(prepared), int(p["batch_size"])):
-            pixels = torch.cat([x["pixel_values"] for x in prepared[start:start + int(p["batch_size"])]])
+        for start in range(0, len(prepared), int(p.batch_size)):
+            pixels = torch.cat([x["pixel_values"] for x in prepared[start:start + int(p.batch_size)]])
             embeddings.append(batch_invariant(model.get_image_embeddings, ctx.device, pixel_values=pixels.to(ctx.device, dtype)))
         embeddings = torch.cat(embeddings) if embeddings else None
         masks = []
@@ -128,10 +127,10 @@ def _segment(images: list[np.ndarray], boxes: list[np.ndarray], model, processor
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     from transformers import AutoModelForZeroShotObjectDetection, AutoProcessor, SamModel, SamProcessor
 
-    p = {**DEFAULTS, **ctx.params("subject_masks")}
+    p = ctx.params("subject_masks", SubjectMaskParams)
     detector = ctx.model("subject_masks/detector", lambda: load_pretrained(
-        DETECTOR, ctx, AutoModelForZeroShotObjectDetection, AutoProcessor, p["dtype"]))
-    segmenter = ctx.model("subject_masks/segmenter", lambda: load_pretrained(SEGMENTER, ctx, SamModel, SamProcessor, p["dtype"]))
+        DETECTOR, ctx, AutoModelForZeroShotObjectDetection, AutoProcessor, p.dtype))
+    segmenter = ctx.model("subject_masks/segmenter", lambda: load_pretrained(SEGMENTER, ctx, SamModel, SamProcessor, p.dtype))
     outputs: list = [None] * len(batch)
     live, queries = [], []
     for i, item in enumerate(batch):
@@ -144,7 +143,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     picks = {}
     for i, (det_boxes, det_scores) in zip(live, detections):
         panel_boxes = batch[i].deps["panels"].boxes
-        best = assign_to_panels(det_boxes, det_scores, panel_boxes, float(p["min_inside"]))
+        best = assign_to_panels(det_boxes, det_scores, panel_boxes, float(p.min_inside))
         clipped = np.full((len(panel_boxes), 4), np.nan)
         for k, d in enumerate(best):
             if d >= 0:
@@ -180,4 +179,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
 
 
 STAGE = FeatureStage(name="subject_masks", version="2", compute=_compute, requires=("panels",),
-                     models=(DETECTOR, SEGMENTER))
+                     models=(DETECTOR, SEGMENTER), params=SubjectMaskParams)

@@ -19,15 +19,9 @@ from __future__ import annotations
 import contextlib
 import string
 
+from ..api import DEFAULT_SEED
 from .catalog import spec
 from .provenance import record_random
-
-DEFAULT_SEED = 0
-
-
-def wanted(options: dict | None) -> bool:
-    """Whether the run asked for random weights in place of missing ones."""
-    return bool((options or {}).get("random_init"))
 
 
 def recipe(name: str) -> dict:
@@ -56,9 +50,8 @@ def build_random(name: str, seed: int = DEFAULT_SEED, device: str = "cpu"):
     return model.eval() if hasattr(model, "eval") else model, processor
 
 
-def build_recorded(name: str, device: str, options: dict | None):
+def build_recorded(name: str, device: str, seed: int):
     """`build_random` with the run's seed, recorded in provenance as random-initialised."""
-    seed = int((options or {}).get("seed", DEFAULT_SEED))
     model, processor = build_random(name, seed, device)
     record_random(name, seed, recipe(name).get("builder", ""))
     return model, processor

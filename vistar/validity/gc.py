@@ -15,8 +15,8 @@ from functools import lru_cache, partial
 import cv2
 import numpy as np
 
-from ..metrics import gc_cues
-from ..metrics.gc import cue_scores
+from ..features.thumbnail import resize_longest
+from ..metrics.gc import GCParams, cue_scores
 from . import ValidityRow
 
 GOAL = 0.80
@@ -142,9 +142,9 @@ def crops(n: int, seed: int, side: int = 700) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def gc_score(image: np.ndarray, params: dict, side: int = 256) -> float:
+def gc_score(image: np.ndarray, params: GCParams, side: int = 256) -> float:
     """GC as the metric computes it from the thumbnail, with flat depth and no PaDiM statistics."""
-    small = np.ascontiguousarray(gc_cues.resize_longest(image, side))
+    small = np.ascontiguousarray(resize_longest(image, side))
     return min(c["score"] for c in cue_scores(small, np.zeros(small.shape[:2], np.float32), None, params).values())
 
 
@@ -155,8 +155,9 @@ def roc_auc(clean: list[float], corrupted: list[float]) -> float:
 
 
 def _family_auc(family: str, n: int, seed: int) -> list[ValidityRow]:
+    from ..engine.params import metric_params
     from ..ontology import Ontology
-    params = Ontology.load().metric_params("GC")
+    params = metric_params(Ontology.load(), "GC")
     items = crops(n, seed)
     corrupt = FAMILIES[family]
     clean = [gc_score(image, params) for _, image in items]

@@ -134,12 +134,13 @@ def _copy(poster: Poster) -> list[list[list[str]]]:
 class Scorer:
     """The OCR stage and the TR metric with the shipped defaults (one OCR session for the whole set)."""
 
-    def __init__(self, params: dict | None = None):
-        from ..api import StageContext
+    def __init__(self, overrides: dict | None = None):
+        from ..api import StageContext, parse
+        from ..metrics.tr import TRParams
         from ..ontology import Ontology
 
         ontology = Ontology.load(None)
-        self.params = {**ontology.metric_params("TR"), **(params or {})}
+        self.params = parse(TRParams, {**ontology.metric_params("TR"), **(overrides or {})}, "metrics.TR.params")
         self.ctx = StageContext(features=ontology.data["features"])
 
     def ocr(self, image):
@@ -259,7 +260,7 @@ def run_unsupported(n: int, seed: int) -> list[ValidityRow]:
         share = float(np.mean([reported(r, name, c["expected"]) for c, r in results]))
         note = f"{name} letters " + " ".join(sorted({x for _, r in results for x in _named(r)})[:12])
         if script == "greek":
-            opted = Scorer({"scripts": [*scorer.params["scripts"], "Greek"], "fold_accents": True})
+            opted = Scorer({"scripts": [*scorer.params.scripts, "Greek"], "fold_accents": True})
             measures = ladder_measures(score_ladder(cases, opted))
             note += "; scored with Greek opted in: " + ", ".join(f"{k} {v:.3f}" for k, v in measures.items())
         rows.append(ValidityRow("TR", f"unsupported ({script})", n, "skipped, script and letters named", share,
@@ -285,7 +286,7 @@ def run_script_reading(n: int, seed: int) -> list[ValidityRow]:
             image = render_text(text, size=(512, 160), font_size=rng.randint(30, 44), font=fonts[k % len(fonts)])
             read = " ".join(line.text for line in scorer.ocr(image).lines)
             exact.append(normalize_text(read) == normalize_text(text))
-            scores.append(tr_score(read, text, float(scorer.params["w_char"]), fold_accents=not scored)["score"])
+            scores.append(tr_score(read, text, float(scorer.params.w_char), fold_accents=not scored)["score"])
         note = "" if scored else "not scored by TR (unsupported rows); TR with accents folded"
         rows.append(ValidityRow("TR", f"plain words ({script})", n, "read exactly", float(np.mean(exact)), "report", True, note))
         value = float(np.mean(scores))

@@ -1,4 +1,4 @@
-"""How feature stages reach the judge: one Judge per process (client, cache) built from the run options, and the
+"""How feature stages reach the judge: one Judge per process (client, cache) built from the run's judge settings, and the
 one judge-batch routine every judge stage runs (HWPQ and the benchmark protocols): collect the batch's questions,
 ask them together, regroup the answers by what they belong to, and make one error of an owner whose questions
 did not all get an answer."""
@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
-from .config import config_from_options
 from .errors import HOW_TO_CONFIGURE, JudgeError, JudgeUnavailable
 from .types import JudgeReply, JudgeRequest, Parser
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:  # the real import needs the optional httpx extra, so it happe
 
 def judge_from_context(ctx) -> Judge:
     """The run's judge; JudgeUnavailable (rows become `skipped`, saying how to configure one) when none is set."""
-    cfg = config_from_options(ctx.options)
+    cfg = ctx.options.judge
     if cfg is None:
         raise JudgeUnavailable("no judge configured", HOW_TO_CONFIGURE)
     return ctx.model("vlm.judge", lambda: _build(cfg, ctx))
@@ -51,7 +50,7 @@ def ask_batch(ctx, judge: Judge, questions: list[Question], what: Callable[[Hash
     scored; per owner, its answers, or one JudgeError naming `what(owner)` when any of its questions failed
     (answers that succeeded are cached already). Owners without questions are absent."""
     replies = judge.ask([(q.request, q.parse) for q in questions], bill=[q.bill for q in questions],
-                        ledger=ctx.options.get("judge_ledger"))
+                        ledger=ctx.judge_ledger)
     grouped: dict[Hashable, list[tuple[Question, JudgeReply]]] = {}
     for question, reply in zip(questions, replies):
         grouped.setdefault(question.owner, []).append((question, reply))

@@ -14,8 +14,9 @@ from .prices import Ledger
 from .protocols import protocol
 from .protocols.aggregate import summarize
 from .protocols.base import UPSTREAM_TEMPLATE, Family, vistar_label
-from .protocols.stage import ITEMS
 from .protocols.upstream_source import UPSTREAMS, verified_source
+
+ITEMS = "benchmark_items"  # run option: {protocol name: its Items}, loaded once by the run
 
 
 def judge_options(url, model, key_env, mode, config, cache_only, hwpq_dir, data_dir, upstream=None) -> dict:

@@ -34,7 +34,7 @@ def _calls(q, png: bytes, sha: str, mode: str, votes: int) -> list[tuple[JudgeRe
 
 def compute(inputs, ctx) -> list:
     judge = judge_from_context(ctx)
-    store = QuestionnaireStore(ctx.options.get("hwpq_dir"))
+    store = QuestionnaireStore(ctx.options.hwpq_dir)
     mode, k = judge.cfg.mode, judge.cfg.votes
     outputs: list = [None] * len(inputs)
     questionnaires: dict[int, Questionnaire] = {}

@@ -14,16 +14,14 @@ from ..types import JudgeRequest
 from .base import UPSTREAM_TEMPLATE, Outcome, Protocol, vistar_label
 from .upstream_source import UpstreamError
 
-ITEMS = "benchmark_items"  # run option: {protocol name: its Items}, loaded once by the run (`vlm.suite_run`)
-
 
 def _items(proto: Protocol, ctx) -> tuple[dict, Path]:
     """The benchmark's items by id: those the run loaded (shipped with its settings to every scoring process),
     else read from --data-dir once per process (a prompt file naming protocol items, outside --suite)."""
-    data_dir = ctx.options.get("data_dir")
+    data_dir = ctx.options.data_dir
     if not data_dir:
         raise JudgeUnavailable(f"{proto.name} benchmark data", "pass --data-dir DIR (the benchmark's public data folder)")
-    loaded = (ctx.options.get(ITEMS) or {}).get(proto.name)
+    loaded = ctx.options.benchmark_items.get(proto.name)
     items = ctx.model(f"vlm.items.{proto.name}.{data_dir}",
                       lambda: {it.id: it for it in (loaded if loaded is not None else proto.load_items(Path(data_dir)))})
     return items, Path(data_dir)
@@ -53,7 +51,7 @@ def _family(proto: Protocol, prompt, ctx):
     if proto.upstream is None:
         raise DataError(f"{proto.name}: the prompt asks for the upstream template, but the protocol declares no "
                         "upstream family (its benchmark publishes no judge code)")
-    folder = ctx.options.get("upstream_dir")
+    folder = ctx.options.upstream_dir
     if not folder:
         raise JudgeUnavailable(f"{proto.name}: the prompt asks for the upstream template",
                                "pass --upstream DIR (a checkout of the benchmark's repository; `vistar upstream fetch`)")

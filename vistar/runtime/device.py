@@ -11,22 +11,25 @@
 - `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device, resized (antialiased) there.
 - `batch_invariant(fn, device, **inputs)`: a forward pass whose result for one image does not depend on the
   other images of the batch: bit for bit on CPU (one image at a time), to float tolerance on CUDA (batched).
-- `autocast(ctx, stage)`: `features.<stage>.precision: fp32 | bf16 | fp16`; fp32 (the default) runs as is.
+- `autocast(device, precision)`: a stage's `precision: fp32 | bf16 | fp16` (`Precision`); fp32 (the default) runs as is.
   docs/performance.md#pipeline gives the tolerances measured against fp32.
 """
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
-from .registry import StageContext
+from ..api import StageContext
 
-PRECISIONS = ("fp32", "bf16", "fp16")
+if TYPE_CHECKING:   # torch loads when a torch stage runs, not with this module
+    from torch import Tensor
+
+Precision = Literal["fp32", "bf16", "fp16"]   # a torch stage's `precision` parameter
 CUBLAS_WORKSPACE = ":4096:8"
-DEFAULT_SEED = 0
 
 
 def is_cuda(device: str) -> bool:
@@ -57,15 +60,15 @@ def resolve_device(requested: str) -> str:
 CPU_STAGES = frozenset({"faces", "pose", "panels", "thumbnail"})
 
 
-def ran_on(ctx, stage: str, device: str) -> None:
+def ran_on(ctx: StageContext, stage: str, device: str) -> None:
     """A stage saying where it really ran, when its runtime decides (OCR: the provider its session was given)."""
-    ctx.cache.setdefault("stage_devices", {})[stage] = device
+    ctx.stage_devices[stage] = device
 
 
-def stage_devices(stages, ctx) -> dict[str, str]:
+def stage_devices(stages: Iterable[str], ctx: StageContext) -> dict[str, str]:
     """Where each stage ran, for run.json: what it reported with `ran_on`, `cpu` for CPU-only libraries, else
     the run's device (torch and ultralytics stages put their models and tensors on it)."""
-    said = ctx.cache.get("stage_devices", {})
+    said = ctx.stage_devices
     return {name: said.get(name, "cpu" if name in CPU_STAGES else ctx.device) for name in stages}
 
 
@@ -104,11 +107,11 @@ def setup_torch(ctx: StageContext) -> None:
     torch.backends.cudnn.benchmark = False       # autotuning may pick different kernels run to run
     torch.backends.cudnn.deterministic = True
     _full_fp32(torch)
-    torch.manual_seed(int(ctx.options.get("seed", DEFAULT_SEED)))  # also seeds every CUDA device
+    torch.manual_seed(ctx.options.seed)  # also seeds every CUDA device
     ctx.cache["torch_setup"] = True
 
 
-def _full_fp32(torch) -> None:
+def _full_fp32(torch: ModuleType) -> None:
     """fp32 means IEEE fp32 on the GPU too: cuDNN convolutions default to TF32 (10-bit mantissa), which moves
     results by about 1e-3 relative; speed comes from `precision: bf16`, where the loss is chosen and measured.
     The legacy flags on purpose: setting the newer per-backend `fp32_precision` leaves torch's own legacy
@@ -117,25 +120,17 @@ def _full_fp32(torch) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def precision(ctx: StageContext, stage: str) -> str:
-    value = str(ctx.params(stage).get("precision", "fp32"))
-    if value not in PRECISIONS:
-        raise ValueError(f"features.{stage}.precision must be one of {', '.join(PRECISIONS)}, not {value!r}")
-    return value
-
-
-def autocast(ctx: StageContext, stage: str):
-    """The autocast context for `features.<stage>.precision` on ctx.device (a null context for fp32)."""
+def autocast(device: str, precision: Precision) -> contextlib.AbstractContextManager[object]:
+    """The autocast context for a stage's `precision` on `device` (a null context for fp32)."""
     import torch
 
-    wanted = precision(ctx, stage)
-    if wanted == "fp32":
+    if precision == "fp32":
         return contextlib.nullcontext()
-    dtype = torch.bfloat16 if wanted == "bf16" else torch.float16
-    return torch.autocast(device_type="cuda" if is_cuda(ctx.device) else "cpu", dtype=dtype)
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    return torch.autocast(device_type="cuda" if is_cuda(device) else "cpu", dtype=dtype)
 
 
-def pixels_to_device(image: np.ndarray, device: str):
+def pixels_to_device(image: np.ndarray, device: str) -> Tensor:
     """uint8 (3, H, W) on `device`, a view of the (H, W, 3) copy; from pinned memory without blocking on CUDA."""
     import torch
 
@@ -144,17 +139,17 @@ def pixels_to_device(image: np.ndarray, device: str):
 
 
 def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: Sequence[float], std: Sequence[float],
-                     device: str = "cpu", mode: str = "bicubic"):
+                     device: str = "cpu", mode: str = "bicubic") -> Tensor:
     """(N, 3, *size) float32 on `device`: each image scaled to [0, 1], resized (antialiased), clamped to [0, 1]
     (bicubic overshoots), then normalised with `mean`/`std`. Images may differ in size; each is resized alone,
     so an image's tensor does not depend on the others in the batch."""
     import torch
     import torch.nn.functional as F
 
-    out = []
+    out: list[Tensor] = []
     for image in images:
         pixels = pixels_to_device(image, device)[None].float() / 255.0
-        align = {} if mode in ("nearest", "area") else {"align_corners": False}
+        align: dict[str, bool] = {} if mode in ("nearest", "area") else {"align_corners": False}
         antialias = mode in ("bilinear", "bicubic")
         out.append(F.interpolate(pixels, size=tuple(size), mode=mode, antialias=antialias, **align))
     batch = torch.cat(out).clamp_(0, 1)
@@ -163,14 +158,14 @@ def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: 
     return (batch - mean_t) / std_t
 
 
-def to_device(tensor, device: str):
+def to_device(tensor: Tensor, device: str) -> Tensor:
     """A CPU tensor onto `device`: from pinned memory without blocking the host when it is CUDA."""
     if not is_cuda(device):
         return tensor.to(device)
     return tensor.pin_memory().to(device, non_blocking=True)
 
 
-def batch_invariant(fn, device: str, **inputs):
+def batch_invariant(fn: Callable[..., Tensor], device: str, **inputs: Tensor) -> Tensor:
     """`fn(**inputs)` (tensors with the batch on dim 0), concatenated on dim 0.
 
     On CPU it runs one sample at a time: oneDNN convolutions and GEMMs pick their blocking, hence their
