@@ -6,7 +6,8 @@ from __future__ import annotations
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
-from .exit_codes import interrupted_code
+from .common import fail
+from .exit_codes import ExitCode, interrupted_code, is_system_failure
 
 
 class Command(TyperCommand):
@@ -30,13 +31,18 @@ class Command(TyperCommand):
 
 class Group(TyperGroup):
     """Ctrl-C (SIGINT) exits 130 and SIGTERM 143, as a shell reports a process that signal ended (typer turns
-    every interruption into 130); `vistar score` turns SIGTERM into an interruption so run.json can say so."""
+    every interruption into 130); `vistar score` turns SIGTERM into an interruption so run.json can say so.
+    A failed read or write that no command handled exits 5 (IO_FAILURE) with its message."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as exc:
             raise typer.Exit(interrupted_code(exc)) from exc
+        except OSError as exc:  # a full disk or a permission no command caught: exit 5 naming the file, no traceback
+            if not is_system_failure(exc):
+                raise
+            fail(str(exc), ExitCode.IO_FAILURE)
 
 
 class App(typer.Typer):

@@ -35,6 +35,7 @@ class RunSummary:
     rows_by_status: dict[str, int] = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
     scope: dict = field(default_factory=dict)  # prompts, angles and matched images: why a run had nothing to score
+    nothing_scored: str | None = None          # why nothing was scored or reused (run.json `nothing_scored`)
 
     def count(self, rows: list[dict]) -> None:
         for r in rows:

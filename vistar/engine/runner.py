@@ -27,8 +27,9 @@ from . import registry, shards
 from .device import prepare_process, resolve_device, stage_devices
 from .executors import open_executor
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
+from .outcome import RunIOError, nothing_reason
 from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
-from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
+from .runmeta import hardware, mark_failed, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
 
@@ -107,6 +108,11 @@ def _run_on(cfg: ScoreConfig, device: str, progress, warm: registry.StageContext
             except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the run says it was stopped
                 mark_interrupted(cfg.out / "run.json", exc)
                 raise
+            except Exception as exc:  # the run says it failed, and with what; its rows stay for a rerun
+                said = mark_failed(cfg.out / "run.json", exc)
+                if isinstance(exc, OSError):
+                    raise RunIOError(exc, said) from exc
+                raise
     finally:
         lock.close()  # closing releases the lock; a killed process releases it too
 
@@ -184,7 +190,11 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
-    write_json_atomic(cfg.out / "run.json", {**meta, "status": "complete", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    ending: dict = {"status": "complete"}
+    if summary.scored == 0 and summary.reused == 0:  # exit 4: no scheduler may read this folder as done
+        summary.nothing_scored = nothing_reason(summary, cfg)
+        ending = {"status": "nothing_scored", "nothing_scored": summary.nothing_scored}
+    write_json_atomic(cfg.out / "run.json", {**meta, **ending, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return summary
 
 
