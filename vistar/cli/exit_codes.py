@@ -26,6 +26,9 @@ class ExitCode(IntEnum):
     # 128 + N: stopped by signal N (130 Ctrl-C/SIGINT, 143 SIGTERM); a stopped `score` says `interrupted` in run.json
 
 
+PIPE_CLOSED = 128 + signal.SIGPIPE   # 141: the reader of standard output closed the pipe (`| head -1`)
+
+
 def interrupted_code(exc: KeyboardInterrupt) -> int:
     """128 + the number of the signal that stopped the command: `runmeta.Interrupted` carries it (SIGTERM),
     a plain KeyboardInterrupt is Ctrl-C (SIGINT)."""
