@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from rich.cells import cell_len
 
-from tests.scores_builder import row, write_run
+from tests.scores_builder import TWO_ANGLE_JUDGMENTS, two_angle_rows, write_run
 from vistar.cli.common import printable
 from vistar.cli.exit_codes import PIPE_CLOSED
 
@@ -31,13 +31,8 @@ def vistar(*args: str, columns: int = 80, **kw) -> subprocess.CompletedProcess:
 def calibrated(tmp_path_factory):
     """A run with TR and LI scored on two prompts and two raters' judgments."""
     folder = tmp_path_factory.mktemp("calibrate")
-    rows = []
-    for pid, (tr_a, li_a) in {"p": (0.9, 0.2), "q": (0.1, 0.7)}.items():
-        rows += [row("A", pid, "TR", tr_a), row("B", pid, "TR", 0.5), row("A", pid, "LI", li_a), row("B", pid, "LI", 0.5)]
-    run = write_run(folder / "a-run-folder-with-a-name-long-enough-to-wrap", rows)
-    judged = [("A/p.png", "B/p.png", "a", "r1", "TR"), ("A/p.png", "B/p.png", "b", "r1", "LI"),
-              ("A/q.png", "B/q.png", "b", "r1", "TR"), ("A/q.png", "B/q.png", "a", "r1", "LI")]
-    judged += [(a, b, p, "r2", angle) for a, b, p, _, angle in judged]
+    run = write_run(folder / "a-run-folder-with-a-name-long-enough-to-wrap", two_angle_rows())
+    judged = TWO_ANGLE_JUDGMENTS + [(a, b, p, "r2", angle) for a, b, p, _, angle in TWO_ANGLE_JUDGMENTS]
     pd.DataFrame(judged, columns=["image_a", "image_b", "preferred", "rater", "angle"]).to_csv(folder / "pairs.csv", index=False)
     return run, folder / "pairs.csv"
 
