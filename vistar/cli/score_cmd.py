@@ -115,7 +115,9 @@ def score(
             prompts, problems = judge_cli.suite_prompts(suite, data_dir, out_dir, upstream)
             for problem in problems:
                 say(f"suite_item: {problem}", "yellow")
-    except (KeyError, ValueError, OSError) as exc:
+    except OSError as exc:  # a judge config or suite file that cannot be read, a suite copy that cannot be written
+        fail(str(exc), os_error_code(exc))
+    except (KeyError, ValueError) as exc:
         fail(str(exc))
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,

@@ -251,7 +251,7 @@ def decode_bytes(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS, suffix: str 
             raise ImageError(f"not a recognised image format: this Pillow cannot decode {suffix} files; "
                              "convert them to PNG") from None
         raise ImageError("not a recognised image format") from None
-    except (IntegrityError, OSError, SyntaxError, ValueError, EOFError) as exc:
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:  # IntegrityError is a ValueError
         raise ImageError(f"corrupt or truncated image: {exc}") from None
 
 
