@@ -9,13 +9,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from ..api import RunOptions
+from ..engine.outcome import RunIOError
 from ..engine.runner import RunLocked, ScoreConfig, run_score
 from ..engine.shards import parse_shard
 from ..ontology import Ontology, OntologyError
 from ..runtime.device import resolve_device
 from . import judge_options as judge_cli
 from .common import ModelPathOpt, OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths, say
-from .exit_codes import interrupted_code
+from .exit_codes import ExitCode, interrupted_code, os_error_code
 from .outcome import finish_score
 from .summary import print_not_scored, print_summary
 
@@ -119,7 +120,9 @@ def score(
             prompts, recorded = prepared.prompts, prepared.recorded
             for problem in prepared.problems:
                 say(f"suite_item: {problem}", "yellow")
-    except (KeyError, ValueError, OSError) as exc:
+    except OSError as exc:  # a judge config or suite file that cannot be read, a suite copy that cannot be written
+        fail(str(exc), os_error_code(exc))
+    except (KeyError, ValueError) as exc:
         fail(str(exc))
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
@@ -132,7 +135,11 @@ def score(
         task = bar.add_task("scoring images", total=None)
         try:
             summary = run_score(cfg, progress=lambda done, total: bar.update(task, completed=done, total=total))
-        except (RunLocked, OntologyError, OSError, ValueError) as exc:  # OSError: e.g. --out not writable
+        except RunIOError as exc:  # the disk filled up, or the folder became read-only, during the run
+            fail(str(exc), ExitCode.IO_FAILURE)
+        except OSError as exc:  # before the run began: --out cannot be created (permission, read-only disk)
+            fail(str(exc), os_error_code(exc))
+        except (RunLocked, OntologyError, ValueError) as exc:
             fail(str(exc))
         except KeyboardInterrupt as exc:  # the app exits 128 + the signal's number (docs/cli.md)
             name = signal.Signals(interrupted_code(exc) - 128).name
@@ -146,7 +153,7 @@ def score(
     frame = print_summary(out_dir)
     suite_run.after_run(out_dir, options, suite, lambda line: say(line, to=out))  # names models: user text
     print_not_scored(frame)
-    raise typer.Exit(int(finish_score(summary, cfg, frame, partial_ok)))
+    raise typer.Exit(int(finish_score(summary, frame, partial_ok)))
 
 
 def run_options(judge_options: dict) -> RunOptions:

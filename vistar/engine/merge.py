@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..atomic import write_text_atomic
-from .runmeta import versions, write_json_atomic
+from .runmeta import FINISHED, versions, write_json_atomic
 from .shards import label
 from .store import IDENTITY, ResultStore, read_visible
 
@@ -110,7 +110,7 @@ def _meta(src: Path) -> dict[str, Any]:
 
 def _check_compatible(sources: list[Path], metas: list[dict[str, Any]], partial: bool) -> list[int]:
     """Refuse runs whose rows do not belong in one tensor; returns the missing shard numbers (allowed if partial)."""
-    unfinished = [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") != "complete"]
+    unfinished = [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") not in FINISHED]
     if unfinished and not partial:
         raise MergeError(f"unfinished run(s): {', '.join(unfinished)}; resume them with the same `vistar score` "
                          "command, or pass --partial to merge what they hold")
@@ -213,7 +213,10 @@ def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[
         return dict(sorted(out.items()))
 
     roots = list(dict.fromkeys(meta.get("images") for meta in metas if meta.get("images")))
-    unfinished = summary.missing_shards or any(meta.get("status") != "complete" for meta in metas)
+    unfinished = summary.missing_shards or any(meta.get("status") not in FINISHED for meta in metas)
+    ending: dict[str, Any] = {"status": "partial" if partial and unfinished else "complete"}
+    if not summary.rows_by_status:  # `vistar merge` exits 4: the folder must not read as done
+        ending = {"status": "nothing_scored", "nothing_scored": "the source runs hold no row"}
     return {"command": command,
             "merged_from": [{"run": str(src.resolve()), **{k: meta.get(k) for k in (
                 "shard", "status", "images", "started", "finished", "hardware", "device")}}
@@ -223,5 +226,4 @@ def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[
             **{key: metas[0].get(key) for key in SAME_WORK + ("prompts", "work_digest")},
             "metric_versions": union("metric_versions"), "stage_versions": union("stage_versions"),
             "models": models, "versions": versions(), "missing_shards": summary.missing_shards,
-            "counts": summary.rows_by_status, "status": "partial" if partial and unfinished else "complete",
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "counts": summary.rows_by_status, **ending, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

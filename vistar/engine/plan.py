@@ -59,6 +59,7 @@ class RunSummary:
     rows_by_status: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     scope: dict[str, Any] = field(default_factory=dict)  # prompts, angles and matched images: why a run had nothing to score
+    nothing_scored: str | None = None          # why nothing was scored or reused (run.json `nothing_scored`)
 
     def count(self, rows: list[Row]) -> None:
         for r in rows:

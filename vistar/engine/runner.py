@@ -28,9 +28,10 @@ from ..textsafe import escape_unsafe, json_escape
 from . import shards
 from .executors import open_executor
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, Mapping, discover, file_sha256
+from .outcome import RunIOError, nothing_reason
 from .params import check_params
 from .plan import Job, Problem, RunSummary, Scorer, load_prompts, plan_run, stage_versions
-from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
+from .runmeta import hardware, mark_failed, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
 
@@ -115,6 +116,11 @@ def _run_on(cfg: ScoreConfig, device: str, progress: Progress, warm: StageContex
             except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the run says it was stopped
                 mark_interrupted(cfg.out / "run.json", exc)
                 raise
+            except Exception as exc:  # the run says it failed, and with what; its rows stay for a rerun
+                said = mark_failed(cfg.out / "run.json", exc)
+                if isinstance(exc, OSError):
+                    raise RunIOError(exc, said) from exc
+                raise
     finally:
         lock.close()  # closing releases the lock; a killed process releases it too
 
@@ -189,7 +195,11 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
-    write_json_atomic(cfg.out / "run.json", {**meta, "status": "complete", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    ending: dict[str, Any] = {"status": "complete"}
+    if summary.scored == 0 and summary.reused == 0:  # exit 4: no scheduler may read this folder as done
+        summary.nothing_scored = nothing_reason(summary, cfg)
+        ending = {"status": "nothing_scored", "nothing_scored": summary.nothing_scored}
+    write_json_atomic(cfg.out / "run.json", {**meta, **ending, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return summary
 
 

@@ -34,16 +34,14 @@ def _rgb(array) -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def photos() -> dict[str, np.ndarray]:
-    """The 20 photographs, RGB uint8, loaded once (scikit-image and matplotlib are in the `test` extra)."""
-    try:
-        from matplotlib import cbook
-        from PIL import Image
-        from skimage import data
-    except ModuleNotFoundError as exc:
-        raise RuntimeError(f"GC validity needs scikit-image and matplotlib ({exc.name} missing): "
-                           "pip install 'vistar[test]'") from exc
+    """The 20 photographs, RGB uint8, loaded once (from scikit-image and matplotlib, core dependencies)."""
+    from PIL import Image
+    from skimage import data
+
+    from ..synth.text import matplotlib_data
+
     left, right = data.stereo_motorcycle()[:2]
-    special = {"grace_hopper": lambda: Image.open(cbook.get_sample_data("grace_hopper.jpg")).convert("RGB"),
+    special = {"grace_hopper": lambda: Image.open(matplotlib_data("sample_data", "grace_hopper.jpg")).convert("RGB"),
                "motorcycle_left": lambda: left, "motorcycle_right": lambda: right}
     return {name: _rgb(special[name]() if name in special else getattr(data, name)()) for name in PHOTOS}
 
