@@ -37,13 +37,14 @@ class InProcess:
 
     name = "local"
 
-    def __init__(self, cfg, ctx, ontology):
-        self.cfg, self.ctx, self.ontology = cfg, ctx, ontology
+    def __init__(self, cfg, ctx, ontology, decode=None):
+        """`decode(source, max_pixels)`: what reads a record's `path` (default: the file's decoder)."""
+        self.cfg, self.ctx, self.ontology, self.decode = cfg, ctx, ontology, decode
         self.stage_seconds: dict[str, float] = {}
         self.workers = 1
 
     def __enter__(self):
-        self.prefetcher = Prefetcher(self.cfg.workers, self.cfg.max_pixels, self.cfg.prefetch).__enter__()
+        self.prefetcher = Prefetcher(self.cfg.workers, self.cfg.max_pixels, self.cfg.prefetch, self.decode).__enter__()
         return self
 
     def __exit__(self, *exc):
