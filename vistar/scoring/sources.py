@@ -117,6 +117,8 @@ def _from_array(array: np.ndarray, where: str) -> MemoryImage:
     elif array.dtype != np.uint8:
         raise TypeError(f"{where}: numpy images are uint8 (0-255) or float (0-1), not {array.dtype}")
     try:
+        if array.ndim == 3 and array.shape[-1] == 3:   # RGB already: what `to_rgb` would return, without its copy
+            return _canonical(check_size(np.ascontiguousarray(array)))
         return _canonical(to_rgb(Image.fromarray(np.ascontiguousarray(array))))
     except ImageError as exc:
         return _failed(array, exc)
