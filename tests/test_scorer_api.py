@@ -176,6 +176,11 @@ def test_results_are_ordered_and_frame_like_the_store(tmp_path):
     assert results[0].score == pytest.approx(_rgb(0).mean() / 255.0)
 
 
+def test_codes_in_any_case_are_the_ontology_codes():
+    results = Scorer().score(_rgb(0), LINE.replace("[GD|TR]", "[gd|tr]"))
+    assert [(r.role, r.angle, r.metric) for r in results] == [("GD", "TR", "TR"), ("GD", "TR", "TR.odd")]
+
+
 def test_angles_filter_what_is_scored():
     assert len(Scorer(angles=["LI"]).score(_rgb(0), LINE)) == 0
 

@@ -108,7 +108,8 @@ class Scorer:
                 rows += self._reused(records, rows)
             if store is not None:
                 self._record_run(records, summary)
-        return _results(records, per_image, rows, summary.problems)
+        sorted_prompts = {**{pid: p for pid, (p, *_) in invalid.items() if p is not None}, **valid}   # codes as the ontology spells them
+        return _results(records, [sorted_prompts[str(p.id)] for p in per_image], rows, summary.problems)
 
     def update(self, images: object, prompts: object, model: str | None = None) -> None:
         """`score`, keeping the rows for `compute` (torchmetrics' update)."""
