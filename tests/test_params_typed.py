@@ -149,3 +149,13 @@ def test_a_good_overlay_scores(tmp_path):
     res = _score(tmp_path, "metrics:\n  TR:\n    params:\n      w_char: 0.7\n")
     assert res.exit_code in (0, 1), res.output          # 1: the blank image reads no text; scored all the same
     assert (tmp_path / "run" / "scores.parquet").exists()
+
+
+def test_the_python_scorer_refuses_a_bad_overlay_as_the_cli_does(tmp_path):
+    """`vistar.Scorer` parses the blocks when it is built: the same message, as an OntologyError (a ValueError)."""
+    from vistar import Scorer
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("metrics:\n  TR:\n    params:\n      w_chr: 0.7\n")
+    with pytest.raises(ValueError, match=r"bad\.yaml: metrics\.TR\.params\.w_chr: unknown parameter"):
+        Scorer(angles=["TR"], ontology=bad)

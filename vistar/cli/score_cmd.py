@@ -8,7 +8,6 @@ from typing import Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from ..api import RunOptions
 from ..engine.outcome import RunIOError
 from ..engine.runner import RunLocked, ScoreConfig, run_score
 from ..engine.shards import parse_shard
@@ -127,7 +126,7 @@ def score(
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
                       angles=wanted_angles, model_paths=model_paths, max_pixels=max_pixels, retry_errors=retry_errors,
-                      verify=verify, options=run_options(options), judge_ledger=options.get("judge_ledger"),
+                      verify=verify, options=suite_run.run_options(options), judge_ledger=options.get("judge_ledger"),
                       command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard, executor=executor, cpu_workers=cpu_workers,
                       ray_address=ray_address, recorded=recorded)
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -155,12 +154,3 @@ def score(
     print_not_scored(frame)
     raise typer.Exit(int(finish_score(summary, frame, partial_ok)))
 
-
-def run_options(judge_options: dict) -> RunOptions:
-    """The run's typed options from the judge layer's option mapping (its settings checked there already)."""
-    from ..vlm import suite_run
-    from ..vlm.config import config_from_options
-
-    return RunOptions(judge=config_from_options(judge_options), hwpq_dir=judge_options.get("hwpq_dir"),
-                      data_dir=judge_options.get("data_dir"), upstream_dir=judge_options.get("upstream_dir"),
-                      benchmark_items=judge_options.get(suite_run.ITEMS) or {})

@@ -241,7 +241,7 @@ def decode_bytes(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS, suffix: str 
             ImageFile.LOAD_TRUNCATED_IMAGES = False  # whatever another imported library set: never pad with grey
             im.load()
             ImageOps.exif_transpose(im, in_place=True)  # in place: no second full-size copy
-            return _to_rgb(im)
+            return to_rgb(im)
     except ImageError:
         raise
     except UnidentifiedImageError:
@@ -257,7 +257,8 @@ def decode_bytes(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS, suffix: str 
         raise ImageError(f"corrupt or truncated image: {exc}") from None
 
 
-def _to_rgb(im: Image.Image) -> np.ndarray:
+def to_rgb(im: Image.Image) -> np.ndarray:
+    """A loaded image in the canonical form (the one conversion for files and for images given in memory)."""
     if im.mode in ("I;16", "I;16B", "I;16L", "I"):  # 16-bit greyscale (PNG/TIFF): full range is 0..65535
         arr = np.asarray(im, dtype=np.float64)
         im = Image.fromarray(np.clip(arr / 65535.0 * 255.0 + 0.5, 0, 255).astype(np.uint8), "L")
@@ -271,6 +272,11 @@ def _to_rgb(im: Image.Image) -> np.ndarray:
         canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         im = Image.alpha_composite(canvas, rgba)
     rgb = np.asarray(im if im.mode == "RGB" else im.convert("RGB"), dtype=np.uint8)
+    return np.ascontiguousarray(check_size(rgb))
+
+
+def check_size(rgb: np.ndarray) -> np.ndarray:
+    """RGB, or the ImageError of an image too small to score (files and images given in memory alike)."""
     if rgb.ndim != 3 or min(rgb.shape[:2]) < MIN_SIDE:
         raise ImageError(f"image is {rgb.shape[1]}x{rgb.shape[0]}; at least {MIN_SIDE}x{MIN_SIDE} pixels are needed")
-    return np.ascontiguousarray(rgb)
+    return rgb

@@ -7,11 +7,11 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from ..api import Metric
 from ..ontology import Ontology
-from ..prompts_dsl import Prompt, read_prompts, validate_prompt
+from ..prompts_dsl import Prompt, PromptFile, read_prompts, validate_prompt
 from ..prompts_dsl.validate import as_issue, with_ontology_codes
 from . import registry
 from .hashes import hash_files
@@ -22,6 +22,7 @@ from .store import Identity
 Row = dict[str, Any]        # one result row in the store's schema (`row`)
 Problem = dict[str, str]    # one line of problems.jsonl: kind, item, message
 Invalid = tuple[Prompt | None, str, str]   # an unusable prompt (if it parsed), why (located), why (unlocated)
+Hasher = Callable[[list[Path]], dict[Path, str | OSError]]  # each path's sha256, or the OSError reading it
 
 
 class PlanOptions(Protocol):
@@ -89,16 +90,17 @@ def _params_hash(params: dict[str, Any]) -> str:
 
 def load_prompts(path: str | Path, ontology: Ontology,
                  summary: RunSummary) -> tuple[dict[str, Prompt], dict[str, Invalid]]:
-    """Valid prompts by id, and invalid ids -> (the prompt if it parsed, why it cannot be used, the same reason
-    without any `FILE:LINE`). The error rows of an invalid prompt store the located reason but hash the other
-    one into their key, so naming the prompt file another way (`p.vistar` or its absolute path) or moving the
-    line does not re-score them."""
-    parsed = read_prompts(path)
+    """`sort_prompts` of a prompt file. The error rows of an invalid prompt store the located reason but hash the
+    other one into their key, so naming the prompt file another way (`p.vistar` or its absolute path) or moving
+    the line does not re-score them."""
     located = re.compile(re.escape(str(Path(path))) + r"(?::\d+)+")   # as read_prompts names its lines
+    return sort_prompts(read_prompts(path), ontology, summary, lambda message: located.sub("<prompts>", message))
 
-    def unlocated(message: str) -> str:
-        return located.sub("<prompts>", message)
 
+def sort_prompts(parsed: PromptFile, ontology: Ontology, summary: RunSummary,
+                 unlocated: Callable[[str], str]) -> tuple[dict[str, Prompt], dict[str, Invalid]]:
+    """Valid prompts by id, and invalid ids -> (the prompt if it parsed, why it cannot be used, the same reason
+    without its location: `unlocated`), whether they came from a file or from Python (`vistar.Scorer`)."""
     for exc in parsed.errors:
         issue = as_issue(exc)
         summary.problems.append({"kind": "prompt_error", "item": issue.location, "message": str(issue)})
@@ -140,8 +142,9 @@ def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
 
 def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], invalid: dict[str, Invalid],
              records: list[ImageRecord], existing: dict[Identity, tuple[str, str]], scorers: dict[str, Scorer],
-             summary: RunSummary) -> tuple[list[Job], list[Row], set[str]]:
+             summary: RunSummary, hashes: Hasher | None = None) -> tuple[list[Job], list[Row], set[str]]:
     """Jobs still to score, rows known without scoring (errors, unavailable metrics), and stale keys to forget.
+    `hashes(paths)`: each record's sha256 or the OSError reading it (default: the files', cached in the run folder).
 
     A row is reused when the visible row for its (image, model, prompt_id, sample, metric) has the same key
     and status ok (or error, unless --retry-errors); any other visible row for it is stale, and so is a row of a
@@ -163,7 +166,7 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
                                      "message": f"prompt '{rec.prompt_id}' could not be read: {why}"})
         elif not cfg.angles or maybe.angle in cfg.angles:
             todo.append((rec, maybe, why, why_key))
-    shas = hash_files([rec.path for rec, *_ in todo], cfg.out, verify=cfg.verify)
+    shas = (hashes or (lambda paths: hash_files(paths, cfg.out, verify=cfg.verify)))([rec.path for rec, *_ in todo])
 
     def settle(rec: ImageRecord, name: str, key: str) -> bool:
         """True when the visible row can be reused; otherwise marks it stale."""

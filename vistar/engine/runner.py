@@ -15,9 +15,10 @@ import os
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from ..api import RunOptions, StageContext
 from ..atomic import write_text_atomic
@@ -97,42 +98,49 @@ def _run_on(cfg: ScoreConfig, device: str, progress: Progress, warm: StageContex
         raise ValueError("warm context holds other stage parameters than this run's ontology")
     check_params(ontology)   # an unknown key or a wrong type in a metric's or stage's block: refused here
     cfg = replace(cfg, angles=canonical_angles(cfg.angles, ontology))
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    lock = open(cfg.out / ".lock", "a+")
+    with writer_lock(cfg.out), sigterm_interrupts():
+        try:
+            return _run_locked(cfg, ontology, progress, warm)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the run says it was stopped
+            mark_interrupted(cfg.out / "run.json", exc)
+            raise
+        except Exception as exc:  # the run says it failed, and with what; its rows stay for a rerun
+            said = mark_failed(cfg.out / "run.json", exc)
+            if isinstance(exc, OSError):
+                raise RunIOError(exc, said) from exc
+            raise
+
+
+@contextmanager
+def writer_lock(out: Path) -> Iterator[None]:
+    """The run folder's one writer (`vistar score`, or a `vistar.Scorer` appending to it), created if need be;
+    `RunLocked` naming the holder's pid when another has it."""
+    out.mkdir(parents=True, exist_ok=True)
+    lock = open(out / ".lock", "a+")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.seek(0)
         holder = lock.read().strip() or "?"
         lock.close()
-        raise RunLocked(f"{cfg.out}: another `vistar score` (pid {holder}) is writing to this run directory") from None
+        raise RunLocked(f"{out}: another `vistar score` (pid {holder}) is writing to this run directory") from None
     try:
         lock.truncate(0)
         lock.write(str(os.getpid()))
         lock.flush()
-        with sigterm_interrupts():
-            try:
-                return _run_locked(cfg, ontology, progress, warm)
-            except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the run says it was stopped
-                mark_interrupted(cfg.out / "run.json", exc)
-                raise
-            except Exception as exc:  # the run says it failed, and with what; its rows stay for a rerun
-                said = mark_failed(cfg.out / "run.json", exc)
-                if isinstance(exc, OSError):
-                    raise RunIOError(exc, said) from exc
-                raise
+        yield
     finally:
         lock.close()  # closing releases the lock; a killed process releases it too
 
 
-def canonical_angles(angles: list[str] | None, ontology: Ontology) -> list[str] | None:
+def canonical_angles(angles: list[str] | None, ontology: Ontology, option: str = "--angles") -> list[str] | None:
     """The requested angle codes in the ontology's spelling, whatever their case (`tr` is TR)."""
     if not angles:
         return angles
     by_fold = {code.casefold(): code for code in ontology.angles}
     unknown = [a for a in angles if a.casefold() not in by_fold]
     if unknown:
-        raise ValueError(f"--angles: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
+        raise ValueError(f"{option}: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
     return list(dict.fromkeys(by_fold[a.casefold()] for a in angles))
 
 
@@ -177,13 +185,13 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     ctx = warm if warm is not None else StageContext(
         device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options,
         judge_ledger=cfg.judge_ledger)
-    groups = _group_by_image(jobs)
+    groups = group_by_image(jobs)
     done = 0
     if progress:
         progress(0, len(groups))
     n_batches = -(-len(groups) // max(1, cfg.batch_size))
     with open_executor(cfg, ctx, ontology, n_batches, warm=warm is not None) as executor:
-        for batch, batch_rows in executor.score(_batches(groups, cfg.batch_size)):
+        for batch, batch_rows in executor.score(in_batches(groups, cfg.batch_size)):
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
@@ -245,7 +253,7 @@ def _models_missing_images(mapping: Mapping, wanted: set[str]) -> list[Problem]:
     return problems
 
 
-def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
+def group_by_image(jobs: list[Job]) -> list[list[Job]]:
     """Jobs of one (image, prompt) together: the image is decoded and its features computed once for all its metrics."""
     groups: dict[ImageRecord, list[Job]] = {}
     for job in jobs:
@@ -253,7 +261,7 @@ def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
     return list(groups.values())
 
 
-def _batches(items: list[T], size: int) -> Iterable[list[T]]:
+def in_batches(items: list[T], size: int) -> Iterable[list[T]]:
     size = max(1, size)
     for i in range(0, len(items), size):
         yield items[i:i + size]

@@ -26,6 +26,7 @@ import numpy as np
 from ..api import StageContext
 
 if TYPE_CHECKING:   # torch loads when a torch stage runs, not with this module
+    import torch
     from torch import Tensor
 
 Precision = Literal["fp32", "bf16", "fp16"]   # a torch stage's `precision` parameter
@@ -131,11 +132,23 @@ def autocast(device: str, precision: Precision) -> contextlib.AbstractContextMan
 
 
 def pixels_to_device(image: np.ndarray, device: str) -> Tensor:
-    """uint8 (3, H, W) on `device`, a view of the (H, W, 3) copy; from pinned memory without blocking on CUDA."""
+    """uint8 (3, H, W) on `device`, a view of the (H, W, 3) copy; from pinned memory without blocking on CUDA.
+    An image given as a tensor (`vistar.Scorer`) carries it as `device_pixels`, laid out as this copy: on `device`
+    already, it is used as it is, without a round trip through the host."""
     import torch
 
+    given = getattr(image, "device_pixels", None)
+    if isinstance(given, torch.Tensor) and given.device == torch_device(device):
+        return given
     pixels = torch.from_numpy(np.require(image, np.uint8, ['C', 'W']))  # copies only read-only/strided arrays
     return to_device(pixels, device).permute(2, 0, 1)
+
+
+def torch_device(device: str) -> torch.device:
+    """`device` as torch compares it with a tensor's: plain `cuda` is the current CUDA device (`cuda:0`, say)."""
+    import torch
+
+    return torch.device("cuda", torch.cuda.current_device()) if device == "cuda" else torch.device(device)
 
 
 def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: Sequence[float], std: Sequence[float],

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..api import RunOptions
 from ..atomic import write_text_atomic
 from ..suites.catalog import builtin_suites
 from .config import config_from_options
@@ -31,6 +32,14 @@ def judge_options(url, model, key_env, mode, config, cache_only, hwpq_dir, data_
         raise ValueError(f"--judge-key-env {cfg.key_env}: that environment variable is not set")
     options["judge_ledger"] = Ledger()
     return options
+
+
+def run_options(options: dict) -> RunOptions:
+    """The run's typed options from `judge_options`' mapping (its settings checked there already), with the
+    benchmark items `prepare_suite` loaded."""
+    return RunOptions(judge=config_from_options(options), hwpq_dir=options.get("hwpq_dir"),
+                      data_dir=options.get("data_dir"), upstream_dir=options.get("upstream_dir"),
+                      benchmark_items=options.get(ITEMS) or {})
 
 
 @dataclass

@@ -30,7 +30,7 @@ from ...api import StageContext
 from ...ontology import Ontology
 from ..batch import score_batch
 from ..plan import Batch, Row
-from ..prefetch import Prefetcher, _exit_with_parent
+from ..prefetch import Decoder, Prefetcher, _exit_with_parent
 from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
 from .workers import ExecutorOptions, local_workers
 
@@ -40,11 +40,12 @@ class InProcess:
 
     name = "local"
 
-    def __init__(self, cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology):
+    def __init__(self, cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology, decode: Decoder | None = None):
+        """`decode(source, max_pixels)`: what reads a record's `path` (default: the file's decoder)."""
         self.cfg, self.ctx, self.ontology = cfg, ctx, ontology
         self.stage_seconds: dict[str, float] = {}
         self.workers = 1
-        self.prefetcher = Prefetcher(cfg.workers, cfg.max_pixels, cfg.prefetch)
+        self.prefetcher = Prefetcher(cfg.workers, cfg.max_pixels, cfg.prefetch, decode)
 
     def __enter__(self) -> InProcess:
         self.prefetcher.__enter__()
