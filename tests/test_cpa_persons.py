@@ -61,7 +61,7 @@ def test_two_people_counted_with_and_without_the_person_detector(weights):
     image = photo("zidane")
     assert count(image, {"ssd-mobilenet-v2-coco": str(weights)})[0] == 2
     n, details = count(image, {"ssd-mobilenet-v2-coco": "/dev/null/absent"})
-    assert n == 2 and details["person_source"] == "pose+faces" and "ssd-mobilenet-v2-coco" in details["person_note"]
+    assert n == 2 and details["person_source"] == "pose+faces" and "ssd-mobilenet-v2-coco" in details["degraded"]
 
 
 def test_person_cut_by_the_edge_is_counted_from_the_body(weights):

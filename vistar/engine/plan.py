@@ -94,12 +94,30 @@ def load_prompts(path, ontology: Ontology, summary: RunSummary):
     return prompts, invalid
 
 
+def _absent(model: str, model_paths: dict[str, str] | None) -> bool:
+    """MODEL is a catalogue weight that does not resolve on this machine (models outside the catalogue, such as
+    the OCR's bundled files, are never absent here)."""
+    from ..models import MissingWeightError, resolve_weight
+    from ..models.catalog import catalog
+
+    if model not in catalog():
+        return False
+    try:
+        resolve_weight(model, model_paths)
+    except MissingWeightError:
+        return True
+    return False
+
+
 class StageParamsError(ValueError):
     """A `features.<stage>` value the stage refuses: the run stops before scoring rather than fail every row."""
 
 
-def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
-    """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run."""
+def resolve_scorer(name: str, ontology: Ontology, model_paths: dict[str, str] | None = None) -> Scorer:
+    """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run.
+
+    The signature names the catalogued weights of its stages that are absent: a row scored without an optional
+    weight (CPA without the person detector) is scored again once the weight is fetched, not reused."""
     try:
         metric = registry.metric(name)
         stages = registry.stage_order(set(metric.all_features))
@@ -109,7 +127,8 @@ def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
             features = ontology.data.get("features") or {}
             _check_stage_params(stage, dict(features.get(stage_name) or {}))
             parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage_name) or {})}")
-        return Scorer(name, metric, "|".join(parts))
+        absent = sorted({m for s in stages for m in registry.feature_stage(s).models if _absent(m, model_paths)})
+        return Scorer(name, metric, "|".join(parts + ([f"absent:{','.join(absent)}"] if absent else [])))
     except StageParamsError:
         raise
     except Exception as exc:  # a missing optional dependency must not end the run
@@ -178,7 +197,7 @@ def plan_run(cfg, ontology, prompts, invalid, records, existing, scorers, summar
                     rows.append(row(rec, sha, prompt, name, None, None, "error", f"invalid prompt '{prompt.id}': {why}", {}, key))
                 continue
             if name not in scorers:
-                scorers[name] = resolve_scorer(name, ontology)
+                scorers[name] = resolve_scorer(name, ontology, cfg.model_paths)
                 if scorers[name].unavailable:
                     summary.problems.append({"kind": "metric_unavailable", "item": name, "message": scorers[name].unavailable})
             scorer = scorers[name]
