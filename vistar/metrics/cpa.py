@@ -185,5 +185,5 @@ def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     return MetricResult.ok(score, **result, **extra)
 
 
-METRIC = Metric(name="CPA", angle="CPA", version="4", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
+METRIC = Metric(name="CPA", angle="CPA", version="5", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
                 optional=("instances",))
