@@ -64,6 +64,9 @@ def test_slice_of_each_set(home, monkeypatch):
     assert group.n == 2 and group.value == 1.0 and "miscounted (true->found): none" in group.note
     assert "persons+faces" in group.note
     assert empty[0].n == 2 and empty[0].value == 1.0
+    (held,) = SETS["held-out photos"](1, 0)             # sitcom_cast: five men in a row, the outer two cut
+    assert (held.set, held.n, held.goal) == ("held-out photos", 1, ">= 0.95") and held.met == (held.value >= 0.95)
+    assert held.value == 1.0, held.note
 
 
 def test_expression_rows_match_each_labelled_face_to_its_person(tmp_path_factory, monkeypatch):
