@@ -26,7 +26,7 @@ stray-line rule (`stray_angle`): the lines it would drop at each angle, words of
 
 glyphs: vistar.validity.tr_tuning's lone-glyph posters (a line of one digit or capital under tuning-photo posters):
 how many lone glyphs are read, with RapidOCR's crops and faint boxes down to 0.3 (the stage before the upright
-re-read) and as shipped.
+re-read) and as shipped, and for each glyph missed the last lines the OCR read instead.
 """
 from __future__ import annotations
 
@@ -223,11 +223,19 @@ def glyphs(args) -> None:
     for name, faint, reread in (("RapidOCR crops, faint boxes from 0.3", 0.3, lambda *a: None), ("shipped", *shipped)):
         ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = faint, reread
         read = exact = 0
+        missed = []
         for case in cases:
-            result = scorer.score(scorer.ocr(case["image"]), case["expected"])
-            read += normalize_text(case["glyph"]) in (result.details.get("recognised") or "").split()
+            ocr = scorer.ocr(case["image"])
+            result = scorer.score(ocr, case["expected"])
+            found = normalize_text(case["glyph"]) in (result.details.get("recognised") or "").split()
+            read += found
             exact += (result.score or 0.0) >= 0.95
+            if not found:   # what the OCR read instead: the last lines (the glyph closes the poster)
+                missed.append(f"{case['glyph']!r} over {case['backdrop']}: "
+                              + ", ".join(f"{line.text!r} {line.confidence:.2f}" for line in ocr.lines[-3:]))
         print(f"{name:38s} lone glyph read {read}/{len(cases)}  correct render TR>=0.95 {exact}/{len(cases)}")
+        for line in missed:
+            print(f"    missed {line}")
     ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = shipped
 
 

@@ -97,8 +97,8 @@ def test_fit_padim_command_writes_loadable_stats(fitted, tmp_path):
         Image.fromarray(im).save(folder / f"r{k}.png")
     (folder / "notes.txt").write_text("not an image")
     out = tmp_path / "fit.npz"
-    result = CliRunner().invoke(app, ["gc", "fit-padim", str(folder), "--out", str(out), "--model-path",
-                                      f"resnet18-imagenet={paths['resnet18-imagenet']}", "--input-size", "64",
+    result = CliRunner().invoke(app, ["gc", "fit-padim", str(folder), "--out", str(out), "--backbone", "resnet18-imagenet",
+                                      "--model-path", f"resnet18-imagenet={paths['resnet18-imagenet']}", "--input-size", "64",
                                       "--channels", "16", "--pool", "2"])
     assert result.exit_code == 0, result.output
     stats = load_stats(out)

@@ -36,6 +36,8 @@ class PlanOptions(Protocol):
     def verify(self) -> bool: ...
     @property
     def retry_errors(self) -> bool: ...
+    @property
+    def model_paths(self) -> dict[str, str] | None: ...
 
 
 @dataclass
@@ -124,9 +126,27 @@ def sort_prompts(parsed: PromptFile, ontology: Ontology, summary: RunSummary,
     return prompts, invalid
 
 
-def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
+def _absent(model: str, model_paths: dict[str, str] | None) -> bool:
+    """MODEL is a catalogue weight that does not resolve on this machine (models outside the catalogue, such as
+    the OCR's bundled files, are never absent here)."""
+    from ..models import MissingWeightError, resolve_weight
+    from ..models.catalog import catalog
+
+    if model not in catalog():
+        return False
+    try:
+        resolve_weight(model, model_paths)
+    except MissingWeightError:
+        return True
+    return False
+
+
+def resolve_scorer(name: str, ontology: Ontology, model_paths: dict[str, str] | None = None) -> Scorer:
     """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run;
-    its parameters are parsed once here (a bad block raises OntologyError: the run stops, no row fails for it)."""
+    its parameters are parsed once here (a bad block raises OntologyError: the run stops, no row fails for it).
+
+    The signature names the catalogued weights of its stages that are absent: a row scored without an optional
+    weight (CPA without the person detector) is scored again once the weight is fetched, not reused."""
     try:
         metric = registry.metric(name)
         stages = [registry.feature_stage(s) for s in registry.stage_order(set(metric.all_features))]
@@ -137,6 +157,8 @@ def resolve_scorer(name: str, ontology: Ontology) -> Scorer:
     for stage in stages:
         stage_params(ontology, stage)
         parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage.name) or {})}")
+    absent = sorted({m for stage in stages for m in stage.models if _absent(m, model_paths)})
+    parts += [f"absent:{','.join(absent)}"] if absent else []
     return Scorer(name, metric, "|".join(parts), params=metric_params(ontology, metric))
 
 
@@ -198,7 +220,7 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
                     rows.append(row(rec, sha, prompt, name, None, None, "error", f"invalid prompt '{prompt.id}': {why}", {}, key))
                 continue
             if name not in scorers:
-                scorers[name] = resolve_scorer(name, ontology)
+                scorers[name] = resolve_scorer(name, ontology, cfg.model_paths)
                 if (why_not := scorers[name].unavailable) is not None:
                     summary.problems.append({"kind": "metric_unavailable", "item": name, "message": why_not})
             scorer = scorers[name]

@@ -181,11 +181,13 @@ def _cpa(features: dict[str, Any], controls: dict[str, Any], params: CPAParams, 
         return MetricResult.error(str(exc))
     score = result.pop("score")
     note = getattr(features["pose"], "note", None)
-    extra = {"person_source": source, **({"person_note": note} if note and source == "pose+faces" else {})}
+    extra = {"person_source": source}
+    if note and source == "pose+faces":   # the person detector is configured but its weight is missing
+        extra["degraded"] = f"no person detector, {note}"
     if score is None:
         return MetricResult.skipped("no applicable term (all weights zero)", **result, **extra)
     return MetricResult.ok(score, **result, **extra)
 
 
-METRIC = Metric(name="CPA", angle="CPA", version="4", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
+METRIC = Metric(name="CPA", angle="CPA", version="5", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
                 optional=("instances",), params=CPAParams)

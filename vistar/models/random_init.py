@@ -13,6 +13,8 @@ Entry fields by `builder`:
   printable ASCII characters): token counts differ from the real vocabulary, padded lengths do not.
 - ultralytics: `config`, the model YAML ultralytics ships (e.g. yolov8l-seg.yaml).
 - torchvision: `model`, a constructor in `torchvision.models`.
+- vistar: `model`, a network class written out in vistar (`MODULE:CLASS` under `vistar.`, e.g.
+  `features.efficientnet_lite:EfficientNetLite0`), built with no arguments.
 """
 from __future__ import annotations
 
@@ -123,4 +125,12 @@ def _torchvision(block: dict, device: str):
         return getattr(torchvision.models, block["model"])(weights=None), None
 
 
-_BUILDERS = {"transformers": _transformers, "ultralytics": _ultralytics, "torchvision": _torchvision}
+def _vistar(block: dict, device: str):
+    import importlib
+
+    module, name = block["model"].split(":")
+    with _on(device):
+        return getattr(importlib.import_module(f"vistar.{module}"), name)(), None
+
+
+_BUILDERS = {"transformers": _transformers, "ultralytics": _ultralytics, "torchvision": _torchvision, "vistar": _vistar}

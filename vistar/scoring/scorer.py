@@ -65,11 +65,12 @@ class Scorer:
             raise TypeError(f"batch_size must be an int, not {type(batch_size).__name__}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        paths = _model_paths(model_paths)
         self._cfg = ScoreConfig(images=Path(), prompts=Path(), out=self.run_dir or Path(), angles=self.angles,
                                 device=self.device, batch_size=batch_size, prefetch=2, cpu_workers=1,
-                                max_pixels=DEFAULT_MAX_PIXELS, command=COMMAND)
+                                max_pixels=DEFAULT_MAX_PIXELS, command=COMMAND, model_paths=paths)
         options, ledger = _judge(judge)
-        self.context = StageContext(device=self.device, model_paths=_model_paths(model_paths),
+        self.context = StageContext(device=self.device, model_paths=paths,
                                     features=self.ontology.data.get("features") or {}, options=options, judge_ledger=ledger)
         self._metrics: dict[str, ResolvedMetric] = {}   # resolved once, kept with the models
         self._next_sample: dict[tuple[str, str], int] = {}
