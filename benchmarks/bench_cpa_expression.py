@@ -16,9 +16,10 @@ from matplotlib import cbook
 from PIL import Image
 from skimage import data
 
+from vistar.api import PersonBox
 from vistar.features.expression import LABELS, ExpressionClassifier
 from vistar.features.faces import MediaPipeFaceDetector, face_crop
-from vistar.features.persons import PersonBox, fuse
+from vistar.features.persons import fuse
 from vistar.metrics.cpa import calibrated
 from vistar.models import resolve_weight
 from vistar.ontology import Ontology

@@ -15,7 +15,8 @@ from matplotlib import cbook
 from PIL import Image
 from skimage import data
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features import faces, pose
 from vistar.metrics.cpa import METRIC
 from vistar.ontology import Ontology
@@ -62,7 +63,7 @@ def cases() -> dict[str, tuple[np.ndarray, int]]:
 
 def main() -> None:
     ontology = Ontology.load()
-    params = ontology.metric_params("CPA")
+    params = metric_params(ontology, "CPA")
     ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent"})
     items = cases()
     inputs = [StageInput(np.ascontiguousarray(image), None, {}, {}) for image, _ in items.values()]

@@ -65,7 +65,7 @@ def main() -> None:
 
     import torch
 
-    from vistar.engine.registry import StageContext
+    from vistar.api import StageContext
     from vistar.features.subject_masks import _detect, _segment
     from vistar.synth.storyboards import make_storyboard
     from vistar.synth.tiny_models import save_tiny_grounding_dino, save_tiny_sam

@@ -18,6 +18,7 @@ from device_args import device_of, parser_with_device
 
 from vistar.engine.bench_e2e import core_items, run_e2e
 from vistar.engine.executors import usable_cores
+from vistar.suites.loader import load_suite
 
 
 def main() -> None:
@@ -29,7 +30,7 @@ def main() -> None:
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args()
     device = device_of(parser, args)
-    report = run_e2e(core_items(args.n, args.size), device=device, batch=args.batch, cpu_workers=args.cpu_workers,
+    report = run_e2e(core_items(load_suite("core").prompts, args.n, args.size), device=device, batch=args.batch, cpu_workers=args.cpu_workers,
                      model_scale=args.model_scale, executor=args.executor)
     if args.json:
         with open(args.json, "w") as fh:

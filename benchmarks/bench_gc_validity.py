@@ -21,7 +21,8 @@ from matplotlib import cbook
 from PIL import Image
 from skimage import data, transform
 
-from vistar.metrics import gc_cues as cues
+from vistar.engine.params import metric_params
+from vistar.features.thumbnail import resize_longest
 from vistar.metrics.gc import cue_scores
 from vistar.ontology import Ontology
 from vistar.synth.scenes import scene_pair
@@ -75,13 +76,13 @@ def jpeg(image, quality=10):
 
 
 def image_cue_scores(image, params):
-    small = np.ascontiguousarray(cues.resize_longest(np.ascontiguousarray(image), 256))
+    small = np.ascontiguousarray(resize_longest(np.ascontiguousarray(image), 256))
     depth = np.zeros(small.shape[:2], np.float32)
     return {k: v["score"] for k, v in cue_scores(small, depth, None, params).items() if k in IMAGE_CUES}
 
 
 def main() -> None:
-    params = Ontology.load().metric_params("GC")
+    params = metric_params(Ontology.load(), "GC")
     rng = np.random.default_rng(0)
     corruptions = {
         "noise σ15": lambda im: np.clip(im + rng.normal(0, 15, im.shape), 0, 255).astype(np.uint8),

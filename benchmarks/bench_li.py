@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from vistar.features.shadows import ClassicalShadowDetector
+from vistar.engine.params import metric_params
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology
@@ -26,11 +27,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--oracle-shadows", action="store_true")
     args = parser.parse_args()
-    params = Ontology.load().metric_params("LI")
+    params = metric_params(Ontology.load(), "LI")
     detector = ClassicalShadowDetector()
     errors, misses, start = [], 0, time.perf_counter()
     print(f"{'anchor':34s} {'median':>7s} {'max':>7s}  errors (deg)")
-    for k, anchor in enumerate(anchors_from_params(params["anchors"])):
+    for k, anchor in enumerate(anchors_from_params(params.anchors)):
         row = []
         for s in range(args.seeds):
             scene = sample_scene(anchor.vector, seed=1000 * k + s)

@@ -23,7 +23,8 @@ import sys
 
 import numpy as np
 
-from vistar.features.shadows import ClassicalShadowDetector
+from vistar.engine.params import metric_params
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.features.thumbnail import resize_longest
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
@@ -31,8 +32,8 @@ from vistar.ontology import Ontology
 from vistar.synth.lighting import Solid, random_solids, render, sample_scene
 from vistar.validity.li import TUNING, VALIDATION, run_scenes
 
-PARAMS = Ontology.load().metric_params("LI")
-ANCHORS = anchors_from_params(PARAMS["anchors"])
+PARAMS = metric_params(Ontology.load(), "LI")
+ANCHORS = anchors_from_params(PARAMS.anchors)
 DETECTOR = ClassicalShadowDetector()
 
 

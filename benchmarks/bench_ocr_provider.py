@@ -16,11 +16,12 @@ import time
 import numpy as np
 from device_args import device_of, parser_with_device
 
-from vistar.engine.device import onnxruntime_provider
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features.ocr import STAGE
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
+from vistar.runtime.device import onnxruntime_provider
 from vistar.validity.tr import VALIDATION, ladder_cases
 from vistar.validity.tr_tuning import SPLITS
 
@@ -34,10 +35,10 @@ def run(provider: str, device: str, images: list, texts: list[str], batch: int) 
     start = time.perf_counter()
     results = [r for i in range(0, len(inputs), batch) for r in STAGE.compute(inputs[i:i + batch], ctx)]
     seconds = time.perf_counter() - start
-    params = ontology.metric_params("TR")
+    params = metric_params(ontology, METRIC)
     scores = np.array([METRIC.fn({"ocr": r}, {"text": t}, params, None).score or 0.0 if not isinstance(r, Exception) else 0.0
                        for r, t in zip(results, texts)])
-    return {"ips": len(images) / seconds, "tr": scores, "ran_on": ctx.cache.get("stage_devices", {}).get("ocr", "cpu")}
+    return {"ips": len(images) / seconds, "tr": scores, "ran_on": ctx.stage_devices.get("ocr", "cpu")}
 
 
 def main() -> None:

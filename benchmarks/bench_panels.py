@@ -20,7 +20,8 @@ import json
 import numpy as np
 from PIL import Image
 
-from vistar.features.panels import PanelRequest, split_panels
+from vistar.api import parse
+from vistar.features.panels import PanelParams, PanelRequest, split_panels
 from vistar.synth.storyboards import make_storyboard
 
 SHAPES = [(1, 3), (3, 1), (2, 3), (3, 2), (1, 4), (4, 1), (2, 2), (3, 3), (1, 2), (2, 1), (2, 4)]
@@ -40,6 +41,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=30000)
     parser.add_argument("--params", type=json.loads, default={})
     args = parser.parse_args()
+    params = parse(PanelParams, args.params, "--params")
     rng = np.random.default_rng(args.seed)
     tally = collections.defaultdict(lambda: np.zeros(4, int))   # boards, right shape, boxes <= 2 px, <= 5 px
     for i in range(args.boards):
@@ -57,7 +59,7 @@ def main() -> None:
         for mode, image, request in (("grid", board.image, PanelRequest(rows * cols, rows, cols)),
                                      ("count", board.image, PanelRequest(rows * cols)),
                                      ("grid+jpeg", jpeg(board.image), PanelRequest(rows * cols, rows, cols))):
-            layout = split_panels(image, request, args.params)
+            layout = split_panels(image, request, params)
             shape = (layout.rows, layout.cols) == (rows, cols)
             error = int(np.abs(layout.boxes - board.boxes).max()) if shape else 10 ** 6
             conditions = ["all", f"gutter {'none (touching)' if gutter == 0 else 'present'}", f"uneven ±{uneven:.0%}"]

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from PIL import Image
 
+from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine import registry
 from vistar.engine.prefetch import decode_image
-from vistar.engine.registry import FeatureStage, Metric, MetricResult
 from vistar.engine.runner import ScoreConfig, run_score
 
 COMPUTE_S = 0.005

@@ -7,7 +7,7 @@ N synthetic SIZE² images of the core suite's CV prompts (round-robin over TR, L
 models where weights are missing. For each torch stage and precision (the others in fp32): the stage's images/s and
 its model's alone at batch BATCH, and per angle the largest |Δscore| and Kendall's τ against the all-fp32 scores
 (vistar/engine/bench_precision.py). Prints the table and the `CUDA_DEFAULTS` the rule picks (the fastest setting
-inside the tolerance printed with it), to paste into vistar/engine/precision.py once a GPU has measured it. On a
+inside the tolerance printed with it), to paste into vistar/runtime/precision.py once a GPU has measured it. On a
 CPU, TF32 runs as fp32 (its row must show no effect) and the rule is not applied.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from device_args import device_of, parser_with_device
 
 from vistar.engine.bench_e2e import core_items
 from vistar.engine.bench_precision import TOLERANCE, choose, measure
+from vistar.suites.loader import load_suite
 
 
 def main() -> None:
@@ -29,7 +30,7 @@ def main() -> None:
     parser.add_argument("--json", help="write the rows and the choice here")
     args = parser.parse_args()
     device = device_of(parser, args)
-    rows = measure(core_items(args.n, args.size), device=device, precisions=args.precisions.split(","), batch=args.batch,
+    rows = measure(core_items(load_suite("core").prompts, args.n, args.size), device=device, precisions=args.precisions.split(","), batch=args.batch,
                    model_scale=args.model_scale)
     fp32 = {r.stage: r.images_per_s for r in rows if r.precision == "fp32"}
     print(f"{args.n} images {args.size}², device {device}, batch {args.batch}, model scale {args.model_scale}; "

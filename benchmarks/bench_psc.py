@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from vistar.engine.params import metric_params
 from vistar.kernels.chaos import pair_stats_numba, pair_stats_ref, pair_stats_triton
 from vistar.metrics.psc import METRIC, contact_radii
 from vistar.ontology import Ontology
@@ -30,7 +31,7 @@ FAMILIES = ("sphere sunk in box / touching its front", "two spheres / occluding"
 
 
 def validity(seeds: int, blur_px: float, mask_px: int) -> None:
-    params = Ontology.load().metric_params("PSC")
+    params = metric_params(Ontology.load(), "PSC")
     prompt = parse_prompt("[PH|PSC] two objects")
     rows = {f: {"wins": 0, "n": 0, "pen": [], "clean": []} for f in FAMILIES}
     rng = np.random.default_rng(0)
@@ -73,7 +74,7 @@ def _median_cpu_s(fn, repeats: int) -> float:
 
 
 def speed(size: int, instances: int, repeats: int, triton: bool) -> None:
-    params = Ontology.load().metric_params("PSC")
+    params = metric_params(Ontology.load(), "PSC")
     touch, band = contact_radii(size, size, params)
     masks, depth, pairs = _blobs(size, instances)
     args = (masks, depth, pairs, touch, band)

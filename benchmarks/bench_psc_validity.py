@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from vistar.engine.params import metric_params
 from vistar.metrics.psc import METRIC
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
@@ -25,7 +26,7 @@ FAMILIES = ("sphere/box", "two spheres", "box/cylinder", "two boxes")
 
 
 def ranked(label: str, seeds, size=(96, 128), elevation=None, blur=0.0, mask_px=0) -> None:
-    params, prompt = Ontology.load().metric_params("PSC"), parse_prompt("[PH|PSC] two objects")
+    params, prompt = metric_params(Ontology.load(), "PSC"), parse_prompt("[PH|PSC] two objects")
     rng = np.random.default_rng(1)
     wins = {f: [0, 0] for f in FAMILIES}
     for seed in seeds:

@@ -21,7 +21,8 @@ import time
 import cv2
 import numpy as np
 
-from vistar.features.shadows import ClassicalShadowDetector
+from vistar.engine.params import metric_params
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import angle_between
 from vistar.ontology import Ontology
@@ -78,7 +79,7 @@ def main() -> None:
     new = [after(s.image, s.instances) for s in items]
     pooled, median, worst = iou_stats(new, old)
     print(f"mask IoU after vs before on {len(items)} LI scenes: pooled {pooled:.4f}, median {median:.4f}, min {worst:.4f}")
-    params = Ontology.load().metric_params("LI")
+    params = metric_params(Ontology.load(), "LI")
     for label, masks in (("before", old), ("after", new)):
         med, p90 = li_errors(masks, items, params)
         print(f"LI error with the {label:6} masks: median {med:.1f}°, p90 {p90:.1f}°")

@@ -66,11 +66,13 @@ def timing_set(size: int):
 
 
 def measure(settings, images, runs: int, acc_images) -> dict:
-    from vistar.features.ocr import OcrResult, RapidOcrBackend
+    from vistar.api import OcrResult
+    from vistar.engine.params import metric_params
+    from vistar.features.ocr import RapidOcrBackend
     from vistar.metrics.tr import METRIC
     from vistar.ontology import Ontology
 
-    params = Ontology.load(None).metric_params("TR")
+    params = metric_params(Ontology.load(None), "TR")
     backend = RapidOcrBackend(settings)
     backend(images[0][1])  # warm-up: session creation and first-run allocations are not per-image cost
     wall, cpu, score_us = [], [], []
@@ -161,6 +163,7 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from vistar.api import parse
     from vistar.features.ocr import OcrSettings
     from vistar.ontology import Ontology
 
@@ -176,7 +179,7 @@ def main() -> None:
     for col in ("setting", "OCR ms (wall)", "OCR ms (cpu)", "scoring µs", f"TR mean (n={len(acc)})", "TR min"):
         table.add_column(col, justify="left" if col == "setting" else "right")
     for label, params in configs:
-        settings = OcrSettings.from_params(params)
+        settings = parse(OcrSettings, params, "features.ocr")
         r = measure(settings, images, args.runs, acc)
         table.add_row(label, f"{r['ocr_ms']:.0f}", f"{r['ocr_cpu_ms']:.0f}", f"{r['score_us']:.0f}",
                       f"{r['tr_mean']:.3f}", f"{r['tr_min']:.3f}")

@@ -26,7 +26,7 @@ stray-line rule (`stray_angle`): the lines it would drop at each angle, words of
 
 glyphs: vistar.validity.tr_tuning's lone-glyph posters (a line of one digit or capital under tuning-photo posters):
 how many lone glyphs are read, with RapidOCR's crops and faint boxes down to 0.3 (the stage before the upright
-re-read) and as shipped.
+re-read) and as shipped, and for each glyph missed the last lines the OCR read instead.
 """
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features.ocr import STAGE
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
@@ -91,7 +92,7 @@ PLAIN = ("CALL 555-0199 NOW", "OPEN 24/7!", "Don't Panic, Stay Calm.", "Hello Wo
 
 def plain() -> None:
     ontology = Ontology.load(None)
-    params, ctx = ontology.metric_params("TR"), StageContext(features=ontology.data["features"])
+    params, ctx = metric_params(ontology, "TR"), StageContext(features=ontology.data["features"])
 
     def ladder(expected: str, draw) -> tuple[float, bool]:
         s = {}
@@ -122,7 +123,7 @@ def plain() -> None:
 
 def backgrounds_bench(args) -> None:
     ontology = Ontology.load(None)
-    params = ontology.metric_params("TR")
+    params = metric_params(ontology, "TR")
     bgs = backgrounds()
     items = cases(args.n, args.seed, bgs)
     for space_prob in args.space_prob:
@@ -199,14 +200,14 @@ def stray_calibration(scored: list[dict]) -> None:
     from vistar.metrics.text_similarity import normalize_text, word_cost
     from vistar.metrics.tr import _strays
 
-    params = Ontology.load(None).metric_params("TR")
+    params = metric_params(Ontology.load(None), "TR")
     for angle in (4.0, 6.0, 8.0, 10.0, 15.0):
         counts = {"word": 0, "not": 0}
         for case in scored:
             asked = normalize_text(case["expected"]).split()
             for ocr in case["ocr"].values():
-                lines = [ln for ln in ocr.lines if ln.confidence >= float(params["min_confidence"])]
-                for k in _strays(lines, float(params["stray_confidence"]), angle):
+                lines = [ln for ln in ocr.lines if ln.confidence >= float(params.min_confidence)]
+                for k in _strays(lines, float(params.stray_confidence), angle):
                     words = normalize_text(lines[k].text).split()
                     counts["word" if words and all(min(word_cost(w, a) for a in asked) <= 0.5 for w in words) else "not"] += 1
         print(f"stray_angle {angle:4.1f}: drops {counts['word']} readings that are words of the poster, {counts['not']} that are not")
@@ -222,11 +223,19 @@ def glyphs(args) -> None:
     for name, faint, reread in (("RapidOCR crops, faint boxes from 0.3", 0.3, lambda *a: None), ("shipped", *shipped)):
         ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = faint, reread
         read = exact = 0
+        missed = []
         for case in cases:
-            result = scorer.score(scorer.ocr(case["image"]), case["expected"])
-            read += normalize_text(case["glyph"]) in (result.details.get("recognised") or "").split()
+            ocr = scorer.ocr(case["image"])
+            result = scorer.score(ocr, case["expected"])
+            found = normalize_text(case["glyph"]) in (result.details.get("recognised") or "").split()
+            read += found
             exact += (result.score or 0.0) >= 0.95
+            if not found:   # what the OCR read instead: the last lines (the glyph closes the poster)
+                missed.append(f"{case['glyph']!r} over {case['backdrop']}: "
+                              + ", ".join(f"{line.text!r} {line.confidence:.2f}" for line in ocr.lines[-3:]))
         print(f"{name:38s} lone glyph read {read}/{len(cases)}  correct render TR>=0.95 {exact}/{len(cases)}")
+        for line in missed:
+            print(f"    missed {line}")
     ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = shipped
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from vistar.engine.device import resolve_device
+from vistar.runtime.device import resolve_device
 
 
 def parser_with_device(doc: str, n: int, batch: int = 8) -> argparse.ArgumentParser:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import RunOptions, StageContext, StageInput
 from vistar.prompts_dsl import parse_prompt
+from vistar.vlm.config import JudgeConfig
 from vistar.vlm.hwpq.questionnaire import validate
 from vistar.vlm.hwpq.stage import compute
 from vistar.vlm.hwpq.store import QuestionnaireStore
@@ -36,9 +37,9 @@ def measure(mode: str, pairs: int, images: int, prices: Path, tmp: Path, url: st
     rng = np.random.default_rng(0)
     inputs = [StageInput(rng.integers(0, 256, (256, 256, 3), dtype=np.uint8), prompt, {}) for _ in range(images)]
     ledger = Ledger()
-    ctx = StageContext(options={"judge_url": url, "judge_model": "bench-judge", "judge_mode": mode, "hwpq_dir": str(tmp / "hwpq"),
-                                "judge_cache_path": str(tmp / f"cache-{mode}.sqlite"), "judge_prices": str(prices),
-                                "judge_ledger": ledger})
+    judge = JudgeConfig(url=url, model="bench-judge", mode=mode, cache_path=str(tmp / f"cache-{mode}.sqlite"),
+                        prices=str(prices))
+    ctx = StageContext(options=RunOptions(judge=judge, hwpq_dir=str(tmp / "hwpq")), judge_ledger=ledger)
     outputs = compute(inputs, ctx)
     assert all(not isinstance(o, Exception) for o in outputs), outputs
     return ledger.summary()

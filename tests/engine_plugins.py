@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from vistar.engine.registry import FeatureStage, Metric, MetricResult
+from vistar.api import FeatureStage, Metric, MetricResult
 
 CALLS: list[int] = []  # number of images of each stage call
 

@@ -117,7 +117,7 @@ def fake_table(root: Path, out: Path, **options) -> pd.DataFrame:
 
 
 def _dying_stage():
-    from vistar.engine.registry import FeatureStage
+    from vistar.api import FeatureStage
 
     return FeatureStage(name="fake_stats", version="1", compute=_dying_stats)
 

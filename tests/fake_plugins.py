@@ -1,7 +1,7 @@
 """A fake feature stage and two metrics sharing it, for engine/bench tests that must not load models."""
 from __future__ import annotations
 
-from vistar.engine.registry import FeatureStage, Metric, MetricResult
+from vistar.api import FeatureStage, Metric, MetricResult
 
 CALLS: list[int] = []  # batch size of each stage call
 

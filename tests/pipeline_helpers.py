@@ -10,8 +10,8 @@ import os
 import time
 from pathlib import Path
 
+from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine.prefetch import decode_image
-from vistar.engine.registry import FeatureStage, Metric, MetricResult
 
 DECODE_SLEEP = 0.2   # seconds per image
 STAGE_SLEEP = 0.2    # seconds per image

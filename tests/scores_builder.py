@@ -23,3 +23,15 @@ def write_run(run_dir: Path, rows: list[dict], images: Path | None = None) -> Pa
     ResultStore(run_dir).write(rows)
     (run_dir / "run.json").write_text(json.dumps({"images": str(images or run_dir / "images"), "status": "complete"}))
     return run_dir
+
+
+# TR and LI scored for models A and B on prompts p and q, and one rater's judgments that agree with them
+TWO_ANGLE_JUDGMENTS = [("A/p.png", "B/p.png", "a", "r1", "TR"), ("A/p.png", "B/p.png", "b", "r1", "LI"),
+                       ("A/q.png", "B/q.png", "b", "r1", "TR"), ("A/q.png", "B/q.png", "a", "r1", "LI")]
+
+
+def two_angle_rows() -> list[dict]:
+    rows = []
+    for pid, (tr_a, li_a) in {"p": (0.9, 0.2), "q": (0.1, 0.7)}.items():
+        rows += [row("A", pid, "TR", tr_a), row("B", pid, "TR", 0.5), row("A", pid, "LI", li_a), row("B", pid, "LI", 0.5)]
+    return rows

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+from vistar.api import RunOptions
 from vistar.engine.bench_e2e import BusySampler, core_items, naive_features, run_e2e, steady_rate
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.ontology import Ontology
+from vistar.suites.loader import load_suite
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
+CORE = load_suite("core").prompts
 
 
 def test_core_items_take_the_angles_in_turn():
-    items = core_items(8, 64)
+    items = core_items(CORE, 8, 64)
     assert [it.prompt.angle for it in items] == ["TR", "LI", "CSE", "CPA", "PSC", "GC", "TR", "LI"]
     assert items[0].prompt.id != items[6].prompt.id          # the next prompt of the angle, not the same one again
     assert all(it.image.shape == (64, 64, 3) for it in items)
@@ -43,11 +46,11 @@ def test_random_weights_only_in_a_benchmarks_run(tmp_path):
     (images / "m").mkdir(parents=True)
     prompts.write_text("p1: [PH|LI] three wooden blocks on a floor, low light from the left\n")
     with pytest.raises(ValueError, match="random_init"):
-        run_score(ScoreConfig(images, prompts, tmp_path / "run", options={"model_scale": "tiny"}))
+        run_score(ScoreConfig(images, prompts, tmp_path / "run", options=RunOptions(model_scale="tiny")))
 
 
 def test_end_to_end_small_on_the_cpu():
-    items = core_items(7, 128)
+    items = core_items(CORE, 7, 128)
     report = run_e2e(items, device="cpu", batch=4, cpu_workers=1, model_scale="tiny")
     assert report["angles"] == ["CPA", "CSE", "GC", "LI", "PSC", "TR"] and report["images"] == 7
     assert sum(report["rows"].values()) == 7   # one metric per built-in angle: one row per image

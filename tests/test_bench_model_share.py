@@ -89,15 +89,15 @@ def test_tiny_scale_replaces_weights_that_exist(tmp_path, monkeypatch):
     """A tiny bench measures tiny models even where the real checkpoint is installed."""
     from transformers import AutoImageProcessor, AutoModel
 
-    from vistar.engine.registry import StageContext
+    from vistar.api import RunOptions, StageContext
     from vistar.features.hf_models import load_pretrained
     from vistar.synth.tiny_models import save_tiny_dinov2
 
     monkeypatch.setattr(provenance, "_LOADED", {})
     path = str(save_tiny_dinov2(tmp_path / "dino"))
-    ctx = StageContext(model_paths={"dinov2-large": path}, options={"model_scale": "tiny"})
+    ctx = StageContext(model_paths={"dinov2-large": path}, options=RunOptions(model_scale="tiny"))
     model, processor = load_pretrained("dinov2-large", ctx, AutoModel, AutoImageProcessor)
     assert model.config.image_size == 518 and model.config.hidden_size == 32   # the catalogue's tiny, not the file's
     assert provenance.loaded_models()["dinov2-large"]["scale"] == "tiny"
-    with pytest.raises(ValueError, match="model scale must be one of full, tiny, not 'small'"):
-        load_pretrained("dinov2-large", StageContext(options={"model_scale": "small"}), AutoModel, AutoImageProcessor)
+    with pytest.raises(ValueError, match="model_scale must be one of 'full', 'tiny', not 'small'"):
+        RunOptions(model_scale="small")  # type: ignore[arg-type]

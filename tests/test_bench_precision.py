@@ -8,6 +8,7 @@ from vistar.engine.bench_e2e import core_items
 from vistar.engine.bench_inputs import Item
 from vistar.engine.bench_precision import TOLERANCE, PrecisionRow, choose, effect, measure
 from vistar.prompts_dsl import parse_prompt
+from vistar.suites.loader import load_suite
 
 
 def _items(angles):
@@ -35,7 +36,7 @@ def test_the_rule_takes_the_fastest_setting_inside_the_tolerance():
 
 def test_a_small_cpu_run_shows_tf32_as_fp32():
     pytest.importorskip("transformers")
-    rows = measure(core_items(4, 96), device="cpu", precisions=("fp32", "tf32"), batch=2, model_scale="tiny")
+    rows = measure(core_items(load_suite("core").prompts, 4, 96), device="cpu", precisions=("fp32", "tf32"), batch=2, model_scale="tiny")
     stages = {r.stage for r in rows}
     assert {"clip_embed", "subject_masks", "dino_embed", "instances"} <= stages
     for r in rows:

@@ -5,10 +5,10 @@ import pytest
 from PIL import Image
 
 from tests import fake_plugins
+from vistar.api import StageContext
 from vistar.engine import bench, prefetch
 from vistar.engine.bench import Item, engine_end_to_end, naive_seconds, run_bench
 from vistar.engine.bench_inputs import load_items, write_workload
-from vistar.engine.registry import StageContext
 from vistar.engine.store import read_scores
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
@@ -109,8 +109,8 @@ def test_mixed_workload_benches_each_stage_on_the_images_that_need_it(monkeypatc
 def test_synthetic_images_of_prompts_p_and_p_0_are_scored_as_their_own_prompts(tmp_path, monkeypatch):
     """`p_0.png` is prompt p's sample 0, not prompt `p_0`: the workload's manifest says so, so the timed run
     writes one row per (image, metric) although the two prompts have different angles."""
+    from vistar.api import Metric, MetricResult
     from vistar.engine import registry
-    from vistar.engine.registry import Metric, MetricResult
 
     fake_plugins.install(monkeypatch)
     monkeypatch.setattr(fake_plugins, "METRIC_LI", Metric(name="LI", angle="LI", version="1", features=("fake_brightness",),

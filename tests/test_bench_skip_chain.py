@@ -2,8 +2,8 @@
 the grandchild of a skipped stage used to crash the bench with a KeyError)."""
 import numpy as np
 
+from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine.bench import Item, run_bench
-from vistar.engine.registry import FeatureStage, Metric, MetricResult
 from vistar.models.errors import MissingWeightError
 from vistar.prompts_dsl import parse_prompt
 

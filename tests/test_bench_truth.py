@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests import fake_plugins
+from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.cli import app
 from vistar.cli.bench_cmd import naive_vs_engine_lines
 from vistar.engine.bench import Item, run_bench
-from vistar.engine.registry import FeatureStage, Metric, MetricResult
 from vistar.models.errors import MissingDependencyError, as_missing_dependency
 from vistar.prompts_dsl import parse_prompt
 

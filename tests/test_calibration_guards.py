@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from tests.scores_builder import row, write_run
+from tests.scores_builder import TWO_ANGLE_JUDGMENTS, row, two_angle_rows, write_run
 from vistar.calibration import DuplicateScores, NothingUsable, calibrate
 from vistar.engine.store import ResultStore
 
@@ -98,12 +98,8 @@ def test_alpha_units_match_the_krippendorff_package():
 
 def test_two_angles_and_case_insensitive_names_through_calibrate(tmp_path):
     """The same, end to end: TR and LI scored on two pairs; r2 writes the angle names in lower case."""
-    rows = []
-    for pid, (tr_a, li_a) in {"p": (0.9, 0.2), "q": (0.1, 0.7)}.items():
-        rows += [row("A", pid, "TR", tr_a), row("B", pid, "TR", 0.5), row("A", pid, "LI", li_a), row("B", pid, "LI", 0.5)]
-    run = write_run(tmp_path / "run", rows)
-    r1 = [("A/p.png", "B/p.png", "a", "r1", "TR"), ("A/p.png", "B/p.png", "b", "r1", "LI"),
-          ("A/q.png", "B/q.png", "b", "r1", "TR"), ("A/q.png", "B/q.png", "a", "r1", "LI")]
+    run = write_run(tmp_path / "run", two_angle_rows())
+    r1 = TWO_ANGLE_JUDGMENTS
     r2 = [(a, b, p, "r2", angle.lower()) for a, b, p, _, angle in reversed(r1)]
     result = calibrate(run, pairs_file(tmp_path / "pairs.csv", r1 + r2), resamples=100)
     assert result.problems == []

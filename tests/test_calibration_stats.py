@@ -11,6 +11,7 @@ from scipy.stats import kendalltau
 
 from vistar.calibration import acc23, bootstrap_ci, bradley_terry, fit_bradley_terry, kendall_tau_b, krippendorff_alpha, mcnemar, pair_stats, ppa, units_of, win_matrix
 from vistar.calibration.rescore import RESCORERS
+from vistar.ontology import Ontology
 
 
 def test_ppa_counts_metric_ties_as_wrong_and_ignores_human_ties():
@@ -216,11 +217,13 @@ def test_bradley_terry_says_when_strengths_are_not_estimates():
 def test_rescorers_by_hand():
     tr = RESCORERS["TR"]
     sub = np.stack([tr.extract('{"char": 0.8, "token": 0.5}'), tr.extract({"char": 1.0, "token": 0.0})])
-    assert tr.combine(sub, {"w_char": 0.25}, np.array(["GD", "GD"])) == pytest.approx([0.25 * 0.8 + 0.75 * 0.5, 0.25])
+    shipped = Ontology.load()   # a re-scorer takes the metric's whole block, as calibration edits it
+    assert tr.combine(sub, {**shipped.metric_params("TR"), "w_char": 0.25}, np.array(["GD", "GD"])) == pytest.approx([0.25 * 0.8 + 0.75 * 0.5, 0.25])
     cpa = RESCORERS["CPA"]
     sub = np.stack([cpa.extract({"s_count": 1.0, "s_posture": 0.5, "s_expression": None}),
                     cpa.extract({"s_count": 1.0, "s_posture": 0.5, "s_expression": 0.0})])
-    params = {"w_c": 0.5, "w_p": 0.25, "w_e": 0.25, "role_weights": {"MS": {"w_c": 0.0, "w_p": 0.5, "w_e": 0.5}}}
+    params = {**shipped.metric_params("CPA"), "w_c": 0.5, "w_p": 0.25, "w_e": 0.25,
+              "role_weights": {"MS": {"w_c": 0.0, "w_p": 0.5, "w_e": 0.5}}}
     got = cpa.combine(sub, params, np.array(["GD", "MS"]))
     # GD: expression absent, weights renormalised over count and posture; MS: its own weights
     assert got == pytest.approx([(0.5 * 1.0 + 0.25 * 0.5) / 0.75, (0.5 * 0.5 + 0.5 * 0.0) / 1.0])

@@ -37,7 +37,7 @@ def test_bench_usage_errors_exit_2(tmp_path):
 
 
 def test_bench_refuses_a_gpu_the_machine_lacks_naming_what_was_found(tmp_path, monkeypatch):
-    from vistar.engine import device
+    from vistar.runtime import device
 
     p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] x {text="x"}'])
     monkeypatch.setattr(device, "cuda_devices", lambda: (0, "no CUDA device: torch 9.9 is a CPU-only build"))
@@ -54,7 +54,7 @@ def test_bench_device_auto_runs_on_what_there_is_and_says_so(tmp_path, monkeypat
     import json
 
     from tests import fake_plugins
-    from vistar.engine import device
+    from vistar.runtime import device
 
     fake_plugins.install(monkeypatch)
     monkeypatch.setattr(device, "cuda_devices", lambda: (0, "no CUDA device"))

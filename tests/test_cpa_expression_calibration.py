@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from tests.fetched_weights import fetched_expression_weights
+from vistar.api import Face
 from vistar.features.expression import LABELS, ExpressionClassifier
-from vistar.features.faces import Face, MediaPipeFaceDetector, face_crop
+from vistar.features.faces import MediaPipeFaceDetector, face_crop
 from vistar.metrics.cpa import calibrated, expression_similarity
 from vistar.ontology import Ontology
 from vistar.validity.cpa import PHOTOS, load

@@ -1,5 +1,6 @@
 """Fusing person boxes with faces into people, on hand-made boxes: who is one person, who is two."""
-from vistar.features.persons import PersonBox, fuse, nms
+from vistar.api import PersonBox
+from vistar.features.persons import fuse, nms
 
 
 def people(persons, faces, **kw):

@@ -3,14 +3,13 @@ import numpy as np
 import pytest
 
 from tests.test_cpa_posture import STAND, body
-from vistar.features.faces import Face, FaceResult
-from vistar.features.pose import PosePerson, PoseResult
-from vistar.features.types import Instances
+from vistar.api import Face, FaceResult, Instances, PosePerson, PoseResult
+from vistar.engine.params import metric_params
 from vistar.metrics.cpa import METRIC
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 
-PARAMS = Ontology.load().metric_params("CPA")
+PARAMS = metric_params(Ontology.load(), "CPA")
 
 
 def shifted(points: dict, dx: float) -> np.ndarray:
@@ -58,8 +57,8 @@ def test_count_error_and_role_weights():
     res = score(two_people(), {"count": 4, "posture": "standing"}, role="SA")
     assert res.details["s_count"] == 0.5                       # 1 - |2 - 4| / 4
     assert res.details["s_posture"] == pytest.approx((1.0 + 0.0) / 4)   # 2 of 4 matched: standing 1, sitting 0
-    w = PARAMS["role_weights"]["SA"]
-    expected = (w["w_c"] * 0.5 + w["w_p"] * res.details["s_posture"]) / (w["w_c"] + w["w_p"])
+    w = PARAMS.role_weights["SA"]
+    expected = (w.w_c * 0.5 + w.w_p * res.details["s_posture"]) / (w.w_c + w.w_p)
     assert res.score == pytest.approx(expected)
     assert res.details["s_expression"] is None                 # not asked: left out of the mean, not a zero
 

@@ -54,16 +54,19 @@ def home(tmp_path_factory):
 
 def test_slice_of_each_set(home, monkeypatch):
     monkeypatch.setenv("VISTAR_HOME", str(home))
-    group, single = SETS["photos (tuning)"](2, 0)       # bus (4 people, 3 found) and zidane (2 people)
+    group, single = SETS["photos (tuning)"](2, 0)       # bus (4 people, all found) and zidane (2 people)
     empty = SETS["no_people"](2, 0)
     assert group.set == "group photos (tuning)" and group.goal == "report" and single.n == 0
     assert all(isinstance(row, ValidityRow) and row.angle == "CPA" for row in (group, single, *empty))
     assert empty[0].met == (empty[0].value >= 0.95)
     if "unavailable" in group.note:
         pytest.skip(group.note)
-    assert group.n == 2 and group.value == 0.5 and "bus 4->3" in group.note
+    assert group.n == 2 and group.value == 1.0 and "miscounted (true->found): none" in group.note
     assert "persons+faces" in group.note
     assert empty[0].n == 2 and empty[0].value == 1.0
+    (held,) = SETS["held-out photos"](1, 0)             # sitcom_cast: five men in a row, the outer two cut
+    assert (held.set, held.n, held.goal) == ("held-out photos", 1, ">= 0.95") and held.met == (held.value >= 0.95)
+    assert held.value == 1.0, held.note
 
 
 def test_expression_rows_match_each_labelled_face_to_its_person(tmp_path_factory, monkeypatch):

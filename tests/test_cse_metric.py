@@ -4,10 +4,10 @@ import math
 import numpy as np
 import pytest
 
-from vistar.features.clip_embed import ClipEmbeddings
-from vistar.features.dino_embed import SubjectEmbeddings, masked_crop
-from vistar.features.panels import PanelLayout
-from vistar.features.subject_masks import SubjectMasks, assign_to_panels, subject_query
+from vistar.api import ClipEmbeddings, PanelLayout, SubjectEmbeddings, SubjectMasks
+from vistar.engine.params import metric_params
+from vistar.features.dino_embed import masked_crop
+from vistar.features.subject_masks import assign_to_panels, subject_query
 from vistar.metrics.cse import METRIC, consistency, coverage, cse_score, derive_shots, linear_map
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
@@ -65,8 +65,8 @@ def _features(found):
 
 
 def test_metric_combines_and_explains():
-    params = Ontology.load().metric_params("CSE")
-    assert (params["cov_lo"], params["cov_hi"]) == (0.0, 0.4)
+    params = metric_params(Ontology.load(), "CSE")
+    assert (params.cov_lo, params.cov_hi) == (0.0, 0.4)
     result = METRIC.fn(_features([True, True]), {"subject": "fox"}, params, None)
     cov, con = 2 / 3, R2                                               # con: one pair, cos 1/√2, con map (0, 1)
     assert result.status == "ok"

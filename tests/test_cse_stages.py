@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("transformers", reason="the CSE stages need the `cv` extra (transformers)")
 
-from vistar.engine.registry import StageContext, StageInput  # noqa: E402
+from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.features import clip_embed, dino_embed, panels, subject_masks  # noqa: E402
 from vistar.models import MissingWeightError  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.ray]
 
 def test_ray_cuda_run_equals_the_one_process_cuda_run(tmp_path, monkeypatch):
     pytest.importorskip("ray", reason="ray is not installed (pip install 'vistar[ray]')")
-    monkeypatch.setenv("VISTAR_HOME", "/nonexistent/vistar-home")  # only the weights the workload names
+    monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "empty-home"))  # only the weights the workload names
     workload = build_workload(tmp_path / "workload")
     local = score_table(workload, tmp_path / "local", device="cuda", cpu_workers=1)
     on_ray = score_table(workload, tmp_path / "ray", device="cuda", executor="ray", cpu_workers=2)

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from tests.test_engine_run import png, prompts
 from vistar.cli import app
-from vistar.engine.executors import local_workers, usable_cores
+from vistar.engine.executors.workers import local_workers, usable_cores
 
 
 def _score(tmp_path, *extra):

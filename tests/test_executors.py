@@ -44,7 +44,7 @@ def workload(tmp_path_factory):
 @pytest.fixture(scope="module")
 def reference(workload, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("VISTAR_HOME", "/nonexistent/vistar-home")  # only the weights the workload names
+        mp.setenv("VISTAR_HOME", str(tmp_path_factory.mktemp("empty-home")))  # only the weights the workload names
         return score_table(workload, tmp_path_factory.mktemp("ref") / "run", cpu_workers=1)
 
 
@@ -77,7 +77,7 @@ def test_reference_scores_every_angle(reference):
 
 
 def test_cpu_workers_2_equals_one_process(workload, reference, tmp_path, monkeypatch):
-    monkeypatch.setenv("VISTAR_HOME", "/nonexistent/vistar-home")
+    monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "empty-home"))
     table = score_table(workload, tmp_path / "pool", cpu_workers=2)
     pd.testing.assert_frame_equal(table, reference)
     run = json.loads((tmp_path / "pool" / "run.json").read_text())
@@ -118,7 +118,7 @@ def test_cli_cpu_workers_gives_the_one_process_rows_and_exit_code(fake, tmp_path
 @pytest.mark.ray
 @needs_ray
 def test_ray_one_node_equals_one_process(workload, reference, tmp_path, monkeypatch, local_ray):
-    monkeypatch.setenv("VISTAR_HOME", "/nonexistent/vistar-home")
+    monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "empty-home"))
     table = score_table(workload, tmp_path / "ray", executor="ray", cpu_workers=2)
     pd.testing.assert_frame_equal(table, reference)
     run = json.loads((tmp_path / "ray" / "run.json").read_text())
@@ -192,7 +192,7 @@ def test_two_node_cluster_equals_one_process(workload, reference, tmp_path):
         cmd = [str(Path(sys.executable).parent / "vistar"), "score", str(root / "images"), "--prompts", str(root / "prompts.vistar"),
                "--out", str(tmp_path / "run"), "--batch-size", "2", "--ontology", str(root / "onto.yaml"), *paths,
                "--angles", "TR", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}"]
-        done = subprocess.run(cmd, cwd=REPO, env={**driver_env, "VISTAR_HOME": "/nonexistent/vistar-home"},
+        done = subprocess.run(cmd, cwd=REPO, env={**driver_env, "VISTAR_HOME": str(tmp_path / "empty-home")},
                               capture_output=True, text=True, timeout=400)
         assert done.returncode == 0, done.stdout + done.stderr
     finally:

@@ -6,14 +6,15 @@ from matplotlib import cbook
 from PIL import Image
 from skimage import data
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features import faces, pose
 from vistar.features.faces import MediaPipeFaceDetector, square_windows
 from vistar.metrics.cpa import METRIC
 from vistar.ontology import Ontology
 
 ONTO = Ontology.load()
-PARAMS = ONTO.metric_params("CPA")
+PARAMS = metric_params(ONTO, "CPA")
 
 
 def fit(image: np.ndarray, height: int) -> np.ndarray:

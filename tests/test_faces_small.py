@@ -7,7 +7,8 @@ from matplotlib import cbook
 from PIL import Image
 from skimage import data
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features import faces, pose
 from vistar.features.faces import MediaPipeFaceDetector, _starts
 from vistar.metrics.cpa import METRIC
@@ -142,5 +143,5 @@ def test_stage_counts_a_crowd_of_small_faces():
     (result,) = faces.STAGE.compute([item], ctx)
     item.deps["faces"] = result
     (people,) = pose.STAGE.compute([item], ctx)
-    details = METRIC.fn({"faces": result, "pose": people}, {"count": 9}, ONTO.metric_params("CPA"), None).details
+    details = METRIC.fn({"faces": result, "pose": people}, {"count": 9}, metric_params(ONTO, "CPA"), None).details
     assert len(result.faces) >= 8 and details["n_detected"] >= 8 and details["s_count"] >= 8 / 9

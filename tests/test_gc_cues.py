@@ -4,12 +4,13 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from vistar.engine.params import metric_params
 from vistar.metrics import gc_cues as cues
 from vistar.metrics.gc import METRIC, cue_scores
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 
-PARAMS = Ontology.load().metric_params("GC")
+PARAMS = metric_params(Ontology.load(), "GC")
 PROMPT = parse_prompt("[GA|GC] a stone archway")
 
 
@@ -24,7 +25,7 @@ def test_planar_depth_has_zero_curvature_and_no_normal_dispersion():
     assert value < 1e-12
     angle, _ = cues.normal_dispersion(plane, 5)
     assert angle < 1e-6
-    assert cues.to_score(value, PARAMS["curvature_scale"]) > 1 - 1e-9
+    assert cues.to_score(value, PARAMS.curvature_scale) > 1 - 1e-9
 
 
 def test_bumpy_depth_scores_lower_on_both_depth_cues():
@@ -61,8 +62,8 @@ def _outlines(dashed: bool) -> np.ndarray:
 
 
 def test_broken_contours_score_lower_than_intact_ones():
-    intact, _ = cues.contour_fragmentation(_outlines(False), PARAMS["canny_low"], PARAMS["canny_high"], PARAMS["contour_min_frac"])
-    broken, details = cues.contour_fragmentation(_outlines(True), PARAMS["canny_low"], PARAMS["canny_high"], PARAMS["contour_min_frac"])
+    intact, _ = cues.contour_fragmentation(_outlines(False), PARAMS.canny_low, PARAMS.canny_high, PARAMS.contour_min_frac)
+    broken, details = cues.contour_fragmentation(_outlines(True), PARAMS.canny_low, PARAMS.canny_high, PARAMS.contour_min_frac)
     assert intact == 0.0 and broken > 0.8 and details["segments"] > 20
     assert cues.contour_fragmentation(np.zeros((32, 32, 3), np.uint8), 50, 150, 0.03)[0] == 0.0
 
@@ -93,7 +94,7 @@ def _streak(gaps: bool) -> np.ndarray:
 
 
 def test_broken_highlight_scores_lower_than_continuous():
-    args = (PARAMS["highlight_value"], PARAMS["highlight_saturation"], int(PARAMS["highlight_gap_px"]))
+    args = (PARAMS.highlight_value, PARAMS.highlight_saturation, int(PARAMS.highlight_gap_px))
     whole, d_whole = cues.highlight_breaks(_streak(False), *args)
     broken, d_broken = cues.highlight_breaks(_streak(True), *args)
     assert whole == 0.0 and d_whole["highlights"] == 1

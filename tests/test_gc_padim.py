@@ -9,8 +9,10 @@ from typer.testing import CliRunner
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 
+from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.cli import app  # noqa: E402
-from vistar.engine.registry import StageContext, StageInput, feature_stage  # noqa: E402
+from vistar.engine.params import metric_params  # noqa: E402
+from vistar.engine.registry import feature_stage  # noqa: E402
 from vistar.features.padim import BackboneConfig, fit_stats, load_backbone, load_stats, save_stats  # noqa: E402
 from vistar.metrics.gc import cue_scores  # noqa: E402
 from vistar.ontology import Ontology  # noqa: E402
@@ -59,7 +61,7 @@ def test_out_of_distribution_image_scores_lower(fitted):
     noise = rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)
     in_dist, out_dist = _padim(paths, stats_file, [held_out, noise])
     assert out_dist.score > in_dist.score
-    params = Ontology.load().metric_params("GC")
+    params = metric_params(Ontology.load(), "GC")
     flat = np.zeros((64, 64), np.float32)
     cue_in = cue_scores(held_out, flat, in_dist, params)["padim"]["score"]
     cue_out = cue_scores(noise, flat, out_dist, params)["padim"]["score"]
@@ -95,8 +97,8 @@ def test_fit_padim_command_writes_loadable_stats(fitted, tmp_path):
         Image.fromarray(im).save(folder / f"r{k}.png")
     (folder / "notes.txt").write_text("not an image")
     out = tmp_path / "fit.npz"
-    result = CliRunner().invoke(app, ["gc", "fit-padim", str(folder), "--out", str(out), "--model-path",
-                                      f"resnet18-imagenet={paths['resnet18-imagenet']}", "--input-size", "64",
+    result = CliRunner().invoke(app, ["gc", "fit-padim", str(folder), "--out", str(out), "--backbone", "resnet18-imagenet",
+                                      "--model-path", f"resnet18-imagenet={paths['resnet18-imagenet']}", "--input-size", "64",
                                       "--channels", "16", "--pool", "2"])
     assert result.exit_code == 0, result.output
     stats = load_stats(out)

@@ -53,11 +53,49 @@ def test_duplicated_structure_copies_a_region():
     assert best > 0.9
 
 
-def test_a_set_returns_one_gc_row_whose_met_follows_the_goal():
-    (result,) = gc.SETS["patch seams"](4, 5)
-    assert (result.angle, result.set, result.n, result.goal) == ("GC", "patch seams", 4, ">= 0.80")
-    assert 0 <= result.value <= 1 and result.met == (result.value >= 0.80)
-    assert gc.SETS["patch seams"](4, 5) == [result]  # same seed, same crops and corruptions, same row
+@pytest.mark.parametrize("seed, axis", [(1, 0), (0, 1)])
+def test_stretched_band_is_one_band_filled_by_its_own_middle_stretched(seed, axis):
+    ramp = np.repeat(np.repeat(np.arange(200, dtype=np.uint8)[:, None], 100, 1)[..., None], 3, 2)   # value = row
+    image = ramp if axis == 0 else np.ascontiguousarray(ramp.transpose(1, 0, 2))
+    out = gc.stretched_band(image, np.random.default_rng(seed)).astype(int)
+    out = out if axis == 0 else out.transpose(1, 0, 2)
+    rows = np.flatnonzero((out != ramp).any(axis=(1, 2)))
+    # one band: every row in it changed but those the stretch maps onto themselves (around its middle)
+    assert rows.size and rows.size >= (rows[-1] - rows[0] + 1) - 3
+    band = out[rows[0] - 1:rows[-1] + 2, 0, 0]        # with one unchanged row each side
+    assert 0.1 * 200 - 2 <= len(band) - 2 <= 0.25 * 200 + 2 and (np.diff(band[1:-1]) >= 0).all()
+    span = band[-2] - band[1]                           # the middle 1/1.5-1/3 of the band, stretched over it
+    assert (len(band) - 2) / 3 - 2 <= span <= (len(band) - 2) / 1.5 + 2
+
+
+@pytest.fixture
+def random_padim(monkeypatch):
+    """PaDiM fitted on three noise images with a random-initialised Lite0: the sets' plumbing without downloads."""
+    torch = pytest.importorskip("torch")
+    from vistar.features.efficientnet_lite import EfficientNetLite0
+    from vistar.features.padim import LITE0, Backbone, BackboneConfig, fit_stats
+
+    torch.manual_seed(0)
+    backbone = Backbone(None, BackboneConfig(input_size=64, channels=16, pool=2, model=LITE0), net=EfficientNetLite0())
+    refs = [np.random.default_rng(k).integers(0, 256, (64, 64, 3), dtype=np.uint8) for k in range(3)]
+    monkeypatch.setattr(gc, "fitted_padim", lambda: (backbone, fit_stats(backbone(refs), backbone)))
+    gc._clean_cues.cache_clear()
+    yield
+    gc._clean_cues.cache_clear()
+
+
+def test_a_set_returns_one_gc_row_whose_met_follows_the_goal(random_padim):
+    (result,) = gc.SETS["swirl"](4, 5)
+    assert (result.angle, result.set, result.n, result.goal) == ("GC", "swirl", 4, ">= 0.75")
+    assert 0 <= result.value <= 1 and result.met == (result.value >= 0.75)
+    assert "PaDiM cue alone" in result.note
+    assert gc.SETS["swirl"](4, 5) == [result]  # same seed, same crops and corruptions, same row
+
+
+def test_validation_crops_are_a_new_draw_of_other_photos_than_tuning():
+    assert not set(gc.TUNING) & set(gc.VALIDATION)
+    tuning, validation = gc.crops(4, 0, "tuning"), gc.crops(4, 0, "validation")
+    assert {name for name, _ in tuning} <= set(gc.TUNING) and {name for name, _ in validation} <= set(gc.VALIDATION)
 
 
 def test_gc_has_weight_zero_in_every_role_by_default_and_the_report_says_why(tmp_path):

@@ -4,13 +4,14 @@ import math
 import numpy as np
 import pytest
 
+from vistar.engine.params import metric_params
 from vistar.metrics.light_geometry import anchors_from_params, find_anchor, li_score, pair_direction, parse_light, robust_direction, silhouette_fits
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.prompts_dsl.derive import resolved_controls
 
 ONTO = Ontology.load()
-ANCHORS = anchors_from_params(ONTO.metric_params("LI")["anchors"])
+ANCHORS = anchors_from_params(metric_params(ONTO, "LI").anchors)
 
 
 def test_sixteen_distinct_unit_anchors_above_the_ground():

@@ -2,12 +2,12 @@
 import numpy as np
 import pytest
 
-from vistar.features.shadows import ShadowMap
-from vistar.features.types import Instances
+from vistar.api import Instances, ShadowMap
+from vistar.engine.params import metric_params
 from vistar.metrics.li import METRIC, associate
 from vistar.ontology import Ontology
 
-PARAMS = Ontology.load().metric_params("LI")
+PARAMS = metric_params(Ontology.load(), "LI")
 
 
 def _instances(masks):

@@ -1,10 +1,12 @@
 """LI camera pitch measured in the image (the horizon, else the assumed pitch) and the low-confidence rule
 for light from the front, on rendered scenes whose pitch and light are known."""
 import math
+from dataclasses import replace
 
 import pytest
 
-from vistar.features.shadows import ShadowMap
+from vistar.api import ShadowMap
+from vistar.engine.params import metric_params
 from vistar.features.thumbnail import resize_longest
 from vistar.metrics.camera_pitch import estimate_pitch, horizon_row
 from vistar.metrics.li import METRIC, read_light
@@ -13,7 +15,7 @@ from vistar.ontology import Ontology
 from vistar.synth.lighting import Solid, render
 from vistar.validity.li import light_vector, run_scenes
 
-PARAMS = Ontology.load().metric_params("LI")
+PARAMS = metric_params(Ontology.load(), "LI")
 POST = Solid("cylinder", (0.4, 0.2), (0.3, 1.0), (0.8, 0.3, 0.3))
 BOX = Solid("box", (-0.9, -0.3), (0.3, 0.3, 0.9, 0.7), (0.3, 0.5, 0.8))
 
@@ -34,12 +36,12 @@ def test_unknown_pitch_is_measured_and_recorded_and_the_fallback_is_named():
     assert reading.pitch.source == "horizon" and reading.pitch.pitch_deg == pytest.approx(15, abs=2)
     # without the image (no thumbnail feature), or with no horizon in view, the assumption is used and named
     no_image = read_light(scene.instances, scene.shadow, PARAMS)
-    assert no_image.pitch.source == "assumed" and no_image.pitch.pitch_deg == PARAMS["camera_pitch_deg"]
-    switched_off = read_light(scene.instances, scene.shadow, {**PARAMS, "use_horizon": False}, resize_longest(scene.image, 256))
+    assert no_image.pitch.source == "assumed" and no_image.pitch.pitch_deg == PARAMS.camera_pitch_deg
+    switched_off = read_light(scene.instances, scene.shadow, replace(PARAMS, use_horizon=False), resize_longest(scene.image, 256))
     assert switched_off.pitch.source == "assumed"
     steep = render((POST, BOX), light_vector(120, 35), pitch_deg=40, fov_deg=50)
     assumed = estimate_pitch(resize_longest(steep.image, 256), list(steep.instances.masks), 240, PARAMS)
-    assert assumed.source == "assumed" and assumed.pitch_deg == PARAMS["camera_pitch_deg"]
+    assert assumed.source == "assumed" and assumed.pitch_deg == PARAMS.camera_pitch_deg
     result = METRIC.fn({"instances": steep.instances, "shadows": ShadowMap(steep.shadow, "exact")},
                        {"light": list(steep.light)}, PARAMS, None)
     assert result.details["camera"]["source"] == "assumed"

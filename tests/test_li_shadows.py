@@ -2,9 +2,9 @@
 import numpy as np
 import torch
 
-from vistar.engine.registry import StageContext, StageInput
-from vistar.features.shadows import STAGE, ClassicalShadowDetector, segmenter_for
-from vistar.features.types import Instances
+from vistar.api import Instances, StageContext, StageInput
+from vistar.features.shadows import STAGE, segmenter_for
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.synth.lighting import sample_scene
 
 

@@ -8,9 +8,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from vistar.features.shadows import ClassicalShadowDetector  # noqa: E402
+from vistar.api import Instances  # noqa: E402
+from vistar.features.shadows_classical import ClassicalShadowDetector  # noqa: E402
 from vistar.features.shadows_torch import area_matrix, closing, detect_batch, gaussian_blur  # noqa: E402
-from vistar.features.types import Instances  # noqa: E402
 from vistar.synth.lighting import sample_scene  # noqa: E402
 
 

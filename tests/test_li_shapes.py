@@ -8,14 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from vistar.features.shadows import ClassicalShadowDetector
+from vistar.engine.params import metric_params
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology
 from vistar.synth.lighting import Solid, render
 
-PARAMS = Ontology.load().metric_params("LI")
-ANCHORS = anchors_from_params(PARAMS["anchors"])
+PARAMS = metric_params(Ontology.load(), "LI")
+ANCHORS = anchors_from_params(PARAMS.anchors)
 
 # median angular error bound per kind (measured, exact / detected shadows: box 7.6° / 7.5°, cylinder 6.3° / 6.2°,
 # sphere 5.5° / 5.6°)

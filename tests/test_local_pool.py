@@ -8,8 +8,8 @@ import os
 import pytest
 
 from tests.executor_helpers import fake_table, fake_workload
+from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine import registry
-from vistar.engine.registry import FeatureStage, Metric, MetricResult
 
 cv2 = pytest.importorskip("cv2", reason="OpenCV is a core dependency of the CPU stages")
 

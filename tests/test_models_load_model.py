@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from vistar.api import StageContext
+from vistar.api import RunOptions, StageContext
 from vistar.models import MissingWeightError, load_model, loaded_models, random_init
 from vistar.models.provenance import clear_loaded
 
@@ -21,7 +21,7 @@ def fresh_record():
 def test_found_weight_is_loaded_then_recorded_with_its_sha256(tmp_path):
     weight = tmp_path / "w.bin"
     weight.write_bytes(b"weights")
-    ctx = StageContext(model_paths={"dpt-hybrid-midas": str(weight)}, options={"random_init": True})
+    ctx = StageContext(model_paths={"dpt-hybrid-midas": str(weight)}, options=RunOptions(random_init=True))
     seen = []
     model = load_model("dpt-hybrid-midas", ctx, lambda path: seen.append(path) or "model",
                        lambda m, p: pytest.fail("a found weight is never replaced by a random one"))
@@ -47,7 +47,7 @@ def test_missing_weight_raises_unless_random_init_was_asked(tmp_path, monkeypatc
     built = []
     monkeypatch.setattr(random_init, "build_random",
                         lambda name, seed, device, model_scale: built.append((name, seed, model_scale)) or ("M", "P"))
-    ctx.options = {"random_init": True, "seed": 7}
+    ctx.options = RunOptions(random_init=True, seed=7)
     assert load_model("dpt-hybrid-midas", ctx, lambda path: pytest.fail("no weight"), lambda m, p: (m, p)) == ("M", "P")
     assert built == [("dpt-hybrid-midas", 7, "full")]
     record = loaded_models()["dpt-hybrid-midas"]
@@ -55,7 +55,7 @@ def test_missing_weight_raises_unless_random_init_was_asked(tmp_path, monkeypatc
 
 
 def test_a_stage_without_a_random_stand_in_raises_even_on_random_init_runs(tmp_path):
-    ctx = StageContext(model_paths={"fer-mini-xception": str(tmp_path / "absent")}, options={"random_init": True})
+    ctx = StageContext(model_paths={"fer-mini-xception": str(tmp_path / "absent")}, options=RunOptions(random_init=True))
     with pytest.raises(MissingWeightError):
         load_model("fer-mini-xception", ctx, lambda path: pytest.fail("no weight"))
 

@@ -13,10 +13,14 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("ultralytics")
 
-from vistar.engine.registry import StageContext, StageInput, feature_stage  # noqa: E402
+from vistar.api import (  # noqa: E402
+    Instances,  # noqa: E402
+    StageContext,
+    StageInput,
+)
+from vistar.engine.registry import feature_stage  # noqa: E402
 from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
-from vistar.features.types import Instances  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
 

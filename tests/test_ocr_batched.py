@@ -5,10 +5,11 @@ a batch; a blank image and a failing one stay per-image results."""
 import numpy as np
 import pytest
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
 from vistar.features import ocr
-from vistar.features.ocr import OcrSettings, RapidOcrBackend, _ocr_one
+from vistar.features.ocr import OcrSettings, RapidOcrBackend
 from vistar.features.ocr_batched import ocr_batch
+from vistar.features.ocr_steps import read_one
 from vistar.synth.text import render_text
 
 TEXTS = [("GRAND OPENING", (640, 480)), ("FRESH BREAD DAILY", (512, 512)), ("NIGHT MARKET 2024", (800, 360)),
@@ -36,7 +37,7 @@ def _same(batched, single):
 
 
 def test_batched_results_equal_single_image_calls(backend, images, monkeypatch):
-    single = [_ocr_one(backend, image) for image in images]
+    single = [read_one(backend, image) for image in images]
     detector = backend.engine._load_det_model()
     shapes = []
     real = detector.session
@@ -50,10 +51,10 @@ def test_batched_results_equal_single_image_calls(backend, images, monkeypatch):
 
 
 def test_a_failing_image_fails_alone(backend, images, monkeypatch):
-    from vistar.features import ocr_batched
+    from vistar.features import ocr_steps
 
-    real = ocr_batched._stage
-    monkeypatch.setattr(ocr_batched, "_stage", lambda engine, image: ValueError("bad pixels") if image.shape[0] == 360
+    real = ocr_steps.stage_image
+    monkeypatch.setattr(ocr_steps, "stage_image", lambda engine, image: ValueError("bad pixels") if image.shape[0] == 360
                         else real(engine, image))
     results = ocr_batch(backend, images)
     assert isinstance(results[2], RuntimeError) and "bad pixels" in str(results[2])
@@ -62,11 +63,11 @@ def test_a_failing_image_fails_alone(backend, images, monkeypatch):
 
 def test_the_stage_batches_only_when_the_backend_runs_on_the_gpu(backend, images, monkeypatch):
     calls = []
-    monkeypatch.setattr(ocr, "_ocr_one", lambda b, image: calls.append("single") or _ocr_one(b, image))
-    import vistar.features.ocr_batched as batched_module
+    from vistar.features import ocr_steps
 
-    real_batch = batched_module.ocr_batch
-    monkeypatch.setattr(batched_module, "ocr_batch", lambda b, imgs: calls.append("batch") or real_batch(b, imgs))
+    monkeypatch.setattr(ocr_steps, "read_one", lambda b, image: calls.append("single") or read_one(b, image))
+    real_batch = ocr.ocr_batch
+    monkeypatch.setattr(ocr, "ocr_batch", lambda b, imgs: calls.append("batch") or real_batch(b, imgs))
     ctx = StageContext(features={"ocr": {}})
     ctx.cache[f"ocr:{OcrSettings()}:cpu"] = backend
     inputs = [StageInput(image, None, {}, {}) for image in images[:2]]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from vistar.features import ocr_batched
+from vistar.features import ocr_batched, ocr_steps
 from vistar.features.ocr_glyphs import MARGIN, is_glyph_box, reread_glyphs, upright_box
 
 
@@ -46,14 +46,14 @@ def test_the_surer_reading_of_a_glyph_box_is_kept(monkeypatch):
         seen.extend(crops)
         return ["5", "1"], [1.0, 0.6], [(), ()]
 
-    monkeypatch.setattr(ocr_batched, "_recognise", recognise)
+    monkeypatch.setattr(ocr_steps, "recognise", recognise)
     reread_glyphs(Engine(), [None] * 3, boxes, texts, scores)
     assert texts == ["5", "FRESH COFFEE", "7"] and scores == [1.0, 0.99, 0.95]
     assert len(seen) == 2 and np.allclose(seen[0], upright_box(boxes[0]))   # the word box is not read again
 
 
 def test_no_glyph_box_no_second_reading(monkeypatch):
-    monkeypatch.setattr(ocr_batched, "_recognise", lambda *a: pytest.fail("recogniser called"))
+    monkeypatch.setattr(ocr_steps, "recognise", lambda *a: pytest.fail("recogniser called"))
     texts, scores = ["FRESH"], [0.9]
     reread_glyphs(Engine(), [None], [box(200, 30)], texts, scores)
     assert texts == ["FRESH"] and scores == [0.9]
@@ -82,7 +82,7 @@ def test_a_tilted_narrow_box_in_rapidocrs_corner_order_is_a_glyph_along_the_text
     import cv2
     from rapidocr.ch_ppocr_det.utils import DBPostProcess
 
-    from vistar.features.ocr import OcrLine, OcrResult, text_corners
+    from vistar.api import OcrLine, OcrResult, text_corners
     from vistar.metrics.text_layout import line_angle, line_height, line_width
     from vistar.metrics.tr import filter_lines
 
@@ -103,7 +103,7 @@ def test_a_tilted_narrow_box_in_rapidocrs_corner_order_is_a_glyph_along_the_text
 
 
 def test_corner_order_is_clockwise_from_the_rightward_edge():
-    from vistar.features.ocr import text_corners
+    from vistar.api import text_corners
 
     square = [(0, 0), (10, 0), (10, 10), (0, 10)]
     for k in range(4):   # any starting corner, either direction
@@ -114,7 +114,7 @@ def test_corner_order_is_clockwise_from_the_rightward_edge():
 def test_a_second_reading_replaces_only_a_glyph_with_a_glyph(monkeypatch):
     """A tall box of vertical text read as a word keeps its reading even if one upright character reads surer, and
     an upright crop read as a word does not replace a glyph."""
-    monkeypatch.setattr(ocr_batched, "_recognise", lambda engine, crops: (["東", "10 20"], [0.99, 0.99], [(), ()]))
+    monkeypatch.setattr(ocr_steps, "recognise", lambda engine, crops: (["東", "10 20"], [0.99, 0.99], [(), ()]))
     texts, scores = ["東京都", "7"], [0.8, 0.6]
     reread_glyphs(Engine(), [None] * 2, [box(20, 60), box(10, 20)], texts, scores)
     assert texts == ["東京都", "7"] and scores == [0.8, 0.6]

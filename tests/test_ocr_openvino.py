@@ -8,6 +8,8 @@ import sys
 import numpy as np
 import pytest
 
+from vistar.api import parse
+from vistar.engine.params import metric_params
 from vistar.features import ocr_openvino
 from vistar.features.ocr import OcrSettings, RapidOcrBackend
 from vistar.features.ocr_openvino import OpenVinoSession
@@ -17,7 +19,7 @@ from vistar.ontology import Ontology
 from vistar.synth.text import available_fonts, render_text
 
 PHRASES = ("FRESH COFFEE DAILY", "Open 24/7 - Call 555-0199", "The Silent River")
-PARAMS = Ontology.load(None).metric_params("TR")
+PARAMS = metric_params(Ontology.load(None), "TR")
 
 
 def images():
@@ -27,7 +29,7 @@ def images():
 
 
 def tr(backend, text, image):
-    from vistar.features.ocr import OcrResult
+    from vistar.api import OcrResult
 
     ocr = OcrResult(tuple(backend(image)), image.shape[1], image.shape[0])
     return METRIC.fn({"ocr": ocr}, {"text": text}, PARAMS, None).score
@@ -43,12 +45,12 @@ def compute_precisions(session: OpenVinoSession) -> set[str]:
 @pytest.mark.parametrize("params, message", [
     ({"precision": "bf16"}, "needs runtime: openvino"),
     ({"runtime": "openvino", "provider": "cuda"}, "runs on the CPU"),
-    ({"runtime": "tensorrt"}, "runtime must be"),
-    ({"runtime": "openvino", "precision": "int8"}, "precision one of"),
+    ({"runtime": "tensorrt"}, "features.ocr.runtime: must be one of 'onnxruntime', 'openvino', not 'tensorrt'"),
+    ({"runtime": "openvino", "precision": "int8"}, "features.ocr.precision: must be one of 'fp32', 'bf16', not 'int8'"),
 ])
 def test_invalid_combinations_are_refused(params, message):
     with pytest.raises(ValueError, match=message):
-        OcrSettings.from_params(params)
+        parse(OcrSettings, params, "features.ocr")
 
 
 def test_fp32_reads_the_same_lines_as_onnxruntime():

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput, parse
+from vistar.engine.params import metric_params
 from vistar.features.ocr import STAGE, OcrSettings, RapidOcrBackend
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
 from vistar.synth.text import available_fonts, render_text
 
 ONTOLOGY = Ontology.load(None)
-PARAMS = ONTOLOGY.metric_params("TR")
+PARAMS = metric_params(ONTOLOGY, "TR")
 EXPECTED = "FRESH COFFEE DAILY"
 VARIANTS = {"correct": EXPECTED, "typo": "FRESH COFFEE DAIRY", "missing_word": "FRESH COFFEE", "blank": ""}
 
@@ -60,14 +61,16 @@ def test_two_rows_read_top_to_bottom(ctx):
 
 
 def test_settings_validation():
-    assert OcrSettings.from_params({"det_limit_side": "640"}).det_limit_side == 640
-    with pytest.raises(ValueError, match="unknown parameter"):
-        OcrSettings.from_params({"det_side": 640})
-    with pytest.raises(ValueError, match="det_limit_type"):
-        OcrSettings.from_params({"det_limit_type": "mean"})
-    with pytest.raises(ValueError, match="use_cls must be true or false"):
-        OcrSettings.from_params({"use_cls": "false"})
-    assert OcrSettings.from_params(ONTOLOGY.data["features"]["ocr"]) == OcrSettings()  # the class mirrors the shipped defaults
+    assert parse(OcrSettings, {"det_limit_side": 640}, "features.ocr").det_limit_side == 640
+    with pytest.raises(ValueError, match=r"features.ocr.det_side: unknown parameter \(known: det_limit_side, "):
+        parse(OcrSettings, {"det_side": 640}, "features.ocr")
+    with pytest.raises(ValueError, match="features.ocr.det_limit_type: must be one of 'max', 'min', not 'mean'"):
+        parse(OcrSettings, {"det_limit_type": "mean"}, "features.ocr")
+    with pytest.raises(ValueError, match="features.ocr.use_cls: must be true or false, not 'false'"):
+        parse(OcrSettings, {"use_cls": "false"}, "features.ocr")
+    with pytest.raises(ValueError, match="features.ocr.det_limit_side: must be an integer, not '640'"):
+        parse(OcrSettings, {"det_limit_side": "640"}, "features.ocr")     # the ontology loader makes such text a number
+    assert parse(OcrSettings, ONTOLOGY.data["features"]["ocr"], "features.ocr") == OcrSettings()  # mirrors the shipped defaults
 
 
 def test_rapidocr_confidence_cut_disabled():

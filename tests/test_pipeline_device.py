@@ -12,9 +12,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from tests.test_models_loading import save_tiny_dpt  # noqa: E402
-from vistar.engine import device as dev  # noqa: E402
-from vistar.engine.registry import StageContext, StageInput, feature_stage  # noqa: E402
+from vistar.api import RunOptions, StageContext, StageInput  # noqa: E402
+from vistar.engine.registry import feature_stage  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402
+from vistar.runtime import device as dev  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
 
 # bf16 autocast vs fp32 on the depth stage (docs/performance.md#pipeline): worst pixel difference as a fraction
@@ -57,7 +58,7 @@ def test_setup_torch_once_per_run_deterministic_and_seeded(monkeypatch):
     previous = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
     try:
         torch.use_deterministic_algorithms(False)
-        ctx = StageContext(options={"seed": 7})
+        ctx = StageContext(options=RunOptions(seed=7))
         dev.setup_torch(ctx)
         assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
         assert not torch.backends.cudnn.benchmark and torch.backends.cudnn.deterministic

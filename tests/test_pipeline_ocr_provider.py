@@ -7,12 +7,12 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from vistar.engine.device import onnxruntime_provider
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput, parse
 from vistar.features.ocr import STAGE, OcrSettings
 from vistar.models import provenance
 from vistar.models.provenance import loaded_models
 from vistar.ontology import Ontology
+from vistar.runtime.device import onnxruntime_provider
 from vistar.synth.text import render_text
 
 
@@ -22,12 +22,12 @@ def _providers(monkeypatch, available, device):
 
 
 def test_auto_is_the_default_and_a_cpu_run_needs_no_note():
-    assert OcrSettings.from_params({}).provider == "auto"
+    assert parse(OcrSettings, {}, "features.ocr").provider == "auto"
     assert Ontology.load(None).data["features"]["ocr"]["provider"] == "auto"
     assert onnxruntime_provider("auto", "cpu") == ("CPUExecutionProvider", None)
     assert onnxruntime_provider("cpu", "cuda") == ("CPUExecutionProvider", None)
-    with pytest.raises(ValueError, match="features.ocr.provider must be 'auto', 'cpu' or 'cuda', got 'tensorrt'"):
-        OcrSettings.from_params({"provider": "tensorrt"})
+    with pytest.raises(ValueError, match="features.ocr.provider: must be one of 'auto', 'cpu', 'cuda', not 'tensorrt'"):
+        parse(OcrSettings, {"provider": "tensorrt"}, "features.ocr")
 
 
 def test_cuda_needs_the_gpu_device_and_the_onnxruntime_provider(monkeypatch):
@@ -71,7 +71,7 @@ def test_row_keys_hash_the_provider_that_runs(monkeypatch):
     def signature(provider, device):
         onto = Ontology.load(None)
         onto.data["features"] = {**onto.data["features"], "ocr": {**onto.data["features"]["ocr"], "provider": provider}}
-        scorer = resolve_scorer("TR", onto, device)
+        scorer = resolve_scorer("TR", onto, device=device)
         assert scorer.metric is not None, scorer.unavailable
         return scorer.signature
 

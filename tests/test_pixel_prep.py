@@ -18,14 +18,15 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from vistar.engine.device import images_to_tensor, pixels_to_device  # noqa: E402
-from vistar.engine.registry import StageContext, StageInput  # noqa: E402
+from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.features import clip_embed, dino_embed, panels, subject_masks  # noqa: E402
 from vistar.features.dino_embed import masked_crop  # noqa: E402
+from vistar.features.hf_models import EmbedParams  # noqa: E402
 from vistar.features.pixel_prep import centre_crops, masked_square, on_host, padded  # noqa: E402
 from vistar.features.subject_masks import _scaled  # noqa: E402
 from vistar.models.random_init import build_random  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402
+from vistar.runtime.device import images_to_tensor, pixels_to_device  # noqa: E402
 from vistar.synth.storyboards import make_storyboard  # noqa: E402
 from vistar.synth.tiny_models import save_tiny_cse_models  # noqa: E402
 
@@ -127,12 +128,13 @@ def test_depth_input_equals_dpts_processor():
 def test_a_pil_backed_processor_or_the_option_runs_the_processor_itself():
     pil = getattr(transformers, "SamImageProcessorPil", None)
     _, torch_backed = _image_processor("sam-vit-huge")
-    assert not on_host(StageContext(), "subject_masks", torch_backed)
-    assert on_host(StageContext(features={"subject_masks": {"preprocess": "host"}}), "subject_masks", torch_backed)
+    assert StageContext().params("clip_embed", EmbedParams).preprocess == "device"   # the default
+    assert not on_host("device", torch_backed)
+    assert on_host("host", torch_backed)
     if pil is not None:
-        assert on_host(StageContext(), "subject_masks", torch_backed, pil())
-    with pytest.raises(ValueError, match="features.clip_embed.preprocess must be one of device, host, not 'gpu'"):
-        on_host(StageContext(features={"clip_embed": {"preprocess": "gpu"}}), "clip_embed", torch_backed)
+        assert on_host("device", torch_backed, pil())
+    with pytest.raises(ValueError, match="features.clip_embed.preprocess: must be one of 'device', 'host', not 'gpu'"):
+        StageContext(features={"clip_embed": {"preprocess": "gpu"}}).params("clip_embed", EmbedParams)
 
 
 @pytest.mark.parametrize("name", ["SamImageProcessor", "GroundingDinoImageProcessor"])

@@ -7,7 +7,8 @@ from matplotlib import cbook
 from PIL import Image
 from skimage import data
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features import faces, pose
 from vistar.metrics.cpa import METRIC
 from vistar.ontology import Ontology
@@ -43,7 +44,7 @@ def test_one_person_with_a_face(features, name):
     assert len(feats["faces"].faces) == 1 and feats["faces"].faces[0].score > 0.7
     assert _missing_weight(feats["faces"])
     assert len(feats["pose"].people) == 1
-    res = METRIC.fn(feats, {"count": 1}, ONTO.metric_params("CPA"), None)
+    res = METRIC.fn(feats, {"count": 1}, metric_params(ONTO, "CPA"), None)
     assert res.status == "ok" and res.details["s_count"] == 1.0 and res.details["person_source"] == "pose+faces"
 
 

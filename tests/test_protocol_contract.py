@@ -67,3 +67,16 @@ def test_demo_judge_finds_the_protocol_by_identity_not_wording(name, tmp_path):
         reply = answer(messages)
         assert reply == proto.demo_reply(q.system, reworded, ("gray", False)) and reply != "I cannot tell."
         q.parse(reply)
+
+
+@pytest.mark.parametrize("name", list(registry.PROTOCOLS))
+def test_each_protocol_module_owns_its_aggregation_and_upstream_questions(name):
+    """The declaration's aggregation and its benchmark's own questions are defined in the protocol's module (the
+    two WISE versions: or in the module they share), not in a table of all protocols."""
+    proto = registry.protocol(name)
+    home = registry.PROTOCOLS[name].split(":")[0]
+    own = {home, "vistar.vlm.protocols.wise_common"} if name.startswith("wise-") else {home}
+    assert proto.aggregate.__module__ in own
+    assert proto.upstream is not None
+    for builder in (proto.upstream.ask, proto.upstream.criteria):
+        assert getattr(builder, "func", builder).__module__ in own | {"vistar.vlm.protocols.base"}  # base: "no criteria"

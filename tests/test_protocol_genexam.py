@@ -7,7 +7,7 @@ import pytest
 
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
-from vistar.vlm.protocols import aggregate, genexam
+from vistar.vlm.protocols import genexam
 from vistar.vlm.protocols.base import Outcome
 
 from .protocol_helpers import rows, shared
@@ -83,7 +83,7 @@ def test_relaxed_is_rounded_like_the_benchmark():
 def test_pooled_and_subject_averaged_overalls_are_both_reported_and_named():
     recs = [{"model": "m", "prompt_id": p, "metric": "genexam.relaxed", "score": s, "details": {"subject": subj}}
             for p, s, subj in [("a", 1.0, "Physics"), ("b", 0.5, "Physics"), ("c", 0.0, "Music")]]
-    out = aggregate.genexam(rows(recs))["m"]["genexam.relaxed"]
+    out = genexam.summarize(rows(recs))["m"]["genexam.relaxed"]
     # cal_score.py's Average pools the exams: (1 + 0.5 + 0) / 3; the subject average is (0.75 + 0.0) / 2
     assert out["subjects"] == pytest.approx({"Physics": 0.75, "Music": 0.0})
     assert out["overall"] == out["pooled"] == pytest.approx(0.5) and out["printed"] == "50.0%"

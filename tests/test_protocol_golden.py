@@ -16,7 +16,7 @@ import pytest
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.images import png_bytes
-from vistar.vlm.protocols import PROTOCOLS, aggregate, phybench, upstream_families as uf
+from vistar.vlm.protocols import PROTOCOLS, aggregate, genexam, phybench, unieval
 from vistar.vlm.protocols.base import Outcome
 
 from .protocol_helpers import shared
@@ -74,7 +74,7 @@ def wise_run(suite: str, tmp_path, missing: set[int], unreadable: set[int]):
     # vistar
     judged = []
     for pid, reply in text.items():
-        query = uf.queries(suite, up, items[pid])[0]
+        query = PROTOCOLS[suite].upstream.queries(up, items[pid])[0]
         judged.append((items[pid], str(pid), read(query, reply)))
     summary = aggregate.summarize(suite, vistar_rows(suite, judged))["m"]
     # upstream: its client cleanup and extract_scores per reply, its scores .jsonl, its calculate script
@@ -148,9 +148,9 @@ def test_genexam_pooled_score_equals_cal_score(tmp_path, capsys, missing):
     # vistar
     judged = []
     for item_id in judged_ids:
-        query = uf.queries("genexam", up, items[item_id], ground_truth=image.read_bytes())[0]
+        query = PROTOCOLS["genexam"].upstream.queries(up, items[item_id], ground_truth=image.read_bytes())[0]
         judged.append((items[item_id], item_id, read(query, genexam_reply(GOLDEN["genexam"][item_id]))))
-    summary = aggregate.genexam(vistar_rows("genexam", judged), list(items.values()))["m"]
+    summary = genexam.summarize(vistar_rows("genexam", judged), list(items.values()))["m"]
     # upstream: run_eval.eval_single reads each reply, the result files as inference_and_eval_single writes them,
     # cal_score.calculate_score over the folder
     recorder = Recorder()
@@ -190,12 +190,12 @@ def test_unieval_scores_equal_uni_eval_statistics(missing):
     # vistar: one row per existing image, answers read by the upstream-exact parser
     judged = []
     for p, item in enumerate(items):
-        queries = uf.queries("unieval", up, item)
+        queries = PROTOCOLS["unieval"].upstream.queries(up, item)
         for k in range(samples):
             if (p, k) not in lost:
                 answers = {q.qid: q.parse(reply_for(p, k, n)) for n, q in enumerate(queries)}
                 judged.append((item, item.id, answers))
-    ours = aggregate.unieval(vistar_rows("unieval", judged), items)["m"]
+    ours = unieval.summarize(vistar_rows("unieval", judged), items)["m"]
     # upstream: uni_eval with a generator that fails ('' image) where the image is missing
     script = load_module(up / "uni_eval.py", torch=fake_module("torch"), numpy=fake_module("numpy"))
     by_question = {(p, qa["question"]): n for p, it in enumerate(bench) for n, qa in enumerate(it["QAs"])}
@@ -228,7 +228,7 @@ def test_phybench_per_category_means_as_computed_by_hand():
     entries, expected = GOLDEN["phybench"], GOLDEN["phybench-expected"]
     items = [phybench.PhyItem(e["id"], e["category"], "", "p", "p", "n", "criteria") for e in entries]
     judged = [(item, item.id, {"grade": phybench.parse(e["reply"])}) for item, e in zip(items, entries) if e["reply"] is not None]
-    out = aggregate.phybench(vistar_rows("phybench", judged), items)["m"]
+    out = phybench.summarize(vistar_rows("phybench", judged), items)["m"]
     assert out["phybench.phy"]["raw_categories"] == pytest.approx(expected["phy"])
     assert out["phybench.scene"]["raw_categories"] == pytest.approx(expected["scene"])
     assert out["phybench.phy"]["missing"] == out["phybench.scene"]["missing"] == expected["missing"]

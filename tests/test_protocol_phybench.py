@@ -7,7 +7,7 @@ import pytest
 
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
-from vistar.vlm.protocols import aggregate, phybench
+from vistar.vlm.protocols import phybench
 from vistar.vlm.protocols.base import Outcome
 
 from .protocol_helpers import rows
@@ -97,7 +97,7 @@ def test_metrics_and_per_category_aggregation():
     assert PHYBENCH_SCENE.fn({"judge.phybench": outcome}, {}, {}, None).score == pytest.approx(0.5)
     recs = [{"model": "m", "prompt_id": p, "metric": "phybench.phy", "score": s, "details": {"category": c}}
             for p, s, c in [("a", 1.0, "mechanics"), ("b", 1 / 3, "mechanics"), ("c", 0.0, "optics")]]
-    out = aggregate.phybench(rows(recs))["m"]["phybench.phy"]
+    out = phybench.summarize(rows(recs))["m"]["phybench.phy"]
     assert out["categories"] == pytest.approx({"mechanics": 2 / 3, "optics": 0.0})
     assert out["overall"] == pytest.approx(1 / 3)  # mean over categories, not over images
 
@@ -124,7 +124,7 @@ def test_items_without_a_score_are_counted_and_categories_stay_apart():
              [("a", "material-chemistry"), ("b", "material-physics"), ("c", "material-physics"), ("d", "optics")]]
     recs = [{"model": "m", "prompt_id": p, "metric": "phybench.phy", "score": s, "details": {"category": c}}
             for p, s, c in [("a", 1.0, "material-chemistry"), ("b", 1 / 3, "material-physics")]]
-    out = aggregate.phybench(rows(recs), items)["m"]["phybench.phy"]
+    out = phybench.summarize(rows(recs), items)["m"]["phybench.phy"]
     assert out["categories"] == pytest.approx({"material-chemistry": 1.0, "material-physics": 1 / 3})
     assert out["raw_categories"] == pytest.approx({"material-chemistry": 3.0, "material-physics": 1.0})
     assert out["missing"] == 2  # c and d have no image (or no answer)

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from vistar.engine import registry
-from vistar.vlm.protocols import aggregate, unieval
+from vistar.vlm.protocols import unieval
 from vistar.vlm.protocols.base import Outcome
 
 from .protocol_helpers import rows, shared
@@ -57,7 +57,7 @@ def test_accuracy_per_l2_averaged_into_l1_and_l0_headline_over_l1():
          "details": {"answers": [_answer(v_col_rare, True), _answer(t_nouns, True)]}},
         {"model": "m", "prompt_id": "2", "metric": "uniscore", "score": 0.0,
          "details": {"answers": [_answer(t_nouns, False, None)]}}]
-    out = aggregate.unieval(rows(recs))["m"]
+    out = unieval.summarize(rows(recs))["m"]
     # L2: basic 1/2, rare 1, art 1, org 1/2 -> L1: Col 0.75, Style 1, Nouns 0.5 -> L0: V 0.875, T 0.5
     assert out["l1"] == {"V / Col": 0.75, "V / Style": 1.0, "T / Nouns": 0.5}
     assert out["l0"] == {"V": 0.875, "T": 0.5}
@@ -77,7 +77,7 @@ def test_uniscore_averages_the_three_decimal_l1_scores_and_missing_answers_count
              for k, t in enumerate(tags)]
     # prompt 0 answered on three images (L1-0: 3/3, L1-1: 3/3, L1-2: 0/3); prompt 1 has no image at all
     recs = [{"model": "m", "prompt_id": "0", "metric": "uniscore", "score": 2 / 3, "details": {"answers": right}}] * 3
-    out = aggregate.unieval(rows(recs), items)["m"]
+    out = unieval.summarize(rows(recs), items)["m"]
     # upstream: prompt 1's three questions count as invalid on as many images as prompt 0 has (3 each)
     assert out["missing_answers"] == 9 and out["invalid_rate"] == round(9 / 18, 3)
     assert out["l1"] == {"T / L1-0": 0.5, "T / L1-1": 0.5, "T / L1-2": 0.0} and out["uniscore"] == 0.333
@@ -87,7 +87,7 @@ def test_uniscore_averages_the_three_decimal_l1_scores_and_missing_answers_count
     # rounded (0.416), where the unrounded mean 0.41667 would give 0.417
     answers = [{"qa": "0", "tags": ["T", "a", "x"], "correct": c, "got": "A"} for c in (True, False)]
     answers += [{"qa": "1", "tags": ["T", "b", "x"], "correct": c, "got": "A"} for c in (True, False, False)]
-    out = aggregate.unieval(rows([{"model": "m", "prompt_id": "0", "metric": "uniscore", "score": 0.4,
+    out = unieval.summarize(rows([{"model": "m", "prompt_id": "0", "metric": "uniscore", "score": 0.4,
                                    "details": {"answers": answers}}]))["m"]
     assert out["l1"] == {"T / a": 0.5, "T / b": 0.333} and out["uniscore"] == 0.416
     assert round(out["vistar_observed"]["uniscore"], 3) == 0.417

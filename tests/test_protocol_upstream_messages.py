@@ -12,7 +12,7 @@ import pytest
 from vistar.vlm.client import build_messages, request_body
 from vistar.vlm.config import JudgeConfig
 from vistar.vlm.errors import ReplyFormatError
-from vistar.vlm.protocols import PROTOCOLS, phybench, upstream_families as uf
+from vistar.vlm.protocols import PROTOCOLS, genexam, phybench
 from vistar.vlm.protocols.stage import _request
 
 from .protocol_helpers import shared
@@ -29,9 +29,11 @@ def pixels(seed: int = 0, shape=(300, 420)) -> np.ndarray:
 BIG = (900, 1300)  # larger than GenExam's 768-pixel resize
 
 
-def sent(suite: str, item, query, image):
-    """vistar's request for the query: (messages, decoding fields besides model and messages)."""
-    req = _request(PROTOCOLS[suite], item.id, query, query.encode(image) if query.encode else None, "sha", uf.FAMILIES[suite])
+def sent(suite: str, item, query, image, source=None):
+    """vistar's request for the query about IMAGE decoded from file SOURCE: (messages, decoding fields besides
+    model and messages)."""
+    req = _request(PROTOCOLS[suite], item.id, query, query.encode(image, source) if query.encode else None, "sha",
+                   PROTOCOLS[suite].upstream)
     messages = build_messages(req)
     body = request_body(CFG, req, messages)
     return messages, {k: v for k, v in body.items() if k not in ("model", "messages")}
@@ -41,10 +43,10 @@ def sent(suite: str, item, query, image):
 def test_wise_messages_and_decoding_are_the_scripts(tmp_path, suite, file):
     up = upstream_dir("WISE")
     item = PROTOCOLS[suite].load_items(shared("WISE"))[41]
-    query = uf.queries(suite, up, item)[0]
-    messages, decoding = sent(suite, item, query, pixels())
+    query = PROTOCOLS[suite].upstream.queries(up, item)[0]
     image_file = tmp_path / f"{item.id}.png"
-    image_file.write_bytes(query.encode(pixels()))  # the script sends the file's bytes; vistar this lossless PNG
+    image_file.write_bytes(_png(pixels()))
+    messages, decoding = sent(suite, item, query, pixels(), image_file)  # the file's bytes, as the script sends them
 
     reply = "Score: 1" if suite == "wise-verified" else "Consistency: 2\nRealism: 1\nAesthetic Quality: 0"
     recorder = Recorder(reply)
@@ -67,10 +69,10 @@ def test_genexam_messages_images_and_decoding_are_the_scripts(tmp_path):
     item = PROTOCOLS["genexam"].load_items(shared("GenExam"))[3]
     gt_file = tmp_path / "gt.png"
     gt_file.write_bytes(_png(pixels(1, (1000, 700))))
-    query = uf.queries("genexam", up, item, ground_truth=gt_file.read_bytes())[0]
-    messages, decoding = sent("genexam", item, query, pixels(0, BIG))
+    query = PROTOCOLS["genexam"].upstream.queries(up, item, ground_truth=gt_file.read_bytes())[0]
     gen_file = tmp_path / "gen.png"
     gen_file.write_bytes(_png(pixels(0, BIG)))
+    messages, decoding = sent("genexam", item, query, pixels(0, BIG), gen_file)
 
     answers = [{"reasoning": "r", "answer": k % 2} for k in range(len(item.points))]
     reply = ("Here:\n```json\n" + json.dumps({"description": "d", "answers": answers, "global_evaluation": {
@@ -90,7 +92,7 @@ def test_genexam_messages_images_and_decoding_are_the_scripts(tmp_path):
 
 
 def test_genexam_reply_reading_follows_run_eval():
-    parse = uf.genexam_parser(2)
+    parse = genexam.upstream_parser(2)
     ge = "'global_evaluation': {'Spelling': {'score': 2,}, 'Clarity and Readability': {'score': 1,}, 'Logical Consistency': {'score': 0,},}"
     # the prompt's own format has trailing commas: json.loads fails, the Python-literal fallback reads it
     assert parse("{'answers': [{'answer': 1}, {'answer': 0}], " + ge + "}") == {"points": [1, 0], "spelling": 2,
@@ -109,7 +111,7 @@ def test_unieval_question_is_sent_verbatim_and_answers_read_by_check_answer():
     raw = json.loads((shared("UniEval") / "uni_bench.json").read_text())[0]
     item = PROTOCOLS["unieval"].load_items(shared("UniEval"))[0]
     script = load_module(up / "uni_eval.py", torch=fake_module("torch"), numpy=fake_module("numpy"))
-    queries = uf.queries("unieval", up, item)
+    queries = PROTOCOLS["unieval"].upstream.queries(up, item)
     messages, _ = sent("unieval", item, queries[0], pixels())
     assert messages[0]["content"][0] == {"type": "text", "text": raw["QAs"][0]["question"]}
     for query, qa in zip(queries, raw["QAs"]):
@@ -128,7 +130,7 @@ def test_phybench_criteria_and_grading_messages_are_the_scripts(tmp_path):
     openai = fake_module("openai", OpenAI=client)
     grading = load_module(up / "GPT_make_grading.py", {"xx": None}, openai=openai)
     grading.process_data({"scene": item.scene, "normal": item.normal})
-    criteria_query = uf.criteria_query("phybench", up, item)
+    criteria_query = PROTOCOLS["phybench"].upstream.criteria_query(up, item)
     messages, decoding = sent("phybench", item, criteria_query, None)
     (call,) = recorder.calls
     assert call["messages"] == messages and {"max_tokens": call["max_tokens"]} == decoding
@@ -136,11 +138,11 @@ def test_phybench_criteria_and_grading_messages_are_the_scripts(tmp_path):
     recorder.calls.clear()
     evaluation = load_module(up / "GPT_make_eval.py", {"xx": None}, openai=openai, jsonlines=fake_module("jsonlines"))
     evaluation.extra, evaluation.model, evaluation.time = "", "DALLE3", fake_module("time", sleep=lambda s: None)
-    query = uf.queries("phybench", up, item, criteria="criteria text")[0]
+    query = PROTOCOLS["phybench"].upstream.queries(up, item, criteria="criteria text")[0]
     image_file = tmp_path / "Gravity_63.png"
-    image_file.write_bytes(query.encode(pixels()))
+    image_file.write_bytes(_png(pixels()))
     evaluation.process_data({"scene": item.scene, "normal": item.normal, "grading": "criteria text", "DALLE3": str(image_file)})
-    messages, decoding = sent("phybench", item, query, pixels())
+    messages, decoding = sent("phybench", item, query, pixels(), image_file)
     (call,) = recorder.calls
     assert call["messages"] == messages and {"max_tokens": call["max_tokens"]} == decoding
 

@@ -157,3 +157,32 @@ def test_the_local_judge_answers_every_benchmarks_own_prompt(tmp_path, suite, be
         assert dict(zip(main.prompt_id, main.score)) == pytest.approx(expected)
     summary = json.loads((tmp_path / "run" / f"summary-{suite}.json").read_text())
     assert summary["template_family"].startswith(f"upstream {bench}@")
+
+
+def test_protocol_without_an_upstream_family_refuses_the_upstream_template(tmp_path, monkeypatch):
+    """A protocol whose benchmark publishes no judge code declares no upstream family: `--suite NAME --upstream`
+    exits 2 naming the protocol, and a prompt asking for the upstream template is an `error` row saying why,
+    while the run's other prompt is scored."""
+    from tests.toy_protocol import write_benchmark
+    from vistar.engine import registry
+    from vistar.prompts_dsl.parser import serialize_prompt
+
+    monkeypatch.setitem(registry.PROTOCOLS, "toy-colours", "tests.toy_protocol:PROTOCOL")
+    data, images = write_benchmark(tmp_path, {"1": "white", "2": "black"}, solid(WHITE))
+    runner, env = CliRunner(), {"VISTAR_HOME": str(tmp_path / "home")}
+    result = runner.invoke(app, ["score", str(images), "--suite", "toy-colours", "--data-dir", str(data),
+                                 "--upstream", str(tmp_path), "--out", str(tmp_path / "refused")], env=env)
+    assert result.exit_code == 2 and "'toy-colours' has no upstream family" in result.output
+
+    prompts = [registry.protocol("toy-colours").load_items(data)[i].to_prompt() for i in (0, 1)]
+    prompts[1].controls["template"] = "upstream"
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"id": p.id, "prompt": serialize_prompt(p)}) + "\n"
+                                              for p in prompts))
+    with JudgeServer() as server:
+        result = runner.invoke(app, ["score", str(images), "--prompts", str(tmp_path / "p.jsonl"),
+                                     "--data-dir", str(data), "--out", str(tmp_path / "run"), "--judge-url", server.url,
+                                     "--judge-model", "t"], env=env)
+    assert result.exit_code == 3, result.output   # partial: one error row
+    rows = read_scores(tmp_path / "run").set_index("prompt_id")
+    assert rows.loc["1", "status"] == "ok"
+    assert rows.loc["2", "status"] == "error" and "declares no upstream family" in rows.loc["2", "error"]

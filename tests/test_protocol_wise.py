@@ -8,7 +8,7 @@ import pytest
 
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
-from vistar.vlm.protocols import aggregate, wise_legacy, wise_verified
+from vistar.vlm.protocols import wise_legacy, wise_verified
 from vistar.vlm.protocols.base import Outcome
 from vistar.vlm.protocols.wise_common import WiseItem, category_of
 
@@ -65,15 +65,15 @@ def test_overall_uses_the_fixed_category_weights():
     records = [{"model": "m", "prompt_id": str(i), "metric": "wiscore.verified", "score": v, "details": {"category": c}}
                for i, (c, v) in enumerate(cats.items())]
     records.append({"model": "m", "prompt_id": "x", "metric": "wiscore.verified", "score": None, "status": "error"})
-    out = aggregate.wise(rows(records), "wiscore.verified")["m"]
+    out = wise_verified.summarize(rows(records))["m"]
     # ids 0-5 cover five of the 1000 prompt ids: upstream gives no overall; vistar's partial overall is kept, labelled
     assert out["overall"] is None and out["missing_ids"] == 995
     assert out["vistar_overall_partial"] == pytest.approx(0.4 * 0.5 + 0.12 * (0.2 + 0.4 + 1.0 + 0.0 + 0.6))
     assert out["coverage"] == "6/7"
     legacy = [{**r, "metric": "wiscore.legacy"} for r in records[:-1]]
-    assert aggregate.wise(rows(legacy), "wiscore.legacy")["m"]["vistar_overall_partial"] == pytest.approx(
+    assert wise_legacy.summarize(rows(legacy))["m"]["vistar_overall_partial"] == pytest.approx(
         0.4 * 0.5 + 0.167 * 0.2 + 0.133 * 0.4 + 0.1 * (1.0 + 0.0 + 0.6))
-    assert aggregate.wise(rows(records[:2]), "wiscore.verified")["m"]["vistar_overall_partial"] is None  # categories missing
+    assert wise_verified.summarize(rows(records[:2]))["m"]["vistar_overall_partial"] is None  # categories missing
 
 
 def test_importers_on_the_public_data():

@@ -1,15 +1,18 @@
 """PSC on hand-made features and on generated scenes with ground-truth depth and masks."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from vistar.features.types import Instances
+from vistar.api import Instances
+from vistar.engine.params import metric_params
 from vistar.metrics.psc import METRIC, contact_radii, enclosure, score_pairs
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.synth.scenes import imperfect_features, scene_pair
 
-PARAMS = Ontology.load().metric_params("PSC")
+PARAMS = metric_params(Ontology.load(), "PSC")
 PROMPT = parse_prompt("[PH|PSC] a ball on a box")
 
 
@@ -35,14 +38,14 @@ def test_step_at_contact_scores_high_continuous_contact_scores_low():
     occ = METRIC.fn({"instances": occluding, "depth": d_occ}, {}, PARAMS, PROMPT)
     pen = METRIC.fn({"instances": merged, "depth": d_pen}, {}, PARAMS, PROMPT)
     # flat bodies: the step at the contact equals the step between bodies, so C = 1 / (1 + eps_frac · range)
-    assert abs(occ.details["worst"]["chaos"] - 1.0 / (1.0 + PARAMS["eps_frac"] * 1.0)) < 1e-6
+    assert abs(occ.details["worst"]["chaos"] - 1.0 / (1.0 + PARAMS.eps_frac * 1.0)) < 1e-6
     assert pen.details["worst"]["chaos"] < 0.3
     assert occ.score > 0.75 and pen.score < 0.5
 
 
 def test_chaos_matches_hand_computation():
     inst, depth = _two_halves(_ramp(2.0, 1.0), _ramp(2.0, 1.0))
-    params = {**PARAMS, "kernel": "numpy"}
+    params = replace(PARAMS, kernel="numpy")
     pair = score_pairs(inst, depth, params)[0]
     touch, band = contact_radii(40, 60, params)
     reach = touch + band        # A columns 30 - touch .. 29 and B columns 30 .. 29 + touch touch; the band adds `band`
@@ -50,7 +53,7 @@ def test_chaos_matches_hand_computation():
     inter_a, inter_b = cols[30 - reach:30].mean(), cols[30:30 + reach].mean()
     body_a, body_b = cols[5:30 - reach].mean(), cols[30 + reach:55].mean()
     finite = depth.ravel()
-    eps = params["eps_frac"] * float(np.percentile(finite, 98) - np.percentile(finite, 2))
+    eps = params.eps_frac * float(np.percentile(finite, 98) - np.percentile(finite, 2))
     expected = abs(inter_a - inter_b) / (abs(body_a - body_b) + eps)
     assert abs(pair["chaos"] - expected) < 1e-5
 
@@ -76,13 +79,13 @@ def test_attached_pairs_use_the_relaxed_function():
     inst = Instances(masks, np.array([0, 1]), ("shirt", "logo"), np.ones(2), boxes)
     assert enclosure(boxes[1], boxes[0]) == 1.0
     relaxed = score_pairs(inst, depth, PARAMS)[0]
-    strict = score_pairs(inst, depth, {**PARAMS, "attach_enclosure": 1.01})[0]
+    strict = score_pairs(inst, depth, replace(PARAMS, attach_enclosure=1.01))[0]
     assert relaxed["attached"] and not strict["attached"] and relaxed["score"] > strict["score"]
 
 
 def test_backends_agree_on_the_score():
     pen, _ = scene_pair(2)
-    scores = {k: score_pairs(pen.instances, pen.inverse_depth, {**PARAMS, "kernel": k})[0]["score"] for k in ("numpy", "numba")}
+    scores = {k: score_pairs(pen.instances, pen.inverse_depth, replace(PARAMS, kernel=k))[0]["score"] for k in ("numpy", "numba")}
     assert abs(scores["numpy"] - scores["numba"]) < 1e-9
 
 

@@ -1,12 +1,14 @@
 """PSC tells a ball sunk into a block's front face from one resting against it or floating in front of it
 (ground-truth renders), and the validity slice runs."""
+from dataclasses import replace
 
+from vistar.engine.params import metric_params
 from vistar.metrics.psc import METRIC, score_pairs
 from vistar.ontology import Ontology
 from vistar.synth.scenes import Box, Sphere, render
 from vistar.validity.psc import SETS, roc_auc
 
-PARAMS = Ontology.load().metric_params("PSC")
+PARAMS = metric_params(Ontology.load(), "PSC")
 BLOCK = Box((-0.8, 0.0, -0.8), (0.8, 1.2, 0.8))
 
 
@@ -26,7 +28,7 @@ def test_half_sunk_ball_is_a_penetration_not_an_attachment():
     assert score_pairs(rest_scene.instances, rest_scene.inverse_depth, PARAMS)[0]["support"] > 0.8
     floating, _ = _score(Sphere((0.1, 0.7, -0.8 - 0.35 - 0.3), 0.35))
     assert sunk.score < resting.score and sunk.score < floating.score
-    relaxed = METRIC.fn({"instances": scene.instances, "depth": scene.inverse_depth}, {}, {**PARAMS, "flush_frac": 1.0}, None)
+    relaxed = METRIC.fn({"instances": scene.instances, "depth": scene.inverse_depth}, {}, replace(PARAMS, flush_frac=1.0), None)
     assert relaxed.score > sunk.score      # version 1's reading (any enclosed object attached) forgave it
 
 

@@ -2,13 +2,14 @@
 the solid stands on; PSC then tells a cube sunk into a block's face from one resting against it."""
 import numpy as np
 
+from vistar.engine.params import metric_params
 from vistar.metrics.psc import METRIC, score_pairs
 from vistar.metrics.psc_support import support_below
 from vistar.ontology import Ontology
 from vistar.synth.scenes import Box, render
 from vistar.validity.psc import run_cube
 
-PARAMS = Ontology.load().metric_params("PSC")
+PARAMS = metric_params(Ontology.load(), "PSC")
 BLOCK = Box((-0.8, 0.0, -0.8), (0.8, 1.2, 0.8))
 
 

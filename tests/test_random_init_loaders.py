@@ -1,17 +1,19 @@
 """Loaders fall back to random weights only when the weight is missing AND the run asks for it; `run_score`
 refuses the option (random weights give meaningless scores); provenance says random_init with no sha256."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
 
-from vistar.engine.registry import StageContext
+from vistar.api import RunOptions, StageContext
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.features import padim
 from vistar.features.depth import load_depth_model
 from vistar.features.hf_models import load_pretrained
 from vistar.models import MissingWeightError, provenance
 
-RANDOM = {"random_init": True}
+RANDOM = RunOptions(random_init=True)
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +38,7 @@ def test_missing_weight_still_raises_without_the_option():
 def test_transformers_loader_builds_random_full_size_and_records_it():
     from transformers import AutoImageProcessor, AutoModel
 
-    ctx = StageContext(device="meta", options={**RANDOM, "seed": 7})
+    ctx = StageContext(device="meta", options=replace(RANDOM, seed=7))
     model, processor = load_pretrained("dinov2-large", ctx, AutoModel, AutoImageProcessor, "bfloat16")
     assert model.config.hidden_size == 1024 and model.config.num_hidden_layers == 24
     assert next(model.parameters()).dtype == torch.bfloat16

@@ -41,6 +41,12 @@ def test_yolov8l_seg_full_size():
     assert yolo.task == "segment" and len(yolo.names) == 80
 
 
+def test_efficientnet_lite0_full_size():
+    net, processor = build_random("efficientnet-lite0-imagenet")
+    assert processor is None
+    assert abs(_count(net) - 4.7e6) <= 0.05e6   # TensorFlow's EfficientNet-Lite table: lite0 4.7M params (rounded)
+
+
 def test_every_torch_checkpoint_has_a_random_init_entry():
     missing = {n for n, s in catalog().items() if not s.random_init}
     # FER's architecture lives inside its weight file and runs in numpy on the CPU; the person detector is an

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from tests.test_engine_run import png, prompts
-from vistar.engine import device as device_module, runner
-from vistar.engine.device import DeviceUnavailable
+from vistar.engine import runner
 from vistar.engine.executors import ray_exec
 from vistar.engine.runner import ScoreConfig, run_score
+from vistar.runtime import device as device_module
+from vistar.runtime.device import DeviceUnavailable
 
 
 class FakeRay:

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from vistar.api import FeatureStage
 from vistar.engine import registry
 from vistar.engine.executors.ray_exec import blocks
 from vistar.engine.executors.ray_plan import RayStage, group_stages, map_batches_args, plan
@@ -108,7 +109,7 @@ def test_gpu_shares_pack_on_several_gpus():
 
 # a chain CPU -> GPU -> CPU: the second CPU stage needs the GPU stage's output, so three groups
 def _stage(name, requires=()):
-    return registry.FeatureStage(name=name, version="1", compute=lambda inputs, ctx: [None] * len(inputs), requires=requires)
+    return FeatureStage(name=name, version="1", compute=lambda inputs, ctx: [None] * len(inputs), requires=requires)
 
 
 CHAIN = {"panels": _stage("panels"), "gpu_a": _stage("gpu_a", ("panels",)), "pose": _stage("pose", ("gpu_a",)),

@@ -16,6 +16,7 @@ from PIL import Image
 
 from tests import engine_plugins
 from tests.executor_helpers import COLUMNS
+from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine import registry
 from vistar.engine.executors import local
 from vistar.engine.executors.ray_plan import RayStage, map_batches_args
@@ -36,10 +37,10 @@ def _double(batch, ctx):
     return [{"double": 2 * item.deps["fake_stats"]["mean"]} for item in batch]
 
 
-STATS = registry.FeatureStage(name="fake_stats", version="1", compute=_stats_or_missing)
-DOUBLE = registry.FeatureStage(name="fake_double", version="1", compute=_double, requires=("fake_stats",))
-METRIC_DOUBLE = registry.Metric(name="TR.double", angle="TR", version="1", features=("fake_double",),
-                                fn=lambda f, c, p, prompt: registry.MetricResult.ok(f["fake_double"]["double"] / 510.0))
+STATS = FeatureStage(name="fake_stats", version="1", compute=_stats_or_missing)
+DOUBLE = FeatureStage(name="fake_double", version="1", compute=_double, requires=("fake_stats",))
+METRIC_DOUBLE = Metric(name="TR.double", angle="TR", version="1", features=("fake_double",),
+                                fn=lambda f, c, p, prompt: MetricResult.ok(f["fake_double"]["double"] / 510.0))
 FEATURES = {"fake_stats": f"{__name__}:STATS", "fake_double": f"{__name__}:DOUBLE"}
 METRICS = {**engine_plugins.METRICS, "TR.double": f"{__name__}:METRIC_DOUBLE"}
 # (pipeline, each actor's report's stage times, whether each state an actor sends on has dropped its pixels)

@@ -112,21 +112,16 @@ def test_toy_protocol_is_one_module_end_to_end(tmp_path, monkeypatch):
 
     from typer.testing import CliRunner
 
+    from tests.toy_protocol import write_benchmark
     from tests.vlm_helpers import RED, solid
     from vistar.cli import app
     from vistar.vlm.testing_server import JudgeServer
 
     monkeypatch.setitem(registry.PROTOCOLS, "toy-colours", "tests.toy_protocol:PROTOCOL")
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "toy.json").write_text(json.dumps([{"id": "1", "prompt": "a red square", "colour": "red"},
-                                               {"id": "2", "prompt": "a blue square", "colour": "blue"}]))
-    folder = tmp_path / "images" / "m"
-    folder.mkdir(parents=True)
-    Image.fromarray(solid(RED)).save(folder / "1.png")   # right colour: yes -> 1
-    Image.fromarray(solid(RED)).save(folder / "2.png")   # asked for blue: no -> 0
+    # red images: item 1 asks for red (yes -> 1), item 2 for blue (no -> 0)
+    data, images = write_benchmark(tmp_path, {"1": "red", "2": "blue"}, solid(RED))
     with JudgeServer() as server:
-        result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", "toy-colours", "--data-dir",
+        result = CliRunner().invoke(app, ["score", str(images), "--suite", "toy-colours", "--data-dir",
                                           str(data), "--out", str(tmp_path / "run"), "--judge-url", server.url,
                                           "--judge-model", "t"], env={"VISTAR_HOME": str(tmp_path / "home")})
     assert result.exit_code == 0, result.output

@@ -74,11 +74,14 @@ def test_bootstrap_helpers_by_hand():
     assert (lo, hi) == (0.0, 1.0)
 
 
-def test_overall_is_macro_mean_over_angles(data):
+def test_overall_weighs_angles_by_their_mean_role_weight(data):
+    # with the overlay, summed over the 7 roles: TR 3/4 (GD) + 1/4 (MS) + 1/3 (ED) = 4/3, LI 1/4 (SA) + 1/3 (IL)
+    # + 1/3 (PH) = 11/12, CSE 1/4 (GD) + 1/4 (SA) + 1/3 (ED) = 5/6; renormalised over the angles a model has
     overall = data.overall.set_index("model")
-    assert overall.loc["A", "overall"] == pytest.approx((70 + 30 + 50) / 3)
-    assert overall.loc["B", "overall"] == pytest.approx((140 / 3 + 85 + 60) / 3)
-    assert overall.loc["C", "overall"] == pytest.approx((50 + 30) / 2)
+    assert overall.loc["A", "overall"] == pytest.approx((4 / 3 * 70 + 11 / 12 * 30 + 5 / 6 * 50) / (4 / 3 + 11 / 12 + 5 / 6))
+    assert overall.loc["B", "overall"] == pytest.approx((4 / 3 * 140 / 3 + 11 / 12 * 85 + 5 / 6 * 60) / (4 / 3 + 11 / 12 + 5 / 6))
+    assert overall.loc["C", "overall"] == pytest.approx((4 / 3 * 50 + 5 / 6 * 30) / (4 / 3 + 5 / 6))
+    assert overall.loc["C", "covered_weight"] == pytest.approx((4 / 3 + 5 / 6) / 7)
     assert list(data.overall["model"]) == ["B", "A", "C"]
 
 
@@ -118,7 +121,7 @@ def test_missing_angles_are_stated(data):
     notes = " ".join(data.notes)
     assert "Angles not in this run:" in notes and "CPA (Character Portrayal)" in notes
     assert "Model C has no score for LI" in notes
-    assert "Role IL (Illustrator/Concept Artist)" in notes and "none of its angles" in notes
+    assert "Role GA (Game & Virtual-Production Artist): none of its weighted angles (PSC, CPA, MA) were scored" in notes
     assert "1 row(s) ended in error and 1 were skipped" in notes
     assert "Metrics other than the angle scores (TR_char)" in notes
     reasons = data.skip_reasons

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from vistar.engine.registry import StageContext, StageInput  # noqa: E402
+from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.features import panels, subject_masks  # noqa: E402
 from vistar.features.hf_models import load_pretrained  # noqa: E402
 from vistar.features.subject_masks import _panel_mask  # noqa: E402

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vistar.cli import app
+from vistar.engine.params import metric_params
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import resolved_controls, validate_prompt
 from vistar.suites import builtin_suites, load_builtin
@@ -87,7 +88,7 @@ def test_tr_text_is_the_quoted_span_of_the_core():
 def test_li_light_is_an_anchor_and_the_core_names_the_same_anchor():
     from vistar.metrics.light_geometry import anchors_from_params, find_anchor, parse_light
 
-    anchors = anchors_from_params(ONTO.metric_params("LI")["anchors"])
+    anchors = anchors_from_params(metric_params(ONTO, "LI").anchors)
     used = set()
     for p, c in _resolved("LI"):
         _, label = parse_light(c["light"], anchors)
@@ -112,7 +113,7 @@ def test_cse_panels_grid_shots_and_subject_agree():
 def test_cpa_ground_truth_is_accepted_by_the_scorer():
     from vistar.metrics.cpa import cpa
 
-    params = ONTO.metric_params("CPA")
+    params = metric_params(ONTO, "CPA")
     for p, c in _resolved("CPA"):
         assert isinstance(c["count"], int) and c["count"] >= 1, p.id
         for key in ("posture", "expression"):

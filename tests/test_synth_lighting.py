@@ -3,14 +3,15 @@ import math
 
 import numpy as np
 
-from vistar.features.shadows import ClassicalShadowDetector
+from vistar.engine.params import metric_params
+from vistar.features.shadows_classical import ClassicalShadowDetector
 from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology
 from vistar.synth.lighting import Solid, render, sample_scene
 
-PARAMS = Ontology.load().metric_params("LI")
-ANCHORS = anchors_from_params(PARAMS["anchors"])
+PARAMS = metric_params(Ontology.load(), "LI")
+ANCHORS = anchors_from_params(PARAMS.anchors)
 
 
 def test_renderer_casts_the_shadow_away_from_the_light():

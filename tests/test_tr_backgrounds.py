@@ -9,14 +9,15 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput, parse
+from vistar.engine.params import metric_params
 from vistar.features.ocr import STAGE, OcrSettings, restore_spaces
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
 from vistar.synth.text import available_fonts, overlay_text, render_text
 
 ONTOLOGY = Ontology.load(None)
-PARAMS = ONTOLOGY.metric_params("TR")
+PARAMS = metric_params(ONTOLOGY, "TR")
 
 
 def context(**ocr) -> StageContext:
@@ -78,9 +79,9 @@ def test_restore_spaces_leaves_emitted_spaces_letters_and_foreign_decodes_alone(
 
 
 def test_space_prob_validation():
-    assert OcrSettings.from_params({"space_prob": 0.25}).space_prob == 0.25
-    with pytest.raises(ValueError, match="space_prob"):
-        OcrSettings.from_params({"space_prob": 0})
+    assert parse(OcrSettings, {"space_prob": 0.25}, "features.ocr").space_prob == 0.25
+    with pytest.raises(ValueError, match=r"features.ocr: space_prob must be in \(0, 1\], got 0"):
+        parse(OcrSettings, {"space_prob": 0}, "features.ocr")
 
 
 @pytest.mark.parametrize("ink, font_size", [((255, 230, 0), 38), ((200, 30, 30), 34)])

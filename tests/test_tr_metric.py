@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
-from vistar.features.ocr import OcrLine, OcrResult
+from vistar.api import OcrLine, OcrResult
+from vistar.engine.params import metric_params
 from vistar.metrics.text_layout import reading_order, text_angle
 from vistar.metrics.tr import METRIC, filter_lines
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt, resolved_controls
 
-PARAMS = Ontology.load(None).metric_params("TR")
+PARAMS = metric_params(Ontology.load(None), "TR")
 
 
 def line(text: str, x: float, y: float, w: float = 200, h: float = 40, conf: float = 0.99) -> OcrLine:
@@ -23,7 +25,7 @@ def ocr(*lines: OcrLine, size: int = 1000) -> OcrResult:
 
 
 def score(lines: OcrResult, controls: dict, **overrides):
-    return METRIC.fn({"ocr": lines}, controls, {**PARAMS, **overrides}, None)
+    return METRIC.fn({"ocr": lines}, controls, replace(PARAMS, **overrides), None)
 
 
 def test_reading_order_two_rows_from_shuffled_boxes():

@@ -7,14 +7,15 @@ import random
 import numpy as np
 import pytest
 
-from vistar.engine.registry import StageContext, StageInput
+from vistar.api import StageContext, StageInput
+from vistar.engine.params import metric_params
 from vistar.features.ocr import STAGE
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
 from vistar.synth.text import background, poster_fonts, render_poster
 
 ONTOLOGY = Ontology.load(None)
-PARAMS = ONTOLOGY.metric_params("TR")
+PARAMS = metric_params(ONTOLOGY, "TR")
 CTX = StageContext(features=ONTOLOGY.data["features"])
 SANS = next(f for f in poster_fonts() if f and f.endswith("DejaVuSans.ttf"))
 

@@ -1,12 +1,13 @@
 """The OCR's second look: when the detector's map is unsure, the detector looks again at the grey image and the two
-readings are merged line by line (vistar.features.ocr.merge_readings, ocr_batched.uncertainty)."""
+readings are merged line by line (vistar.features.ocr_batched: merge_readings, uncertainty)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from vistar.features.ocr import OcrLine, OcrSettings, merge_readings
-from vistar.features.ocr_batched import uncertainty
+from vistar.api import OcrLine, parse
+from vistar.features.ocr import OcrSettings
+from vistar.features.ocr_batched import merge_readings, uncertainty
 
 
 def box(text: str, x: float, y: float, w: float = 200, h: float = 30, conf: float = 0.98) -> OcrLine:
@@ -57,11 +58,11 @@ def test_uncertainty_counts_unsure_pixels_per_sure_pixel():
 
 
 def test_second_look_setting():
-    assert OcrSettings.from_params({}).second_look == pytest.approx(0.2)
-    assert OcrSettings.from_params({"second_look": 0}).second_look == 0.0
-    assert OcrSettings.from_params({"second_look": float("inf")}).second_look == float("inf")
-    with pytest.raises(ValueError, match="second_look"):
-        OcrSettings.from_params({"second_look": -1})
+    assert parse(OcrSettings, {}, "features.ocr").second_look == pytest.approx(0.2)
+    assert parse(OcrSettings, {"second_look": 0}, "features.ocr").second_look == 0.0
+    assert parse(OcrSettings, {"second_look": float("inf")}, "features.ocr").second_look == float("inf")
+    with pytest.raises(ValueError, match="features.ocr: second_look must be >= 0"):
+        parse(OcrSettings, {"second_look": -1}, "features.ocr")
 
 
 # --- through the real RapidOCR: text over diagonal stripes, where the first look misses lines -------------------
@@ -99,12 +100,13 @@ STRIPES_TEXT = ["FRESH COFFEE", "NIGHT MARKET", "OPEN LATE"]
 @pytest.mark.parametrize("seed, font_name, font_size", [(8, "DejaVuSansMono-Bold.ttf", 20), (10, "DejaVuSansMono-Bold.ttf", 20),
                                                         (3, "DejaVuSansMono-Bold.ttf", 20), (6, "DejaVuSans.ttf", 18)])
 def test_text_over_stripes_is_read_whole(looks, seed, font_name, font_size):
-    from vistar.features.ocr import OcrResult
+    from vistar.api import OcrResult
+    from vistar.engine.params import metric_params
     from vistar.metrics.tr import METRIC
     from vistar.ontology import Ontology
 
     image = stripes_poster(seed, font_name, font_size)
-    params, expected = Ontology.load(None).metric_params("TR"), " ".join(STRIPES_TEXT)
+    params, expected = metric_params(Ontology.load(None), "TR"), " ".join(STRIPES_TEXT)
     backend, scores = looks["default"], {}
     for name, read in (("once", lambda: plain_rapidocr(backend, image)), ("default", lambda: backend(image))):
         ocr = OcrResult(tuple(read()), image.shape[1], image.shape[0], backend.alphabet)

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from vistar.features.ocr import OcrLine
+from vistar.api import OcrLine
 from vistar.metrics.text_layout import reading_order
 
 

@@ -2,14 +2,17 @@
 and how accented Latin, repeated words and typos against missing words score (hand-computed values)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from vistar.features.ocr import OcrLine, OcrResult
+from vistar.api import OcrLine, OcrResult
+from vistar.engine.params import metric_params
 from vistar.metrics.text_scripts import script_of, support, unreadable, unscored_scripts
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
 
-PARAMS = Ontology.load(None).metric_params("TR")
+PARAMS = metric_params(Ontology.load(None), "TR")
 SCORED = ("Latin", "Han", "Hiragana", "Katakana")
 # A hand-made alphabet shaped like the recogniser's: Latin with Latin-1 and Latin Extended-A letters (no Vietnamese
 # tone letters), unaccented Greek, digits; no Cyrillic.
@@ -20,7 +23,7 @@ ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 
 def tr(read: str, expected: str, **overrides):
     lines = (OcrLine(read, 0.99, ((10, 10), (600, 10), (600, 50), (10, 50))),) if read else ()
-    return METRIC.fn({"ocr": OcrResult(lines, 1000, 1000, ALPHABET)}, {"text": expected}, {**PARAMS, **overrides}, None)
+    return METRIC.fn({"ocr": OcrResult(lines, 1000, 1000, ALPHABET)}, {"text": expected}, replace(PARAMS, **overrides), None)
 
 
 @pytest.mark.parametrize("char, script", [("a", "Latin"), ("ł", "Latin"), ("ở", "Latin"), ("Ж", "Cyrillic"),

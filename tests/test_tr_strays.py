@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
-from vistar.features.ocr import OcrLine, OcrResult
+from vistar.api import OcrLine, OcrResult
+from vistar.engine.params import metric_params
 from vistar.metrics.tr import METRIC, filter_lines
 from vistar.ontology import Ontology
 
-PARAMS = Ontology.load(None).metric_params("TR")
+PARAMS = metric_params(Ontology.load(None), "TR")
 
 
 def rotated(text: str, cx: float, cy: float, w: float, h: float, angle: float, conf: float = 0.99) -> OcrLine:
@@ -28,7 +30,7 @@ def poster(*extra: OcrLine) -> OcrResult:
 
 
 def score(ocr: OcrResult, text: str = "FRESH COFFEE DAILY", **overrides):
-    return METRIC.fn({"ocr": ocr}, {"text": text}, {**PARAMS, **overrides}, None)
+    return METRIC.fn({"ocr": ocr}, {"text": text}, replace(PARAMS, **overrides), None)
 
 
 def test_an_unsure_reading_across_the_text_lines_is_dropped():

@@ -47,7 +47,7 @@ def test_a_shortfall_exits_0_strict_exits_1_and_its_cause_is_printed(monkeypatch
     _fake(monkeypatch, {"TR": {"s": short}})
     runner = CliRunner()
     res = runner.invoke(app, ["validate", "--angles", "tr", "--n", "3"])
-    assert res.exit_code == 0 and "TR s: too hard" in res.stdout
+    assert res.exit_code == 0 and "TR s, share: too hard" in res.stdout
     assert runner.invoke(app, ["validate", "--angles", "tr", "--n", "3", "--strict"]).exit_code == 1
 
 
@@ -85,4 +85,33 @@ def test_table_fits_80_columns_wraps_long_cells_and_marks_unmet_goals():
     assert "a very long name" in lines[3] and "photos" in lines[3]  # the wrapped rest of set and measure
     li = next(line for line in lines if line.startswith("LI"))
     assert li.endswith("yes") and "9.87" in li
-    assert sum(line.startswith("CPA group photos with a very long name: a long cause") for line in lines) == 1
+    # one cause line for the two measures it explains, naming both
+    causes = [line for line in lines if line.startswith("CPA group photos with a very long name, exact count")]
+    assert len(causes) == 1 and "second measure: a long cause" in table(rows)
+
+
+def test_an_unmet_goal_cannot_be_recorded_without_its_cause():
+    with pytest.raises(ValueError, match="a goal not met needs its cause"):
+        ValidityRow("TR", "posters (Latin)", 30, "exact render TR>=0.95", 0.8, ">= 0.95", False)
+    assert ValidityRow("TR", "s", 1, "m", 1.0, ">= 0.95", True).note == ""  # a met goal needs none
+
+
+def test_every_unmet_tr_ladder_goal_is_printed_with_the_posters_that_miss_it():
+    """The issue's case: `exact render TR>=0.95 0.8 NO` was printed with no cause. Hand-made ladder results (no OCR):
+    one poster whose correct render reads with a typo scores 0.9."""
+    from vistar.validity.tr import ladder_rows
+
+    def case(text, read, correct, typo, missing):
+        return {"expected": text, "read": read, "correct": correct, "typo": typo, "missing": missing,
+                "script": "latin", "repeated": False, "backdrop": "noise"}
+    scored = [case("OPEN LATE TONIGHT", "OPEN LATE TONIGHT", 1.0, 0.9, 0.7),
+              case("FRESH BREAD DAILY", "FRESH BREAD DAILV", 0.9, 0.8, 0.6)]
+    rows = ladder_rows(scored, "posters")
+    exact = next(r for r in rows if r.measure == "exact render TR>=0.95")
+    assert (exact.value, exact.met) == (0.5, False)
+    assert exact.note == ("1 of 2 posters fail it: 'FRESH BREAD DAILY' over noise: correct 0.90, typo 0.80, "
+                          "missing word 0.60, read 'FRESH BREAD DAILV'")
+    text = table(rows)
+    no_lines = [line for line in text.splitlines() if line.endswith("NO")]
+    assert len(no_lines) == 1 and "exact render TR>=0.95" in no_lines[0]
+    assert "TR posters (Latin), exact render TR>=0.95: 1 of 2 posters fail it: 'FRESH BREAD DAILY'" in " ".join(text.split())

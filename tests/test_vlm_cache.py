@@ -259,12 +259,12 @@ def test_large_images_are_downscaled_before_sending():
 def test_missing_client_dependency_skips_with_the_install_command(monkeypatch):
     import sys
 
-    from vistar.engine.registry import StageContext
+    from vistar.api import RunOptions, StageContext
     from vistar.vlm.errors import JudgeUnavailable
     from vistar.vlm.runtime import judge_from_context
 
     monkeypatch.setitem(sys.modules, "vistar.vlm.judge", None)  # as if httpx (imported by the client) were absent
-    ctx = StageContext(options={"judge_url": "http://127.0.0.1:1/v1", "judge_model": "m"})
+    ctx = StageContext(options=RunOptions(judge=JudgeConfig(url="http://127.0.0.1:1/v1", model="m")))
     with pytest.raises(JudgeUnavailable, match=r"pip install 'vistar\[vlm\]'"):
         judge_from_context(ctx)
     with pytest.raises(JudgeUnavailable, match="--judge-url"):

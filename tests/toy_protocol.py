@@ -1,10 +1,13 @@
 """The toy protocol of docs/engine.md, "Adding a metric / a stage / a protocol": one module declaring a judge
-protocol (its items, question, reply parser, score, aggregation, headline and the demo judge's reply)."""
+protocol (its items, question, reply parser, score, aggregation, headline and the demo judge's reply), and,
+for the tests that run it, a writer of its benchmark on disk."""
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from PIL import Image
 
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols.base import Items, Outcome, Protocol, Query, make_prompt
@@ -28,6 +31,18 @@ class ToyItem:
 def load_items(data_dir) -> Items:
     records = json.loads((Path(data_dir) / "toy.json").read_text())
     return Items(ToyItem(str(r["id"]), r["prompt"], r["colour"]) for r in records)
+
+
+def write_benchmark(root: Path, colours: dict[str, str], image) -> tuple[Path, Path]:
+    """For tests: the toy data (item id -> the colour it asks for, "a <colour> square") under ROOT/data and one
+    model's images, each item drawn as IMAGE (an RGB array), under ROOT/images: (data folder, images folder)."""
+    data, folder = root / "data", root / "images" / "m"
+    data.mkdir(parents=True)
+    folder.mkdir(parents=True)
+    (data / "toy.json").write_text(json.dumps([{"id": i, "prompt": f"a {c} square", "colour": c} for i, c in colours.items()]))
+    for item_id in colours:
+        Image.fromarray(image).save(folder / f"{item_id}.png")
+    return data, root / "images"
 
 
 def parse(text: str) -> bool:

@@ -10,16 +10,17 @@ import copy
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 FAMILIES = ("deterministic", "hwpq")
 
 
-def _deep_merge(base: dict, override: dict) -> dict:
+def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(base)
     for key, value in override.items():
         if value is None:
@@ -35,7 +36,7 @@ class OntologyError(ValueError):
     pass
 
 
-def _kind(value) -> str | None:
+def _kind(value: object) -> str | None:
     """The kind a parameter value must keep: a typo such as `w_char: "x"` would otherwise fail every row mid-run."""
     if isinstance(value, bool):
         return "true or false"
@@ -46,7 +47,7 @@ def _kind(value) -> str | None:
     return None
 
 
-def _checked(default, user, path: str, source):
+def _checked(default: Any, user: Any, path: str, source: str | Path) -> Any:
     """`user` with each scalar checked against the shipped default's kind at the same place, and numbers
     YAML left as text (`1e-1`, `5e-4`: YAML 1.1 needs a dot to read them as floats) made numbers."""
     if isinstance(default, dict) and isinstance(user, dict):
@@ -65,14 +66,30 @@ def _checked(default, user, path: str, source):
     return user
 
 
+SHIPPED = "vistar/data/ontology.yaml"   # how messages name the shipped default
+
+
+def _holds(tree: object, parts: list[str]) -> bool:
+    """Whether the nested mappings of TREE have the key path PARTS (its value may be null)."""
+    for part in parts:
+        if not isinstance(tree, dict) or part not in tree:
+            return False
+        tree = tree[part]
+    return True
+
+
 @dataclass(frozen=True)
 class Ontology:
-    data: dict
+    data: dict[str, Any]   # the merged YAML: roles, angles, mask, role_weights, required_keys, features, metrics
+    # (file, its mapping) of each `--ontology`/`--weights` file merged over the default, in order: says which file
+    # set a key (`source_of`); not part of the ontology's identity
+    overlays: tuple[tuple[str, dict[str, Any]], ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def load(cls, path: str | Path | None = None, overrides: list[str | Path] | None = None) -> "Ontology":
         data = yaml.safe_load(resources.files("vistar.data").joinpath("ontology.yaml").read_text())
         shipped = data
+        overlays = []
         for extra in [path, *(overrides or [])]:
             if extra is None:
                 continue
@@ -86,22 +103,26 @@ class Ontology:
                 if section in user:
                     user[section] = _checked(shipped.get(section), user[section], section, extra)
             data = _deep_merge(data, user)
-        onto = cls(data)
+            overlays.append((str(extra), user))
+        onto = cls(data, tuple(overlays))
         onto.check()
         return onto
 
     # --- views -------------------------------------------------------------------------
     @property
     def roles(self) -> dict[str, str]:
-        return self.data["roles"]
+        roles: dict[str, str] = self.data["roles"]
+        return roles
 
     @property
-    def angles(self) -> dict[str, dict]:
-        return self.data["angles"]
+    def angles(self) -> dict[str, dict[str, Any]]:
+        angles: dict[str, dict[str, Any]] = self.data["angles"]
+        return angles
 
     @property
     def mask(self) -> dict[str, list[str]]:
-        return self.data["mask"]
+        mask: dict[str, list[str]] = self.data["mask"]
+        return mask
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -127,13 +148,22 @@ class Ontology:
         return {a: float(w) / total for a, w in raw.items()}
 
     def required_keys(self, angle: str) -> list[list[str]]:
-        return (self.data.get("required_keys") or {}).get(angle, [])
+        keys: list[list[str]] = (self.data.get("required_keys") or {}).get(angle, [])
+        return keys
 
-    def metric_params(self, metric: str) -> dict:
+    def metric_params(self, metric: str) -> dict[str, Any]:
+        """The metric's `params` block as written (a copy): calibration edits it, keys hash it; a metric reads it
+        parsed into its parameter dataclass (vistar.engine.params.metric_params)."""
         return copy.deepcopy(((self.data.get("metrics") or {}).get(metric) or {}).get("params") or {})
 
     def tunable(self, metric: str) -> list[str]:
         return list(((self.data.get("metrics") or {}).get(metric) or {}).get("tunable") or [])
+
+    def source_of(self, key: str) -> str:
+        """The file that set the dotted KEY (`metrics.TR.params.w_char`; inside a list, the list's key): the last
+        overlay holding it (a `null` that deleted it included), else the shipped default."""
+        parts = key.split("[")[0].split(".")
+        return next((name for name, user in reversed(self.overlays) if _holds(user, parts)), SHIPPED)
 
     @property
     def hash(self) -> str:
@@ -179,4 +209,4 @@ class Ontology:
                     raise OntologyError(f"metrics.{name}.params: must be a mapping, not {spec['params']!r}")
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True)
+        return str(yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True))

@@ -9,10 +9,19 @@ from typing import Callable
 UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 
 
+def unsafe(ch: str) -> bool:
+    return unicodedata.category(ch) in UNSAFE_CATEGORIES
+
+
 def escape_unsafe(text: str, escape: Callable[[str], str], keep: str = "") -> str:
     """TEXT with every unsafe character not in KEEP replaced by `escape(ch)`."""
-    return "".join(escape(ch) if ch not in keep and unicodedata.category(ch) in UNSAFE_CATEGORIES else ch
-                   for ch in text)
+    return "".join(escape(ch) if ch not in keep and unsafe(ch) else ch for ch in text)
+
+
+def python_escape(ch: str) -> str:
+    """CH as the CLI prints it: a Python escape (`\\x1b`, `\\u202e`, `\\U0001f600`)."""
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def json_escape(ch: str) -> str:

@@ -1,4 +1,5 @@
-"""Feature value types shared between stages and metrics (so metrics can be tested with hand-made values)."""
+"""Scene values the `instances`, `shadows` and `padim` stages give LI, PSC and GC (so metrics can be tested with
+hand-made values)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,3 +32,16 @@ def mask_box(mask: np.ndarray) -> tuple[float, float, float, float]:
     if len(xs) == 0:
         return (0.0, 0.0, 0.0, 0.0)
     return (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
+
+
+@dataclass(frozen=True)
+class ShadowMap:
+    mask: np.ndarray      # HxW bool, at image resolution
+    source: str           # which segmenter produced it
+
+
+@dataclass(frozen=True)
+class PadimResult:
+    score: float        # max Mahalanobis distance over grid positions
+    s_ref: float        # the same statistic's median on the reference images
+    stats_hash: str

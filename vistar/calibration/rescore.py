@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
-from ..api import Combine
+from ..api import Metric, parse
 from ..engine import registry
 
 
@@ -23,9 +24,15 @@ from ..engine import registry
 class Rescorer:
     params: tuple[str, ...]                                   # parameters this re-scorer can vary
     subscores: tuple[str, ...]                                # `details` keys it reads
-    combine: Callable[[np.ndarray, dict, np.ndarray], np.ndarray]  # (n, k) sub-scores, params, (n,) roles -> (n,) scores
+    formula: Callable[[np.ndarray, Any, np.ndarray], np.ndarray]  # the metric's Combine.fn: sub-scores, params, roles
+    kind: type[Any]                                           # the metric's parameter dataclass (Metric.params)
     bounds: tuple[float, float] = (0.0, 1.0)
-    per_role: bool = False                                    # honours `params["role_weights"][role]` overrides
+    per_role: bool = False                                    # honours per-role overrides (`role_weights`)
+
+    def combine(self, sub: np.ndarray, params: Mapping[str, Any], roles: np.ndarray) -> np.ndarray:
+        """(n,) scores of (n, k) sub-scores under `params`, the metric's whole parameter block as calibration
+        edits it (a mapping), for (n,) prompt roles."""
+        return self.formula(sub, parse(self.kind, params, "calibrated parameters"), roles)
 
     def extract(self, details: str | dict | None) -> np.ndarray:
         """Sub-scores of one row; NaN where a sub-score is absent (e.g. no face for the expression term)."""
@@ -42,12 +49,16 @@ class Rescorer:
         return np.asarray(out, dtype=float)
 
 
-def _of(combine: Combine) -> Rescorer:
-    return Rescorer(params=combine.params, subscores=combine.subscores, combine=combine.fn, per_role=combine.per_role)
+def _of(metric: Metric) -> Rescorer:
+    combine = metric.combine
+    if combine is None or metric.params is None:   # registry.check refuses a combine without parameters
+        raise ValueError(f"metric {metric.name} declares no combine formula or no parameter dataclass")
+    return Rescorer(params=combine.params, subscores=combine.subscores, formula=combine.fn, kind=metric.params,
+                    per_role=combine.per_role)
 
 
 # Every registered metric that declares its combine formula (Metric.combine): TR's fuse(), CPA's weighted mean.
-RESCORERS: dict[str, Rescorer] = {name: _of(m.combine) for name in registry.metric_names()
+RESCORERS: dict[str, Rescorer] = {name: _of(m) for name in registry.metric_names()
                                   if (m := registry.metric(name)).combine is not None}
 
 

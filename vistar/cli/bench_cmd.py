@@ -30,8 +30,9 @@ def bench(
     """Benchmark every feature stage and metric the prompts need."""
     from ..engine.bench import run_bench
     from ..engine.bench_inputs import load_items
-    from ..engine.device import resolve_device
+    from ..engine.params import check_params
     from ..ontology import Ontology, OntologyError
+    from ..runtime.device import resolve_device
 
     try:  # as `vistar score` does: a GPU the machine lacks is refused naming what was found, before any work
         used = resolve_device(device)
@@ -40,7 +41,7 @@ def bench(
     if model_scale not in ("full", "tiny"):
         fail(f"--model-scale must be full or tiny, not {model_scale!r}")
     try:
-        Ontology.load(ontology)   # a bad file fails here, before any image is made
+        check_params(Ontology.load(ontology))   # a bad file fails here, before any image is made
         items = load_items(prompts, images, n, size)
         sizes = [int(b) for b in batch_sizes.split(",") if b.strip()]
     except (OntologyError, ValueError) as exc:

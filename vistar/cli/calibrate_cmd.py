@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..ontology import Ontology, OntologyError
 from .common import OntologyOpt, WeightsOpt, fail, out, print_table, say
-from .exit_codes import ExitCode
+from .exit_codes import ExitCode, os_error_code
 
 
 def _f(v, digits=3) -> str:
@@ -75,7 +75,7 @@ def calibrate(
     try:
         paths = write_outputs(result, out_dir or run_dir / "calibration")
     except OSError as exc:  # e.g. an output folder that cannot be written
-        fail(str(exc))
+        fail(str(exc), os_error_code(exc))
     out.print(f"wrote {', '.join(str(p) for p in paths.values())}", highlight=False)
     if fit and not result.fits:
         fail("nothing was fitted (see the messages above); no weights file written")

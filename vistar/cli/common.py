@@ -1,6 +1,8 @@
 """Options and helpers shared by several commands."""
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -11,11 +13,30 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.text import Text
 
-from ..textsafe import escape_unsafe
-from .exit_codes import ExitCode
+from ..textsafe import escape_unsafe, python_escape
+from .exit_codes import PIPE_CLOSED, ExitCode
 
-console = Console(stderr=True)
-out = Console()
+
+def discard_stdout() -> None:
+    """Point standard output at /dev/null once its reader has closed the pipe (`| head -1`): what is still
+    buffered must not fail again at exit ("Exception ignored … BrokenPipeError" on stderr)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's buffer): nothing to flush
+        pass
+
+
+class _Console(Console):
+    """rich's Console, except that a closed pipe exits PIPE_CLOSED (141) like any shell tool, not 1 (FINDINGS)."""
+
+    def on_broken_pipe(self) -> None:
+        discard_stdout()
+        raise SystemExit(PIPE_CLOSED)
+
+
+# soft_wrap: a message is never hard-wrapped (the terminal wraps it), so it reads and greps the same at any width
+console = _Console(stderr=True, soft_wrap=True)
+out = _Console(soft_wrap=True)
 
 OntologyOpt = typer.Option(None, "--ontology", help="YAML file merged over the default ontology.", exists=True, dir_okay=False)
 WeightsOpt = typer.Option(None, "--weights", help="Weights YAML (e.g. from `vistar calibrate --fit`), merged over the ontology.", exists=True, dir_okay=False)
@@ -25,12 +46,7 @@ PartialOkOpt = typer.Option(False, "--partial-ok", help="Exit 0 instead of 3 whe
 def printable(text: str) -> str:
     """`text` with every non-printable character written as a Python escape (`\\x1b`, `\\u202e`), so a file's
     bytes can never drive the terminal; line breaks and tabs of multi-line messages stay."""
-    return escape_unsafe(text, _escaped, keep="\n\t")
-
-
-def _escaped(ch: str) -> str:
-    code = ord(ch)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return escape_unsafe(text, python_escape, keep="\n\t")
 
 
 def safe(text: object) -> str:

@@ -5,6 +5,7 @@ error rows or invalid prompts to look at), NOTHING_SCORED means the run had noth
 """
 from __future__ import annotations
 
+import errno
 import signal
 from enum import IntEnum
 
@@ -18,8 +19,14 @@ class ExitCode(IntEnum):
     PARTIAL = 3          # the work completed, but some rows are `error` or some prompts invalid (counts in the last
                          # line); `--partial-ok` turns it into 0
     NOTHING_SCORED = 4   # nothing could be scored and nothing was there to resume: no prompt parsed, no image
-                         # matched a prompt, no prompt has the requested angles, an empty prompt file, no rows
+                         # matched a prompt, no prompt has the requested angles, an empty prompt file, no rows;
+                         # a `score` run folder's run.json then says `nothing_scored` and why
+    IO_FAILURE = 5       # the system failed a read or write: no space left, a quota, permission denied, a read-only
+                         # or failing disk; a `score` run says `failed` in run.json and resumes when rerun
     # 128 + N: stopped by signal N (130 Ctrl-C/SIGINT, 143 SIGTERM); a stopped `score` says `interrupted` in run.json
+
+
+PIPE_CLOSED = 128 + signal.SIGPIPE   # 141: the reader of standard output closed the pipe (`| head -1`)
 
 
 def interrupted_code(exc: KeyboardInterrupt) -> int:
@@ -31,3 +38,18 @@ def interrupted_code(exc: KeyboardInterrupt) -> int:
 def partial_or_ok(partial: bool, partial_ok: bool) -> ExitCode:
     """PARTIAL unless the caller asked to treat partial work as success."""
     return ExitCode.PARTIAL if partial and not partial_ok else ExitCode.OK
+
+
+# errors of the system, not of the command line: the same command works once the disk or folder is mended
+_SYSTEM_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EIO, errno.EFBIG}
+
+
+def is_system_failure(exc: BaseException) -> bool:
+    """An OSError the system raised (no space, permission, a read-only or failing disk), not one about what the
+    command line named (a path that does not exist, or is not a folder)."""
+    return isinstance(exc, OSError) and exc.errno in _SYSTEM_ERRNOS
+
+
+def os_error_code(exc: OSError) -> ExitCode:
+    """IO_FAILURE for what the system refused, USAGE for the rest."""
+    return ExitCode.IO_FAILURE if is_system_failure(exc) else ExitCode.USAGE

@@ -22,14 +22,19 @@ def fit_padim(
     out_file: Path = typer.Option(..., "--out", help="Statistics file to write (.npz)"),
     model_path: Optional[list[str]] = ModelPathOpt,
     device: str = typer.Option("cpu", "--device", help="cpu or cuda: where the backbone runs"),
+    backbone_model: str = typer.Option("efficientnet-lite0-imagenet", "--backbone",
+                                       help="Catalogue name of the ImageNet backbone: efficientnet-lite0-imagenet or resnet18-imagenet"),
     input_size: int = typer.Option(224, "--input-size", min=32, help="Backbone input side (pixels)"),
-    channels: int = typer.Option(100, "--channels", min=1, help="Random feature channels kept (of 448)"),
+    channels: int = typer.Option(100, "--channels", min=1, help="Random feature channels kept (of 176 for Lite0, 448 for ResNet-18)"),
     pool: int = typer.Option(2, "--pool", min=1, help="Average-pool factor on the feature grid"),
     seed: int = typer.Option(0, "--seed", help="Seed of the channel subset"),
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Images per backbone call"),
 ) -> None:
     """Per-position Gaussians of backbone patch features, stored with a content hash and the backbone's sha256."""
-    from ..features.padim import BackboneConfig, fit_stats, load_backbone, save_stats
+    from ..features.padim import CHANNELS, BackboneConfig, fit_stats, load_backbone, save_stats
+
+    if backbone_model not in CHANNELS:
+        fail(f"--backbone {backbone_model}: not a PaDiM backbone (known: {', '.join(sorted(CHANNELS))})")
 
     files = sorted(p for p in ref_images.rglob("*") if p.suffix.lower() in IMAGE_EXTS)
     images = []
@@ -41,7 +46,7 @@ def fit_padim(
     if len(images) < 3:
         fail(f"{ref_images}: need at least 3 readable reference images, found {len(images)}")
     try:
-        backbone = load_backbone(parse_model_paths(model_path), BackboneConfig(input_size, channels, pool, seed), device)
+        backbone = load_backbone(parse_model_paths(model_path), BackboneConfig(input_size, channels, pool, seed, backbone_model), device)
     except MissingWeightError as exc:
         fail(str(exc))
     feats = np.concatenate([backbone(images[i:i + batch_size]) for i in range(0, len(images), batch_size)])

@@ -8,8 +8,9 @@ import typer
 
 from ..ontology import Ontology
 from ..prompts_dsl.validate import with_ontology_codes
-from ..vlm import cli_support as judge_cli
+from . import judge_options as judge_cli
 from .common import fail, out, parse_angles, say
+from .exit_codes import os_error_code
 from .style import App
 
 app = App(no_args_is_help=True, help="HWPQ questionnaires for the abstract angles SF, CUL, MA.")
@@ -37,7 +38,9 @@ def generate(
                                  "judge_config": str(judge_config) if judge_config else None}.items() if v}
     try:
         cfg = config_from_options(options)
-    except (ValueError, OSError) as exc:
+    except OSError as exc:
+        fail(str(exc), os_error_code(exc))
+    except ValueError as exc:
         fail(str(exc))
     if cfg is None:
         fail("no judge configured: pass --judge-url URL --judge-model MODEL (API key from the variable named by --judge-key-env)")

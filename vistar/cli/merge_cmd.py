@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from .common import PartialOkOpt, fail, out, printable
-from .exit_codes import ExitCode, partial_or_ok
+from .exit_codes import ExitCode, os_error_code, partial_or_ok
 
 
 def merge(
@@ -21,8 +21,10 @@ def merge(
 
     try:
         summary = merge_runs(runs, out_dir, partial=partial, command=" ".join(sys.argv))
-    except (MergeError, OSError) as exc:
+    except MergeError as exc:
         fail(str(exc))
+    except OSError as exc:  # a source that cannot be read, an --out that cannot be written
+        fail(str(exc), os_error_code(exc))
     rows = ", ".join(f"{n} {status}" for status, n in sorted(summary.rows_by_status.items())) or "no rows"
     out.print(printable(f"merged {len(runs)} run(s) into {out_dir}: {rows}; {summary.problems} problem(s)"),
               highlight=False, markup=False, soft_wrap=True)

@@ -11,6 +11,7 @@ from rich.table import Table
 from ..models import MissingWeightError, catalog, spec
 from ..models.fetch import FetchError, fetch as fetch_model, verify as verify_model
 from .common import ModelPathOpt, fail, out, parse_model_paths, print_table, say
+from .exit_codes import ExitCode, is_system_failure
 from .style import App
 
 app = App(no_args_is_help=True, help="Pretrained weights: list, fetch (the only network access), verify.")
@@ -56,8 +57,8 @@ def fetch(name: str = typer.Argument(..., help="Catalogue name, see `vistar mode
         fail(str(exc.args[0]))
     except ImportError as exc:
         fail(f"fetching {name} needs {exc.name}: install the `cv` extra (pip install 'vistar[cv]')", code=1)
-    except (FetchError, OSError) as exc:
-        fail(f"fetching {name} failed: {exc}", code=1)
+    except (FetchError, OSError) as exc:  # a full disk is the system's failure; a network error, the fetch's
+        fail(f"fetching {name} failed: {exc}", code=ExitCode.IO_FAILURE if is_system_failure(exc) else ExitCode.FINDINGS)
     say(f"{name}: {path}", to=out)
     _report(name, {}, quiet_ok=True)
 

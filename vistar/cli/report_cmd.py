@@ -8,6 +8,7 @@ import typer
 
 from ..ontology import Ontology, OntologyError
 from .common import OntologyOpt, WeightsOpt, fail, out, printable
+from .exit_codes import os_error_code
 
 
 def report(
@@ -24,7 +25,9 @@ def report(
     try:
         onto = Ontology.load(ontology, overrides=[weights] if weights else None)
         data, paths = build_report(run_dir, out_dir, onto, seed=seed, resamples=resamples)
-    except (OntologyError, OSError, ValueError) as exc:  # OSError: e.g. an output folder that cannot be written
+    except OSError as exc:  # e.g. an output folder that cannot be written
+        fail(str(exc), os_error_code(exc))
+    except (OntologyError, ValueError) as exc:
         fail(str(exc))
     for note in data.notes + data.ranking_notes:
         out.print(printable(f"- {note}"), highlight=False, markup=False, soft_wrap=True)

@@ -8,13 +8,14 @@ from typing import Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from ..engine.device import resolve_device
+from ..engine.outcome import RunIOError
 from ..engine.runner import RunLocked, ScoreConfig, run_score
 from ..engine.shards import parse_shard
 from ..ontology import Ontology, OntologyError
-from ..vlm import cli_support as judge_cli
+from ..runtime.device import resolve_device
+from . import judge_options as judge_cli
 from .common import ModelPathOpt, OntologyOpt, PartialOkOpt, WeightsOpt, console, fail, out, parse_angles, parse_model_paths, say
-from .exit_codes import interrupted_code
+from .exit_codes import ExitCode, interrupted_code, os_error_code
 from .outcome import finish_score
 from .summary import print_not_scored, print_summary
 
@@ -88,6 +89,8 @@ def score(
     """Score every image against its prompt's angle; resumable, crash-safe."""
     import sys
 
+    from ..vlm import suite_run  # the judge layer loads its protocols: only when a run starts
+
     try:  # a GPU the machine lacks is refused here, naming what was found; a --ray-address run's GPUs are the
         if ray_address is None:  # cluster's, which run_score checks before it writes anything
             resolve_device(device)
@@ -108,25 +111,34 @@ def score(
     check_executor(executor, ray_address)
     try:
         parsed_shard = parse_shard(shard) if shard is not None else None
-        options = judge_cli.judge_options(judge_url, judge_model, judge_key_env, judge_mode, judge_config,
+        options = suite_run.judge_options(judge_url, judge_model, judge_key_env, judge_mode, judge_config,
                                           judge_cache_only, hwpq_dir, data_dir, upstream)
+        recorded: dict = {}
         if suite:
-            prompts, problems = judge_cli.suite_prompts(suite, data_dir, out_dir, upstream)
-            for problem in problems:
+            prepared = suite_run.prepare_suite(suite, data_dir, out_dir, upstream, options)
+            prompts, recorded = prepared.prompts, prepared.recorded
+            for problem in prepared.problems:
                 say(f"suite_item: {problem}", "yellow")
-    except (KeyError, ValueError, OSError) as exc:
+    except OSError as exc:  # a judge config or suite file that cannot be read, a suite copy that cannot be written
+        fail(str(exc), os_error_code(exc))
+    except (KeyError, ValueError) as exc:
         fail(str(exc))
     cfg = ScoreConfig(images=images, prompts=prompts, out=out_dir, device=device, batch_size=batch_size,
                       workers=workers, prefetch=prefetch, ontology=ontology, weights=weights, manifest=manifest,
                       angles=wanted_angles, model_paths=model_paths, max_pixels=max_pixels, retry_errors=retry_errors,
-                      verify=verify, options=options, command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard,
-                      executor=executor, cpu_workers=cpu_workers, ray_address=ray_address)
+                      verify=verify, options=suite_run.run_options(options), judge_ledger=options.get("judge_ledger"),
+                      command=" ".join(["vistar", *sys.argv[1:]]), shard=parsed_shard, executor=executor, cpu_workers=cpu_workers,
+                      ray_address=ray_address, recorded=recorded)
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("scoring images", total=None)
         try:
             summary = run_score(cfg, progress=lambda done, total: bar.update(task, completed=done, total=total))
-        except (RunLocked, OntologyError, OSError, ValueError) as exc:  # OSError: e.g. --out not writable
+        except RunIOError as exc:  # the disk filled up, or the folder became read-only, during the run
+            fail(str(exc), ExitCode.IO_FAILURE)
+        except OSError as exc:  # before the run began: --out cannot be created (permission, read-only disk)
+            fail(str(exc), os_error_code(exc))
+        except (RunLocked, OntologyError, ValueError) as exc:
             fail(str(exc))
         except KeyboardInterrupt as exc:  # the app exits 128 + the signal's number (docs/cli.md)
             name = signal.Signals(interrupted_code(exc) - 128).name
@@ -138,6 +150,7 @@ def score(
     out.print(f"scored {summary.scored} rows ({statuses}); {summary.reused} already in {out_dir}", highlight=False,
               markup=False, soft_wrap=True)
     frame = print_summary(out_dir)
-    judge_cli.after_run(out_dir, options, suite, lambda line: say(line, to=out))  # names models: user text
+    suite_run.after_run(out_dir, options, suite, lambda line: say(line, to=out))  # names models: user text
     print_not_scored(frame)
-    raise typer.Exit(int(finish_score(summary, cfg, frame, partial_ok)))
+    raise typer.Exit(int(finish_score(summary, frame, partial_ok)))
+

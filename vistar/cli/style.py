@@ -6,7 +6,8 @@ from __future__ import annotations
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
-from .exit_codes import interrupted_code
+from .common import discard_stdout, fail
+from .exit_codes import PIPE_CLOSED, ExitCode, interrupted_code, is_system_failure
 
 
 class Command(TyperCommand):
@@ -30,13 +31,22 @@ class Command(TyperCommand):
 
 class Group(TyperGroup):
     """Ctrl-C (SIGINT) exits 130 and SIGTERM 143, as a shell reports a process that signal ended (typer turns
-    every interruption into 130); `vistar score` turns SIGTERM into an interruption so run.json can say so."""
+    every interruption into 130); `vistar score` turns SIGTERM into an interruption so run.json can say so.
+    Output into a pipe its reader closed exits 141 (128 + SIGPIPE, what a shell reports for `yes | head -1`'s
+    `yes`) with nothing on stderr; a failed read or write that no command handled exits 5 with its message."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as exc:
             raise typer.Exit(interrupted_code(exc)) from exc
+        except BrokenPipeError as exc:  # `vistar suite show core | head -1`: the reader has all it wanted
+            discard_stdout()
+            raise typer.Exit(PIPE_CLOSED) from exc
+        except OSError as exc:  # a full disk or a permission no command caught: exit 5 naming the file, no traceback
+            if not is_system_failure(exc):
+                raise
+            fail(str(exc), ExitCode.IO_FAILURE)
 
 
 class App(typer.Typer):

@@ -1,6 +1,7 @@
 """What `vistar score` prints at the end: the per-model table, then why rows were not scored and what fixes it."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -55,19 +56,48 @@ def not_scored_lines(rows, width: int = WIDTH) -> list[str]:
     for status in ("skipped", "error"):
         part = rows[rows.status == status]
         for angle, group in part.groupby("angle", sort=True):
-            reasons = group["error"].fillna("").astype(str)
-            first = reasons.iloc[0]
-            others = reasons.nunique() - 1
-            lines.append(_cut(f"  {angle} {len(group)} {status}: " + printable(_cause(first)), width))
-            more = f" (+{others} other reason{'s' if others > 1 else ''})" if others else ""
-            lines.append(_cut(printable(f"      fix: {fix_for(first, status)}{more}"), width))
+            lines += _group_lines(angle, status, group["error"].fillna("").astype(str).tolist(), width)
     if lines:
         lines.insert(0, "not scored (first reason per angle; all reasons are in the rows' `error` field):")
     return lines
 
 
+def degraded_lines(rows, width: int = WIDTH) -> list[str]:
+    """Ok rows that a missing weight left with less evidence (a metric's `details.degraded`), grouped by angle like
+    the not-scored lines: an `ok` score counted from less than the run was configured with must not pass unseen."""
+    if rows.empty or "details" not in rows:
+        return []
+    part = rows[(rows.status == "ok") & rows.details.fillna("").str.contains('"degraded"', regex=False)]
+    lines = []
+    for angle, group in part.groupby("angle", sort=True):
+        reasons = [_degraded(d) for d in group.details]
+        lines += _group_lines(angle, "ok", [r for r in reasons if r], width)
+    if lines:
+        lines.insert(0, "scored with less evidence (first reason per angle; rows' `details.degraded`):")
+    return lines
+
+
+def _degraded(details: str) -> str:
+    try:
+        value = json.loads(details)
+    except ValueError:
+        return ""
+    return str(value.get("degraded") or "") if isinstance(value, dict) else ""
+
+
+def _group_lines(angle: str, status: str, reasons: list[str], width: int) -> list[str]:
+    """One group's two lines: count and first reason, then the command that fixes it."""
+    if not reasons:
+        return []
+    first, others = reasons[0], len(set(reasons)) - 1
+    more = f" (+{others} other reason{'s' if others > 1 else ''})" if others else ""
+    return [_cut(f"  {angle} {len(reasons)} {status}: " + printable(_cause(first)), width),
+            _cut(printable(f"      fix: {fix_for(first, status)}{more}"), width)]
+
+
 def print_not_scored(rows) -> None:
-    for line in not_scored_lines(rows):
+    """The not-scored lines, then the ok rows scored with less evidence than configured."""
+    for line in not_scored_lines(rows) + degraded_lines(rows):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
@@ -92,6 +122,8 @@ def fix_for(reason: str, status: str) -> str:
         return command[1]
     if status == "error":
         return "fix the cause, then rerun with --retry-errors"
+    if status == "ok":
+        return "fix the cause, then rerun"
     return "fix the cause and rerun (skipped rows are retried on every run)"
 
 

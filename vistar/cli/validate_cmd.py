@@ -36,11 +36,16 @@ def _line(cells) -> list[str]:
 
 def table(rows: list[ValidityRow]) -> str:
     """The rows as fixed-width text no wider than 80 characters, then one wrapped line per shortfall or error
-    (a cause shared by several rows of a set once)."""
+    naming the set and the measures it explains (a cause shared by several rows of a set once)."""
     lines = _line([name for name, _, _ in COLUMNS]) + [" ".join("-" * width for _, width, _ in COLUMNS)]
     for r in rows:
         lines += _line((r.angle, r.set, str(r.n), r.measure, _value(r.value), r.goal, "yes" if r.met else "NO"))
-    notes = list(dict.fromkeys(f"{r.angle} {r.set}: {r.note}" for r in rows if r.note and not r.met))
+    causes: dict[tuple[str, str, str], list[str]] = {}  # every unmet goal has a cause (ValidityRow checks)
+    for r in rows:
+        if not r.met:
+            causes.setdefault((r.angle, r.set, r.note), []).append(r.measure)
+    notes = [f"{angle} {name}{'' if measures == ['error'] else ', ' + ' and '.join(measures)}: {note}"
+             for (angle, name, note), measures in causes.items()]
     if notes:
         lines.append("")
         lines += [textwrap.fill(n, 80, subsequent_indent="  ", break_on_hyphens=False) for n in notes]

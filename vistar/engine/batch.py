@@ -5,28 +5,38 @@ from __future__ import annotations
 import math
 import time
 import traceback
+from typing import Any, Sequence, cast
 
+import numpy as np
+
+from ..api import MetricResult, StageContext, StageInput
 from ..models.errors import MissingWeightError, as_missing_dependency
+from ..ontology import Ontology
 from ..prompts_dsl import resolved_controls
 from . import registry
-from .plan import Job, row
+from .plan import Job, Row, row
+
+Features = dict[str, Any]   # stage name -> one image's output (or the exception that replaced it)
+Decoded = np.ndarray | Exception   # an image, or why its file could not be decoded
 
 STATUSES = ("ok", "error", "skipped")
 
 
-def score_batch(groups: list[list[Job]], images: list, ctx, ontology, timings: dict | None = None) -> list[dict]:
+def score_batch(groups: list[list[Job]], images: Sequence[Decoded], ctx: StageContext, ontology: Ontology,
+                timings: dict[str, float] | None = None) -> list[Row]:
     """Rows for every job of the batch (`images[i]`: group i's decoded image or the ImageError of its file);
     each stage runs once over the images that still need it. `timings`, when given, gains the seconds spent in
     each stage and in the metrics (what `benchmarks/bench_executor.py` reports as per-stage utilisation)."""
     timings = {} if timings is None else timings
-    rows: list[dict] = []
+    rows: list[Row] = []
     for group, image in zip(groups, images):
         if isinstance(image, Exception):
             rows += [_job_row(j, None, "error", f"image: {image}", {}) for j in group]
     live = [i for i, image in enumerate(images) if not isinstance(image, Exception)]
     wanted = stages_wanted(groups)  # each image runs only the stages its own metrics need (a batch can mix angles)
-    features: list[dict] = [dict() for _ in groups]
-    for name in registry.stage_order(set().union(*(wanted[i] for i in live))):
+    features: list[Features] = [dict() for _ in groups]
+    needed: set[str] = set().union(*(wanted[i] for i in live))
+    for name in registry.stage_order(needed):
         run_stage(name, images, groups, features, [i for i in live if name in wanted[i]], ctx, ontology, timings)
     start = time.perf_counter()
     for i in live:
@@ -41,8 +51,8 @@ def stages_wanted(groups: list[list[Job]]) -> list[set[str]]:
     return [set(registry.stage_order({f for job in group for f in job.metric.all_features})) for group in groups]
 
 
-def run_stage(name: str, images: list, groups: list[list[Job]], features: list[dict], wanting: list[int], ctx, ontology,
-              timings: dict) -> None:
+def run_stage(name: str, images: Sequence[Decoded | None], groups: list[list[Job]], features: list[Features], wanting: list[int],
+              ctx: StageContext, ontology: Ontology, timings: dict[str, float]) -> None:
     """Stage NAME once over the images at indices WANTING, into `features[i][name]`: a failed dependency fails it
     the same way (a skip stays a skip), a raising stage gives each image the exception, a missing weight or
     optional package its skip. Shared by `score_batch` and the Ray pipeline's stage actors."""
@@ -54,11 +64,13 @@ def run_stage(name: str, images: list, groups: list[list[Job]], features: list[d
             idx.append(i)
         else:
             features[i][name] = failed
-    inputs = [registry.StageInput(images[i], groups[i][0].prompt, resolved_controls(groups[i][0].prompt, ontology),
-                                  {d: features[i][d] for d in stage.requires}) for i in idx]
+    inputs = [StageInput(cast(np.ndarray, images[i]), groups[i][0].prompt,   # WANTING indexes decoded images only
+                         resolved_controls(groups[i][0].prompt, ontology), {d: features[i][d] for d in stage.requires},
+                         groups[i][0].record.path)
+              for i in idx]
     start = time.perf_counter()
     try:
-        outputs = list(stage.compute(inputs, ctx)) if inputs else []
+        outputs: list[Any] = list(stage.compute(inputs, ctx)) if inputs else []
         if len(outputs) != len(inputs):
             raise RuntimeError(f"stage '{name}' returned {len(outputs)} outputs for {len(inputs)} images")
     except MissingWeightError as exc:
@@ -73,7 +85,7 @@ def run_stage(name: str, images: list, groups: list[list[Job]], features: list[d
         features[i][name] = out
 
 
-def _apply_metric(job: Job, feats: dict, ontology) -> dict:
+def _apply_metric(job: Job, feats: Features, ontology: Ontology) -> Row:
     for name in job.metric.features:
         value = feats.get(name)
         if isinstance(value, MissingWeightError):
@@ -90,13 +102,13 @@ def _apply_metric(job: Job, feats: dict, ontology) -> dict:
     if problem:
         details = getattr(result, "details", None)
         return _job_row(job, None, "error", f"metric {job.metric.name} {problem}", details if isinstance(details, dict) else {})
-    score = None if result.status != "ok" else float(result.score)
+    score = float(result.score) if result.status == "ok" and result.score is not None else None
     return _job_row(job, score, result.status, result.error, result.details)
 
 
-def _check_result(result) -> str | None:
+def _check_result(result: object) -> str | None:
     """Why a metric's return value cannot be stored as-is (None when it can)."""
-    if not isinstance(result, registry.MetricResult):
+    if not isinstance(result, MetricResult):
         return f"returned {type(result).__name__}, not MetricResult"
     if result.status not in STATUSES:
         return f"returned status {result.status!r} (expected one of {', '.join(STATUSES)})"
@@ -109,5 +121,5 @@ def _check_result(result) -> str | None:
     return None
 
 
-def _job_row(job: Job, score, status, error, details) -> dict:
+def _job_row(job: Job, score: float | None, status: str, error: str | None, details: dict[str, Any]) -> Row:
     return row(job.record, job.sha256, job.prompt, job.metric.name, job.metric.version, score, status, error, details, job.key)

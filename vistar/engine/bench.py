@@ -21,18 +21,24 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..api import FeatureStage, Metric, ModelScale, RunOptions, StageContext, StageInput
 from ..models.errors import MissingWeightError, as_missing_dependency
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from ..prompts_dsl import resolved_controls
-from . import precision, registry
+from ..runtime import precision
+from . import registry
+from .batch import Features
 from .bench_forward import input_shapes, recording, replay_seconds
 from .bench_inputs import Item, Workload, write_workload
 from .images import load_rgb
+from .params import metric_params
 from .plan import metric_names
 from .runmeta import hardware, versions
 from .runner import ScoreConfig, run_score
@@ -72,8 +78,8 @@ def _sync(device: str) -> None:
         sys.modules["torch"].cuda.synchronize()
 
 
-def _inputs(items: list[Item], feats: list[dict], stage: registry.FeatureStage, ontology) -> list[registry.StageInput]:
-    return [registry.StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology), {d: f[d] for d in stage.requires})
+def _inputs(items: list[Item], feats: list[Features], stage: FeatureStage, ontology: Ontology) -> list[StageInput]:
+    return [StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology), {d: f[d] for d in stage.requires})
             for it, f in zip(items, feats)]
 
 
@@ -82,7 +88,7 @@ def _wanted(item: Item) -> set[str]:
     return set(registry.stage_order({f for m in registry.metrics_for_prompt(item.prompt) for f in registry.metric(m).all_features}))
 
 
-def _timed(fn, device: str) -> float:
+def _timed(fn: Callable[[], object], device: str) -> float:
     _sync(device)
     start = time.perf_counter()
     fn()
@@ -101,11 +107,11 @@ def _gpu_reset(device: str) -> None:
 
 def _gpu_peak(device: str) -> float | None:
     if device.startswith("cuda") and "torch" in sys.modules:
-        return sys.modules["torch"].cuda.max_memory_allocated() / 2**20
+        return float(sys.modules["torch"].cuda.max_memory_allocated()) / 2**20
     return None
 
 
-def _flops(fn) -> float | None:
+def _flops(fn: Callable[[], object]) -> float | None:
     """FLOPs of one call, when the stage runs torch ops (None for onnxruntime/numpy stages)."""
     if "torch" not in sys.modules:
         return None
@@ -126,12 +132,12 @@ def _peak(device: str) -> float | None:
     return next((v for k, v in PEAK_BF16.items() if k in name), None)
 
 
-def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, batch_sizes: list[int],
+def bench_stage(name: str, items: list[Item], feats: list[Features], ctx: StageContext, ontology: Ontology, batch_sizes: list[int],
                 repeats: int) -> StageReport:
     stage = registry.feature_stage(name)
     rep = StageReport(name)
     inputs = _inputs(items, feats, stage, ontology)
-    outputs: list = []
+    outputs: list[Any] = []
     try:   # warm-up on one image (loads the model, compiles, fills caches), then the shared outputs of all
         rep.first_call_ms = 1000 * _timed(lambda: outputs.extend(stage.compute(inputs[:1], ctx)), ctx.device)
         outputs.extend(stage.compute(inputs[1:], ctx) if len(inputs) > 1 else [])
@@ -148,11 +154,11 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
         f[name] = out
     failed = [out for out in outputs if isinstance(out, BaseException)]
     if failed and len(failed) == len(outputs):   # a stage that returns its failure per image (a missing weight)
-        missing = next((out for out in failed if isinstance(out, MissingWeightError)), None)
-        rep.status, rep.note = ("skipped", str(missing)) if missing else ("error", f"{type(failed[0]).__name__}: {failed[0]}")
+        weight = next((out for out in failed if isinstance(out, MissingWeightError)), None)
+        rep.status, rep.note = ("skipped", str(weight)) if weight else ("error", f"{type(failed[0]).__name__}: {failed[0]}")
         return rep
     _gpu_reset(ctx.device)
-    lat = [_timed(lambda i=i: stage.compute(inputs[i:i + 1], ctx), ctx.device)
+    lat = [_timed(partial(stage.compute, inputs[i:i + 1], ctx), ctx.device)
            for _ in range(repeats) for i in range(len(inputs))]
     rep.p50_ms = 1000 * statistics.median(lat)
     rep.p95_ms = 1000 * float(np.percentile(lat, 95))
@@ -160,7 +166,7 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
         chunks = [inputs[i:i + bs] for i in range(0, len(inputs), bs)]
         secs = min(_timed(lambda: [stage.compute(c, ctx) for c in chunks], ctx.device) for _ in range(max(1, repeats // 2)))
         rep.throughput[bs] = len(inputs) / secs
-    rep.best_batch = max(rep.throughput, key=rep.throughput.get)
+    rep.best_batch = max(rep.throughput, key=lambda bs: rep.throughput[bs])
     rep.images_per_s = rep.throughput[rep.best_batch]
     if stage.model_modules is not None:
         _model_share(rep, stage, inputs, ctx, repeats)
@@ -172,21 +178,23 @@ def bench_stage(name: str, items: list[Item], feats: list[dict], ctx, ontology, 
     return rep
 
 
-def _model_share(rep: StageReport, stage: registry.FeatureStage, inputs: list, ctx, repeats: int) -> None:
+def _model_share(rep: StageReport, stage: FeatureStage, inputs: list[StageInput], ctx: StageContext, repeats: int) -> None:
     """The stage at its best batch once more with its model's forward calls recorded: host ms per image is the wall
     time outside them; the calls replayed alone give the model's images/s for the very same work."""
+    assert stage.model_modules is not None
     modules = stage.model_modules(ctx)
-    rep.precision = precision.stage_precision(ctx, stage.name)
+    rep.precision = precision.stage_precision(ctx, stage)
     if not modules:
         return
     bs = rep.best_batch or 1
     chunks = [inputs[i:i + bs] for i in range(0, len(inputs), bs)]
-    sync = lambda: _sync(ctx.device)   # noqa: E731 - a callable the hooks share
-    with recording(modules, sync) as record:
+    value = precision.setting(ctx, stage)
+    with recording(modules, partial(_sync, ctx.device)) as record:
         cpu = time.process_time()
         wall = _timed(lambda: [stage.compute(c, ctx) for c in chunks], ctx.device)
         cpu = time.process_time() - cpu
-    model_s = replay_seconds(record, lambda: precision.compute(ctx, stage.name), sync, max(2, repeats))   # its best
+    model_s = replay_seconds(record, lambda: precision.compute(ctx, stage.name, value), partial(_sync, ctx.device),
+                             max(2, repeats))   # its best
     rep.host_ms_per_image = 1000 * max(wall - record.model_s, 0.0) / len(inputs)
     rep.host_cpu_ms_per_image = 1000 * max(cpu - record.model_cpu_s, 0.0) / len(inputs)
     rep.model_images_per_s = len(inputs) / model_s if model_s > 0 else None
@@ -194,13 +202,13 @@ def _model_share(rep: StageReport, stage: registry.FeatureStage, inputs: list, c
     rep.model_inputs = input_shapes(record)
 
 
-def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], ontology, repeats: int) -> dict:
+def bench_metric(metric: Metric, items: list[Item], feats: list[Features], ontology: Ontology, repeats: int) -> dict[str, Any]:
     mine = [(it, f) for it, f in zip(items, feats) if metric.name in registry.metrics_for_prompt(it.prompt)]
     missing = [n for n in metric.features if any(isinstance(f.get(n), BaseException) or n not in f for _, f in mine)]
     if not mine or missing:
         return {"metric": metric.name, "status": "skipped",
                 "note": "no prompt for this angle" if not mine else f"features unavailable: {', '.join(missing)}"}
-    params = ontology.metric_params(metric.name)
+    params = metric_params(ontology, metric)
     calls = [(lambda it=it, f=f: metric.fn(metric.inputs(f), resolved_controls(it.prompt, ontology), params, it.prompt))
              for it, f in mine]
     first = [_timed(c, "cpu") for c in calls]   # warm-up: a JIT kernel compiles (or loads its cache) on its first call
@@ -210,7 +218,7 @@ def bench_metric(metric: registry.Metric, items: list[Item], feats: list[dict], 
             "timed_after_warmup": True}
 
 
-def naive_seconds(items: list[Item], paths: list[Path], ctx, ontology) -> list[float]:
+def naive_seconds(items: list[Item], paths: list[Path], ctx: StageContext, ontology: Ontology) -> list[float]:
     """Seconds per image when each image is scored alone, each metric decoding it from disk and recomputing its own
     feature chain (no sharing, no batching): how independent per-metric scripts score. Models are already loaded."""
     per_image = []
@@ -218,17 +226,17 @@ def naive_seconds(items: list[Item], paths: list[Path], ctx, ontology) -> list[f
         total = 0.0
         for mname in registry.metrics_for_prompt(it.prompt):
             metric = registry.metric(mname)
-            feats: dict = {}
+            feats: Features = {}
 
-            def run_chain():
+            def run_chain() -> None:
                 image = load_rgb(path)
                 for sname in registry.stage_order(set(metric.all_features)):
                     stage = registry.feature_stage(sname)
-                    inp = registry.StageInput(image, it.prompt, resolved_controls(it.prompt, ontology),
+                    inp = StageInput(image, it.prompt, resolved_controls(it.prompt, ontology),
                                               {d: feats[d] for d in stage.requires})
                     feats[sname] = stage.compute([inp], ctx)[0]
                 metric.fn(metric.inputs(feats), resolved_controls(it.prompt, ontology),
-                          ontology.metric_params(mname), it.prompt)
+                          metric_params(ontology, metric), it.prompt)
             total += _timed(run_chain, ctx.device)
         per_image.append(total)
     return per_image
@@ -241,7 +249,8 @@ def stage_calls(items: list[Item]) -> tuple[int, int]:
     return naive, sum(len(_wanted(it)) for it in items)
 
 
-def engine_end_to_end(work: Workload, out: Path, ctx, ontology_file: Path | None, batch: int) -> tuple[float, dict]:
+def engine_end_to_end(work: Workload, out: Path, ctx: StageContext, ontology_file: Path | None,
+                      batch: int) -> tuple[float, dict[str, int]]:
     """Seconds of a real `run_score` over the workload files into the fresh folder OUT, with `vistar score`'s
     defaults but BATCH and the bench's warm context (models loaded, options such as random_init as asked), and
     the status counts of the rows it wrote."""
@@ -255,7 +264,8 @@ def _rate(images: int, seconds: float) -> float | None:
     return images / seconds if images > 0 and seconds > 0 else None
 
 
-def compare(items: list[Item], ctx, ontology, ontology_file: Path | None, batch: int) -> dict:
+def compare(items: list[Item], ctx: StageContext, ontology: Ontology, ontology_file: Path | None,
+            batch: int) -> dict[str, Any]:
     """Naive loop vs the engine, both reading the same files on warm models (neither includes process start or
     model loading). Besides the totals, steady-state images/s: the naive loop without its first image, the engine
     as the marginal rate between a run over the first quarter of the images and a run over all of them, which
@@ -285,16 +295,16 @@ def compare(items: list[Item], ctx, ontology, ontology_file: Path | None, batch:
                          "neither": "process start, imports, model loading"}}
 
 
-def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes=(1, 2, 4, 8), repeats: int = 3,
-              ontology_file: Path | None = None, model_paths: dict | None = None, random_init: bool = False,
-              model_scale: str = "full") -> dict:
+def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes: Sequence[int] = (1, 2, 4, 8), repeats: int = 3,
+              ontology_file: Path | None = None, model_paths: dict[str, str] | None = None,
+              random_init: bool = False, model_scale: ModelScale = "full") -> dict[str, Any]:
     """MODEL_SCALE `tiny`: every catalogued model replaced by its small random-initialised variant (models.yaml)."""
     ontology = Ontology.load(ontology_file)
-    ctx = registry.StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
-                                options={"random_init": random_init, "model_scale": model_scale})
+    ctx = StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
+                       options=RunOptions(random_init=random_init, model_scale=model_scale))
     metrics = sorted({m for it in items for m in registry.metrics_for_prompt(it.prompt)})
     needed = {f for m in metrics for f in registry.metric(m).all_features}
-    feats = [dict() for _ in items]
+    feats: list[Features] = [dict() for _ in items]
     wanted = [_wanted(it) for it in items]
     stages = []
     for name in registry.stage_order(needed):

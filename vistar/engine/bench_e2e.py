@@ -17,13 +17,18 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
+from typing import Any
 
+from ..api import ModelScale, RunOptions, StageContext
 from ..ontology import Ontology
+from ..prompts_dsl import Prompt
 from . import registry
 from .bench import naive_seconds
-from .bench_inputs import Item, synthetic_image, write_workload
+from .bench_inputs import Item, Workload, synthetic_image, write_workload
 from .runner import ScoreConfig, run_score
 from .store import read_scores
 
@@ -31,18 +36,16 @@ CV_ANGLES = ("TR", "LI", "CSE", "CPA", "PSC", "GC")
 HOST_PREPROCESSED = ("clip_embed", "dino_embed", "subject_masks")   # the stages with a `preprocess` option
 
 
-def core_items(n: int, size: int, angles=CV_ANGLES) -> list[Item]:
-    """N synthetic SIZE² images for the core suite's prompts of ANGLES, taken round-robin over the angles (so a
-    small N still covers every angle), each angle's prompts in suite order."""
-    from ..suites.loader import load_suite
-
-    prompts = load_suite("core").prompts
+def core_items(prompts: Sequence[Prompt], n: int, size: int, angles: Sequence[str] = CV_ANGLES) -> list[Item]:
+    """N synthetic SIZE² images for the PROMPTS of ANGLES (the core suite's: `load_suite("core").prompts`; the suites
+    sit above the engine), taken round-robin over the angles (so a small N still covers every angle), each angle's
+    prompts in the given order."""
     groups = [ps for ps in ([p for p in prompts if p.angle == a] for a in angles) if ps]
     order = [groups[k % len(groups)][k // len(groups) % len(groups[k % len(groups)])] for k in range(n)]
     return [Item(synthetic_image(p, size, seed=i), p) for i, p in enumerate(order)]
 
 
-def naive_features(features: dict, stages: list[str]) -> dict:
+def naive_features(features: Mapping[str, Any], stages: list[str]) -> dict[str, Any]:
     """The ontology's stage parameters for the naive loop over STAGES: torch stages in fp32, processors on the host."""
     out = {name: dict(params or {}) for name, params in features.items()}
     for name in stages:
@@ -58,14 +61,16 @@ class BusySampler:
     (`torch.cuda.utilization`, which needs nvidia-ml-py); no samples without a GPU or NVML."""
 
     def __init__(self, device: str, period: float = 0.1):
-        self.device, self.period, self.samples = device, period, []
+        self.device, self.period = device, period
+        self.samples: list[tuple[float, float]] = []
         self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def _read(self) -> float | None:
         import torch
 
         try:
-            return torch.cuda.utilization(self.device) / 100.0
+            return float(torch.cuda.utilization(self.device)) / 100.0
         except Exception:  # noqa: BLE001 - no NVML here: the report says "not sampled"
             return None
 
@@ -76,15 +81,15 @@ class BusySampler:
                 return
             self.samples.append((time.perf_counter(), value))
 
-    def __enter__(self):
+    def __enter__(self) -> BusySampler:
         if str(self.device).startswith("cuda"):
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self._stop.set()
-        if hasattr(self, "_thread"):
+        if self._thread is not None:
             self._thread.join()
 
     def fraction(self, start: float, end: float) -> float | None:
@@ -96,11 +101,12 @@ class BusySampler:
 class EngineRun:
     seconds: float
     batch_done: list[float] = field(default_factory=list)   # perf_counter when each batch's rows were written
-    rows: dict = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)   # status -> rows
     gpu_busy: float | None = None
 
 
-def engine_run(work, out: Path, device: str, batch: int, cpu_workers: int, options: dict, executor: str) -> EngineRun:
+def engine_run(work: Workload, out: Path, device: str, batch: int, cpu_workers: int, options: RunOptions,
+               executor: str) -> EngineRun:
     done: list[float] = []
     cfg = ScoreConfig(images=work.images, prompts=work.prompts, out=out, manifest=work.manifest, device=device,
                       batch_size=batch, cpu_workers=cpu_workers, executor=executor, options=options, benchmark=True,
@@ -122,14 +128,14 @@ def steady_rate(images: int, batch: int, done: list[float]) -> float | None:
     return (images - min(batch, images)) / (done[-1] - done[0])
 
 
-def run_e2e(items: list[Item], *, device: str, batch: int = 8, cpu_workers: int = 1, model_scale: str = "full",
-            executor: str = "local") -> dict:
+def run_e2e(items: list[Item], *, device: str, batch: int = 8, cpu_workers: int = 1, model_scale: ModelScale = "full",
+            executor: str = "local") -> dict[str, Any]:
     ontology = Ontology.load(None)
-    options = {"random_init": True, "model_scale": model_scale}
+    options = RunOptions(random_init=True, model_scale=model_scale)
     stages = registry.stage_order({f for it in items for m in registry.metrics_for_prompt(it.prompt)
                                    for f in registry.metric(m).all_features})
-    naive_ctx = registry.StageContext(device=device, options=options,
-                                      features=naive_features(ontology.data.get("features") or {}, stages))
+    naive_ctx = StageContext(device=device, options=options,
+                             features=naive_features(ontology.data.get("features") or {}, stages))
     with tempfile.TemporaryDirectory(prefix="vistar-e2e-") as tmp:
         work = write_workload(items, Path(tmp))
         naive_seconds(items[:1], work.paths[:1], naive_ctx, ontology)   # loads and warms the naive loop's models

@@ -10,14 +10,14 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 
 @dataclass
 class ForwardCall:
-    module: Any
-    args: tuple
-    kwargs: dict
+    module: Any               # a torch.nn.Module (torch loads with the stage, not with this module)
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
 
 
 @dataclass
@@ -45,20 +45,20 @@ def input_shapes(record: ForwardRecord) -> list[str]:
 
 
 @contextlib.contextmanager
-def recording(modules: list, sync: Callable[[], None]):
+def recording(modules: list[Any], sync: Callable[[], None]) -> Iterator[ForwardRecord]:
     """Record the forward calls of MODULES made inside the block; nested calls count once, in the outermost."""
     record = ForwardRecord()
     depth = [0]
     started = [0.0, 0.0]
 
-    def pre(module, args, kwargs):
+    def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if depth[0] == 0:
             sync()
             record.calls.append(ForwardCall(module, args, dict(kwargs)))
             started[:] = time.perf_counter(), time.process_time()
         depth[0] += 1
 
-    def post(module, args, kwargs, output):
+    def post(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
         depth[0] -= 1
         if depth[0] == 0:
             sync()

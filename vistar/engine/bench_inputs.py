@@ -59,7 +59,7 @@ def load_items(prompts_file: str | Path, images: str | Path | None, n: int, size
     if not parsed.prompts:
         raise ValueError(f"{prompts_file}: no valid prompts")
     if images:
-        by_id = {p.id: p for p in parsed.prompts}
+        by_id = {str(p.id): p for p in parsed.prompts}   # a file's prompts all have ids
         records = discover(images, set(by_id)).records[:n]
         return [Item(load_rgb(r.path), by_id[r.prompt_id], r) for r in records]
     prompts = [parsed.prompts[i % len(parsed.prompts)] for i in range(n)]
@@ -73,31 +73,34 @@ def write_workload(items: list[Item], folder: Path) -> Workload:
     and `p_0`, `p_0.png` is both "p, sample 0" and "p_0"), and discovery prefers the exact id."""
     prompts: dict[str, Prompt] = {}
     for it in items:
-        if prompts.setdefault(it.prompt.id, it.prompt) != it.prompt:
+        if prompts.setdefault(str(it.prompt.id), it.prompt) != it.prompt:
             raise ValueError(f"two different prompts share the id {it.prompt.id!r}")
     write_vistar(list(prompts.values()), folder / "prompts.vistar")
     manifest = folder / "manifest.csv"
-    if all(it.record for it in items):
-        root = items[0].record.path.parents[len(Path(items[0].record.rel).parts) - 1]
-        _write_manifest(manifest, [(it.record.rel, it.record.prompt_id, it.record.model, it.record.sample) for it in items])
-        return Workload(root, folder / "prompts.vistar", manifest, [it.record.path for it in items])
-    if any(it.record for it in items):
+    records = [it.record for it in items if it.record is not None]
+    if len(records) == len(items):
+        root = records[0].path.parents[len(Path(records[0].rel).parts) - 1]
+        _write_manifest(manifest, [(r.rel, r.prompt_id, r.model, r.sample) for r in records])
+        return Workload(root, folder / "prompts.vistar", manifest, [r.path for r in records])
+    if records:
         raise ValueError("a workload is either all real images or all synthetic")
     (folder / "images" / SYNTHETIC_MODEL).mkdir(parents=True)
-    seen: Counter = Counter()
-    paths, rows = [], []
+    seen: Counter[str] = Counter()
+    paths: list[Path] = []
+    rows: list[tuple[str, str, str, int]] = []
     for it in items:
-        k = seen[it.prompt.id]
-        seen[it.prompt.id] += 1
-        name = f"{it.prompt.id}_{k}.png"   # unique: the id is everything before the last "_"
+        pid = str(it.prompt.id)
+        k = seen[pid]
+        seen[pid] += 1
+        name = f"{pid}_{k}.png"   # unique: the id is everything before the last "_"
         paths.append(folder / "images" / SYNTHETIC_MODEL / name)
-        rows.append((f"{SYNTHETIC_MODEL}/{name}", it.prompt.id, SYNTHETIC_MODEL, k))
+        rows.append((f"{SYNTHETIC_MODEL}/{name}", pid, SYNTHETIC_MODEL, k))
         Image.fromarray(it.image).save(paths[-1])
     _write_manifest(manifest, rows)
     return Workload(folder / "images", folder / "prompts.vistar", manifest, paths)
 
 
-def _write_manifest(path: Path, rows: list[tuple]) -> None:
+def _write_manifest(path: Path, rows: list[tuple[str, str, str, int]]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as fh:
         out = csv.writer(fh)
         out.writerow(["image", "prompt_id", "model", "sample"])

@@ -39,10 +39,10 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
-def hash_files(paths: list[Path], run_dir: Path, threads: int = 4, verify: bool = False) -> dict[Path, str | OSError]:
-    """sha256 of each path (or the OSError that prevented reading it); refreshes the cache in `run_dir`.
-    `verify`: read every file, trusting no cached hash."""
-    cached = {} if verify else _load(run_dir)
+def hash_files(paths: list[Path], run_dir: Path | None, threads: int = 4, verify: bool = False) -> dict[Path, str | OSError]:
+    """sha256 of each path (or the OSError that prevented reading it); refreshes the cache in `run_dir` (None:
+    no cache, e.g. `vistar.Scorer` without a run folder). `verify`: read every file, trusting no cached hash."""
+    cached = {} if verify or run_dir is None else _load(run_dir)
     result: dict[Path, str | OSError] = {}
     stats: dict[Path, os.stat_result] = {}
     todo = []
@@ -58,7 +58,7 @@ def hash_files(paths: list[Path], run_dir: Path, threads: int = 4, verify: bool 
         else:
             todo.append(path)
 
-    def one(path: Path):
+    def one(path: Path) -> str | OSError:
         try:
             return file_sha256(path)
         except OSError as exc:
@@ -67,6 +67,8 @@ def hash_files(paths: list[Path], run_dir: Path, threads: int = 4, verify: bool 
     with ThreadPoolExecutor(max(1, threads)) as pool:  # hashlib releases the GIL: reading and hashing overlap
         for path, sha in zip(todo, pool.map(one, todo)):
             result[path] = sha
+    if run_dir is None:
+        return result
     horizon = time.time_ns() - int(RACY_S * 1e9)
     rows = [{"path": printable_path(str(p)), **dict(zip(_FIELDS, _identity(st))), "sha256": result[p]}
             for p, st in stats.items() if isinstance(result[p], str) and max(st.st_mtime_ns, st.st_ctime_ns) < horizon]

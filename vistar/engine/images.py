@@ -8,12 +8,16 @@ import csv
 import hashlib
 import io
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
+
+from .image_checks import IntegrityError, check_stream
 
 # .heic/.heif have no decoder in Pillow: listed so such files become error rows naming the file, not silently ignored
 IMAGE_EXTS = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff", ".gif", ".avif", ".heic", ".heif"}
@@ -25,25 +29,24 @@ MAX_SAMPLE = 2**31 - 1       # the store's `sample` column is int32
 _BIGGER = "downscale it, or rerun with a larger --max-pixels and --retry-errors"
 _SAMPLE_RE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
 
-ImageFile.LOAD_TRUNCATED_IMAGES = False
 
-
-def _pil_open(path):
+def _pil_open(source: str | Path | BinaryIO) -> Image.Image:
     """Pillow's own `Image.open`: some libraries (ultralytics) replace it globally on import with a wrapper that
     tries to pip-install a HEIF plugin when a file is not an image; decoding here must stay offline and uniform."""
     opener = Image.open
     while getattr(opener, "__module__", "PIL.Image") != "PIL.Image" and "_image_open" in getattr(opener, "__globals__", {}):
         opener = opener.__globals__["_image_open"]
-    return opener(path)
+    image: Image.Image = opener(source)
+    return image
 
 
-def _open_without_bomb_limit(path):
+def _open_without_bomb_limit(source: str | Path | BinaryIO) -> Image.Image:
     """Open (header only) with Pillow's decompression-bomb limit lifted for this call only: `load_rgb` enforces its
     own `max_pixels` before decoding, and must see a 20000x20000 JPEG's size to draft-decode it. The process-wide
     limit stays in force for everyone else."""
     limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
     try:
-        return _pil_open(path)
+        return _pil_open(source)
     finally:
         Image.MAX_IMAGE_PIXELS = limit
 
@@ -137,19 +140,21 @@ def printable_path(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _from_layout(root: Path, model_dirs: list[Path], unmatched: dict[str, str]):
+def _from_layout(root: Path, model_dirs: list[Path], unmatched: dict[str, str]) -> Iterator[ImageRecord]:
     for path in sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTS):
         unmatched[printable_path(path.name)] = "not inside a <model>/ folder"
     for model_dir in model_dirs:
         for path in sorted(model_dir.rglob("*")):
-            # a dangling symlink is kept: its rows say the file cannot be read instead of the image vanishing
-            if (path.is_file() or (path.is_symlink() and not path.exists())) and path.suffix.lower() in IMAGE_EXTS:
+            # a dangling symlink or a folder named like an image is kept: its rows say it cannot be read instead of
+            # the image vanishing (a FIFO or device is not: reading one could block the run)
+            listed = path.is_file() or path.is_dir() or (path.is_symlink() and not path.exists())
+            if listed and path.suffix.lower() in IMAGE_EXTS:
                 rel = printable_path(path.relative_to(root).as_posix())
                 stem = printable_path(path.relative_to(model_dir).with_suffix("").as_posix())
                 yield ImageRecord(path, rel, printable_path(model_dir.name), stem, 0)
 
 
-def _from_manifest(root: Path, manifest, unmatched: dict[str, str]):
+def _from_manifest(root: Path, manifest: str | Path, unmatched: dict[str, str]) -> Iterator[ImageRecord]:
     """Rows of the manifest; `image` is relative to IMAGES (or absolute). A bad row is reported, not fatal.
     Column names are matched without case or surrounding spaces (`Image, Prompt_ID` works)."""
     data = Path(manifest).read_bytes()
@@ -194,16 +199,34 @@ def file_sha256(path: str | Path) -> str:
 def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray:
     """Decode to HxWx3 uint8 RGB: EXIF orientation applied, alpha composited on white, 16-bit and CMYK
     converted. The size is read from the header before any pixel is decoded: an oversize JPEG is
-    draft-decoded (DCT scaling by 1/2, 1/4 or 1/8) to at most `max_pixels`; other oversize formats are refused."""
-    path = Path(path)
+    draft-decoded (DCT scaling by 1/2, 1/4 or 1/8) to at most `max_pixels`; other oversize formats are refused.
+    Strict: the file is read once, whole, and a file failing its format's own checks (`image_checks`) or cut
+    short is refused rather than decoded to pixels nobody generated."""
+    return decode_bytes(read_image_bytes(path), max_pixels, suffix=Path(path).suffix)
+
+
+def read_image_bytes(path: str | Path) -> bytes:
+    """The whole file, or ImageError when it cannot be read, is empty, or yields fewer bytes than its size (a
+    file being rewritten, a failing disk)."""
     try:
-        size = path.stat().st_size
-    except OSError as exc:  # vanished, a dangling link
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read()
+    except OSError as exc:  # vanished, a dangling link, a folder, permissions
         raise ImageError(f"cannot read file: {exc}") from None
-    if size == 0:
+    if size == 0 and not data:
         raise ImageError("empty file (0 bytes)")
+    if len(data) != size:
+        raise ImageError(f"cannot read file: short read, {len(data)} bytes read of a {size}-byte file (the file "
+                         "changed while being read, or the disk failed)")
+    return data
+
+
+def decode_bytes(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS, suffix: str = "") -> np.ndarray:
+    """`load_rgb` on a file's bytes already read (`read_image_bytes`); `suffix` only words the error for a format
+    this Pillow cannot decode."""
     try:
-        with _open_without_bomb_limit(path) as im:
+        with _open_without_bomb_limit(io.BytesIO(data)) as im:
             w, h = im.size
             if w * h > max_pixels:
                 if im.format != "JPEG":
@@ -214,22 +237,28 @@ def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarr
                 im.draft(im.mode if im.mode in ("RGB", "L", "CMYK") else "RGB", (max(1, w // factor), max(1, h // factor)))
                 if im.size[0] * im.size[1] > max_pixels:  # draft could not scale down enough (an extreme aspect ratio)
                     raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; {_BIGGER}")
+            check_stream(data)
+            ImageFile.LOAD_TRUNCATED_IMAGES = False  # whatever another imported library set: never pad with grey
             im.load()
             ImageOps.exif_transpose(im, in_place=True)  # in place: no second full-size copy
-            return _to_rgb(im)
+            return to_rgb(im)
     except ImageError:
         raise
     except UnidentifiedImageError:
-        if path.suffix.lower() in (".heic", ".heif", ".avif"):  # formats Pillow decodes only with a plugin or a newer build
-            raise ImageError(f"not a recognised image format: this Pillow cannot decode {path.suffix} files; "
+        try:
+            check_stream(data)  # a PNG whose header chunks fail their CRC: say which, not "not an image"
+        except IntegrityError as exc:
+            raise ImageError(f"corrupt or truncated image: {exc}") from None
+        if suffix.lower() in (".heic", ".heif", ".avif"):  # formats Pillow decodes only with a plugin or a newer build
+            raise ImageError(f"not a recognised image format: this Pillow cannot decode {suffix} files; "
                              "convert them to PNG") from None
         raise ImageError("not a recognised image format") from None
-    except (OSError, SyntaxError, ValueError, EOFError) as exc:  # an errno: the file, not its bytes (permissions, a folder)
-        reason = "cannot read file" if getattr(exc, "errno", None) else "corrupt or truncated image"
-        raise ImageError(f"{reason}: {exc}") from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:  # IntegrityError is a ValueError
+        raise ImageError(f"corrupt or truncated image: {exc}") from None
 
 
-def _to_rgb(im: Image.Image) -> np.ndarray:
+def to_rgb(im: Image.Image) -> np.ndarray:
+    """A loaded image in the canonical form (the one conversion for files and for images given in memory)."""
     if im.mode in ("I;16", "I;16B", "I;16L", "I"):  # 16-bit greyscale (PNG/TIFF): full range is 0..65535
         arr = np.asarray(im, dtype=np.float64)
         im = Image.fromarray(np.clip(arr / 65535.0 * 255.0 + 0.5, 0, 255).astype(np.uint8), "L")
@@ -243,6 +272,11 @@ def _to_rgb(im: Image.Image) -> np.ndarray:
         canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         im = Image.alpha_composite(canvas, rgba)
     rgb = np.asarray(im if im.mode == "RGB" else im.convert("RGB"), dtype=np.uint8)
+    return np.ascontiguousarray(check_size(rgb))
+
+
+def check_size(rgb: np.ndarray) -> np.ndarray:
+    """RGB, or the ImageError of an image too small to score (files and images given in memory alike)."""
     if rgb.ndim != 3 or min(rgb.shape[:2]) < MIN_SIDE:
         raise ImageError(f"image is {rgb.shape[1]}x{rgb.shape[0]}; at least {MIN_SIDE}x{MIN_SIDE} pixels are needed")
-    return np.ascontiguousarray(rgb)
+    return rgb

@@ -18,12 +18,13 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..atomic import write_text_atomic
-from .runmeta import versions, write_json_atomic
+from .runmeta import FINISHED, versions, write_json_atomic
 from .shards import label
 from .store import IDENTITY, ResultStore, read_visible
 
@@ -83,7 +84,7 @@ def merge_runs(sources: list[Path], out: Path, *, partial: bool = False, command
 
 
 @contextlib.contextmanager
-def _source_lock(src: Path):
+def _source_lock(src: Path) -> Iterator[None]:
     """The lock `vistar score` holds on a run folder: a run resuming in a source would change it mid-read."""
     if not (src / "run.json").is_file():
         raise MergeError(f"{src}: not a run folder (no run.json); give folders written by `vistar score`")
@@ -97,7 +98,7 @@ def _source_lock(src: Path):
         yield
 
 
-def _meta(src: Path) -> dict:
+def _meta(src: Path) -> dict[str, Any]:
     try:
         meta = json.loads((src / "run.json").read_text())
     except (OSError, ValueError) as exc:
@@ -107,9 +108,9 @@ def _meta(src: Path) -> dict:
     return meta
 
 
-def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> list[int]:
+def _check_compatible(sources: list[Path], metas: list[dict[str, Any]], partial: bool) -> list[int]:
     """Refuse runs whose rows do not belong in one tensor; returns the missing shard numbers (allowed if partial)."""
-    unfinished = [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") != "complete"]
+    unfinished = [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") not in FINISHED]
     if unfinished and not partial:
         raise MergeError(f"unfinished run(s): {', '.join(unfinished)}; resume them with the same `vistar score` "
                          "command, or pass --partial to merge what they hold")
@@ -124,15 +125,16 @@ def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> 
             _same(f"{key}.{name}", [s for s, _ in values], [v for _, v in values])
     if not any(shards):
         return []
-    if not all(shards) or len({s["count"] for s in shards}) > 1:
+    records: list[dict[str, Any]] = [s for s in shards if s]
+    if len(records) < len(shards) or len({s["count"] for s in records}) > 1:
         raise MergeError("shards of different splits (or sharded with unsharded runs): "
                          + "; ".join(f"{src}: {label(s) or 'no shard'}" for src, s in zip(sources, shards)))
     seen: dict[int, Path] = {}
-    for src, shard in zip(sources, shards):
+    for src, shard in zip(sources, records):
         if shard["index"] in seen:
             raise MergeError(f"shard {label(shard)} given twice: {seen[shard['index']]} and {src}")
         seen[shard["index"]] = src
-    count = shards[0]["count"]
+    count = records[0]["count"]
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing and not partial:
         raise MergeError(f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} missing; "
@@ -140,16 +142,16 @@ def _check_compatible(sources: list[Path], metas: list[dict], partial: bool) -> 
     return missing
 
 
-def _same(key: str, sources: list[Path], values: list) -> None:
+def _same(key: str, sources: list[Path], values: list[Any]) -> None:
     if len({json.dumps(v, sort_keys=True) for v in values}) > 1:
         listing = "; ".join(f"{src}: {value!r}" for src, value in zip(sources, values))
         raise MergeError(f"the runs differ in {key}, so their rows are not one evaluation ({listing})")
 
 
-def _merged_models(sources: list[Path], metas: list[dict]) -> dict:
+def _merged_models(sources: list[Path], metas: list[dict[str, Any]]) -> dict[str, Any]:
     """Union of the runs' loaded weights. The same weight with another sha256, or run another way (e.g. OCR in
     bf16 on one machine and fp32 on another, which keeps the row key), means other numbers: refused."""
-    models: dict = {}
+    models: dict[str, Any] = {}
     origin: dict[str, Path] = {}
     for src, meta in zip(sources, metas):
         for name, entry in (meta.get("models") or {}).items():
@@ -203,16 +205,19 @@ def _merged_problems(sources: list[Path]) -> list[str]:
     return lines
 
 
-def _merged_meta(sources: list[Path], metas: list[dict], models: dict, summary: MergeSummary, partial: bool,
-                 command: str) -> dict:
-    def union(key: str) -> dict:
-        out: dict = {}
+def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[str, Any], summary: MergeSummary, partial: bool,
+                 command: str) -> dict[str, Any]:
+    def union(key: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for meta in metas:
             out.update(meta.get(key) or {})
         return dict(sorted(out.items()))
 
     roots = list(dict.fromkeys(meta.get("images") for meta in metas if meta.get("images")))
-    unfinished = summary.missing_shards or any(meta.get("status") != "complete" for meta in metas)
+    unfinished = summary.missing_shards or any(meta.get("status") not in FINISHED for meta in metas)
+    ending: dict[str, Any] = {"status": "partial" if partial and unfinished else "complete"}
+    if not summary.rows_by_status:  # `vistar merge` exits 4: the folder must not read as done
+        ending = {"status": "nothing_scored", "nothing_scored": "the source runs hold no row"}
     return {"command": command,
             "merged_from": [{"run": str(src.resolve()), **{k: meta.get(k) for k in (
                 "shard", "status", "images", "started", "finished", "hardware", "device")}}
@@ -223,5 +228,4 @@ def _merged_meta(sources: list[Path], metas: list[dict], models: dict, summary: 
             "metric_versions": union("metric_versions"), "stage_versions": union("stage_versions"),
             "stage_precisions": union("stage_precisions"),
             "models": models, "versions": versions(), "missing_shards": summary.missing_shards,
-            "counts": summary.rows_by_status, "status": "partial" if partial and unfinished else "complete",
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "counts": summary.rows_by_status, **ending, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -21,12 +21,18 @@ from collections import deque
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
+
+import numpy as np
 
 from .images import ImageError, load_rgb
 
+Decoded = np.ndarray | ImageError   # an image's pixels, or why its file cannot be scored
+Decoder = Callable[[Path, int], Decoded]
+T = TypeVar("T")
 
-def decode_image(path: Path, max_pixels: int):
+
+def decode_image(path: Path, max_pixels: int) -> Decoded:
     """The decoded HxWx3 uint8 RGB array, or the ImageError saying why it cannot be (never raises)."""
     try:
         return load_rgb(path, max_pixels)
@@ -71,7 +77,7 @@ class Prefetcher:
 
     `decode(path, max_pixels)` must be a module-level function (worker processes import it by name)."""
 
-    def __init__(self, workers: int, max_pixels: int, depth: int = 2, decode: Callable | None = None):
+    def __init__(self, workers: int, max_pixels: int, depth: int = 2, decode: Decoder | None = None):
         self.workers, self.max_pixels, self.depth = max(0, workers), max_pixels, max(0, depth)
         self.decode = decode or decode_image
         self.pool: Executor | None = None
@@ -80,7 +86,7 @@ class Prefetcher:
         self.pool = self._new_pool()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.pool:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
@@ -93,17 +99,17 @@ class Prefetcher:
             return ThreadPoolExecutor(1, thread_name_prefix="vistar-decode")
         return None
 
-    def _submit(self, path: Path):
+    def _submit(self, path: Path) -> Future[Decoded] | Path:
         if self.pool is None:  # no prefetch, no workers: decode when the batch is needed
             return path
         try:
             return self.pool.submit(self.decode, path, self.max_pixels)
         except BrokenProcessPool as exc:  # a worker died after earlier batches were queued: retried alone later
-            failed: Future = Future()
+            failed: Future[Decoded] = Future()
             failed.set_exception(exc)
             return failed
 
-    def _result(self, path: Path, pending) -> object:
+    def _result(self, path: Path, pending: Future[Decoded] | Path) -> Decoded:
         if not isinstance(pending, Future):
             return self.decode(path, self.max_pixels)
         try:
@@ -111,20 +117,24 @@ class Prefetcher:
         except BrokenProcessPool:
             return self._retry_alone(path)
 
-    def _retry_alone(self, path: Path):
+    def _retry_alone(self, path: Path) -> Decoded:
         """A worker died (killed for memory, say) and every image queued in its pool failed with it. Each is
         decoded again alone in a healthy pool, so only an image that kills a worker by itself becomes an error."""
         for _ in range(2):
+            pool = self.pool
+            if pool is None:   # only a pool's futures fail this way; without one, decode here
+                return self.decode(path, self.max_pixels)
             try:
-                return self.pool.submit(self.decode, path, self.max_pixels).result()
+                return pool.submit(self.decode, path, self.max_pixels).result()
             except BrokenProcessPool:  # the broken pool itself (submit refuses), or this image killed a fresh one
-                self.pool.shutdown(cancel_futures=True)
+                pool.shutdown(cancel_futures=True)
                 self.pool = self._new_pool()
         return ImageError("the decoding worker process died on this image (out of memory?)")
 
-    def batches(self, batches: Iterable[list], paths_of: Callable[[list], list[Path]]) -> Iterator[tuple[list, list]]:
+    def batches(self, batches: Iterable[list[T]],
+                paths_of: Callable[[list[T]], list[Path]]) -> Iterator[tuple[list[T], list[Decoded]]]:
         source = iter(batches)
-        queued: deque = deque()  # (batch, paths, futures), oldest first
+        queued: deque[tuple[list[T], list[Path], list[Future[Decoded] | Path]]] = deque()  # oldest first
 
         def queue_next() -> bool:
             batch = next(source, None)

@@ -5,13 +5,17 @@ declares plus the prompt's (resolved) control parameters and its ontology parame
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
+from typing import TYPE_CHECKING, Any
 
-# The contracts live in vistar.api; re-exported here for code written against the old location.
-from ..api import FeatureStage, Metric, MetricResult, StageContext, StageInput
+from ..api import FeatureStage, Metric
 
-__all__ = ["FEATURES", "METRICS", "PROTOCOLS", "FeatureStage", "Metric", "MetricResult", "StageContext", "StageInput",
-           "check", "feature_stage", "metric", "metric_names", "metrics_for_angle", "metrics_for_prompt", "stage_order"]
+if TYPE_CHECKING:   # a prompt is only read here
+    from ..prompts_dsl import Prompt
+
+__all__ = ["FEATURES", "METRICS", "PROTOCOLS", "check", "feature_stage", "metric", "metric_names", "metrics_for_angle",
+           "metrics_for_prompt", "stage_order"]
 
 # The one import list (docs/engine.md, "Adding a metric / a stage / a protocol"): name -> "module:attribute".
 # Modules load when first used, so heavy dependencies load only for the stages a run needs.
@@ -50,28 +54,41 @@ PROTOCOLS: dict[str, str] = {
     "unieval": "vistar.vlm.protocols.unieval:PROTOCOL",
     "phybench": "vistar.vlm.protocols.phybench:PROTOCOL",
 }
+# What builds a declaration's stage and metrics (the judge layer's generic parts, which the declarations
+# themselves do not import): (declaration) -> FeatureStage, and (declaration) -> {metric name: Metric}.
+PROTOCOL_PARTS: dict[str, str] = {
+    "stage": "vistar.vlm.protocols.stage:make_stage",
+    "metrics": "vistar.vlm.protocols.metrics:metrics_of",
+}
 
 
-def _resolve(table: dict[str, str], name: str, kind: str):
+def _resolve(table: dict[str, str], name: str, kind: str) -> Any:
     if name not in table:
         raise KeyError(f"unknown {kind} '{name}' (known: {', '.join(sorted(table))})")
     module, attr = table[name].split(":")
     return getattr(importlib.import_module(module), attr)
 
 
-def protocol(name: str):
+def protocol(name: str) -> Any:
     """A judge protocol's declaration (vistar.vlm.protocols.base.Protocol)."""
     return _resolve(PROTOCOLS, name, "protocol")
 
 
+def _protocol_part(part: str, name: str) -> Any:
+    """Protocol NAME's stage or metrics, built from its declaration."""
+    return _resolve(PROTOCOL_PARTS, part, "protocol part")(protocol(name))
+
+
 def _protocol_metrics() -> dict[str, Metric]:
-    return {m: obj for name in PROTOCOLS for m, obj in protocol(name).engine_metrics().items()}
+    return {m: obj for name in PROTOCOLS for m, obj in _protocol_part("metrics", name).items()}
 
 
 def feature_stage(name: str) -> FeatureStage:
     if name not in FEATURES and name.startswith("judge.") and name[len("judge."):] in PROTOCOLS:
-        return protocol(name[len("judge."):]).engine_stage()
-    return _resolve(FEATURES, name, "feature stage")
+        stage: FeatureStage = _protocol_part("stage", name[len("judge."):])
+        return stage
+    resolved: FeatureStage = _resolve(FEATURES, name, "feature stage")
+    return resolved
 
 
 def metric(name: str) -> Metric:
@@ -79,7 +96,8 @@ def metric(name: str) -> Metric:
         found = _protocol_metrics().get(name)
         if found is not None:
             return found
-    return _resolve(METRICS, name, "metric")
+    resolved: Metric = _resolve(METRICS, name, "metric")
+    return resolved
 
 
 def metric_names() -> list[str]:
@@ -93,7 +111,7 @@ def _ontology_angles() -> set[str]:
     return set(Ontology.load().angles)
 
 
-_CHECKED: dict[tuple, dict[str, list[str]]] = {}
+_CHECKED: dict[tuple[tuple[tuple[str, str], ...], ...], dict[str, list[str]]] = {}
 
 
 def check() -> dict[str, list[str]]:
@@ -123,6 +141,9 @@ def check() -> dict[str, list[str]]:
         missing = [f for f in m.all_features if f not in FEATURES and f.removeprefix("judge.") not in PROTOCOLS]
         if missing:
             problems.append(f"metric '{name}' ({where}) needs unregistered feature stage(s): {', '.join(missing)}")
+        if m.combine is not None and not set(m.combine.params) <= _field_names(m.params):
+            problems.append(f"metric '{name}' ({where}) combines parameters its parameter dataclass does not declare: "
+                            f"{', '.join(sorted(set(m.combine.params) - _field_names(m.params)))}")
         routes.setdefault(m.angle, []).append(name)
     clash = sorted(set(METRICS) & set(_protocol_metrics()))
     if clash:
@@ -135,12 +156,16 @@ def check() -> dict[str, list[str]]:
     return routes
 
 
+def _field_names(kind: type | None) -> set[str]:
+    return {f.name for f in dataclasses.fields(kind)} if kind is not None and dataclasses.is_dataclass(kind) else set()
+
+
 def metrics_for_angle(angle: str) -> list[str]:
     """Metric names that score an angle: every registered metric declaring it (`Metric.angle`)."""
     return list(check().get(angle, []))
 
 
-def metrics_for_prompt(prompt) -> list[str]:
+def metrics_for_prompt(prompt: Prompt) -> list[str]:
     """A prompt naming a sibling-benchmark protocol (control `protocol=`) is scored by that protocol's metrics."""
     name = str(prompt.controls.get("protocol"))
     return metrics_for_angle(name) if name in PROTOCOLS else metrics_for_angle(prompt.angle)

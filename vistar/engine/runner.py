@@ -15,24 +15,31 @@ import os
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
+from ..api import RunOptions, StageContext
 from ..atomic import write_text_atomic
 from ..models import random_init
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
+from ..runtime.device import prepare_process, resolve_device, stage_devices
+from ..runtime.precision import stage_precisions
 from ..textsafe import escape_unsafe, json_escape
 from . import registry, shards
-from .device import prepare_process, resolve_device, stage_devices
 from .executors import open_executor
-from .images import DEFAULT_MAX_PIXELS, ImageRecord, discover, file_sha256
-from .plan import Job, RunSummary, Scorer, StageParamsError, load_prompts, plan_run, stage_versions
-from .precision import stage_precisions
-from .runmeta import hardware, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
+from .images import DEFAULT_MAX_PIXELS, ImageRecord, Mapping, discover, file_sha256
+from .outcome import RunIOError, nothing_reason
+from .params import check_params
+from .plan import Job, Problem, RunSummary, Scorer, load_prompts, plan_run, stage_versions
+from .runmeta import hardware, mark_failed, mark_interrupted, sigterm_interrupts, versions, write_json_atomic
 from .shards import Shard
 from .store import ResultStore
+
+Progress = Callable[[int, int], None] | None   # (images done, images to do), after each batch
+T = TypeVar("T")
 
 
 @dataclass
@@ -52,13 +59,15 @@ class ScoreConfig:
     max_pixels: int = DEFAULT_MAX_PIXELS
     retry_errors: bool = False
     verify: bool = False          # re-hash every image, trusting no cached hash (`--verify`)
-    options: dict = field(default_factory=dict)
+    options: RunOptions = field(default_factory=RunOptions)
+    judge_ledger: Any = None      # collects the judge's calls and cost (vistar.vlm.prices.Ledger), for the CLI's report
     command: str = ""
     shard: Shard | None = None    # score only this shard's images (docs/engine.md, "Sharding")
     device_requested: str = ""     # what --device said (`auto`), set by run_score
     executor: str = "local"        # local or ray (docs/scaling.md)
     cpu_workers: int | None = 1    # local: scoring processes (None: usable cores for long CPU runs); ray: actors
     ray_address: str | None = None  # --executor ray: `auto` or HOST:PORT of a running cluster (None: start one here)
+    recorded: dict[str, Any] = field(default_factory=dict)  # what run.json also says, from the caller (e.g. judge_templates)
     benchmark: bool = False        # a benchmark's throwaway run (benchmarks/bench_end_to_end.py): random_init allowed
 
 
@@ -66,8 +75,8 @@ class RunLocked(RuntimeError):
     pass
 
 
-def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = None, *,
-              warm: registry.StageContext | None = None) -> RunSummary:
+def run_score(cfg: ScoreConfig, progress: Progress = None, *,
+              warm: StageContext | None = None) -> RunSummary:
     """`warm`: a stage context whose models are already loaded, so `vistar bench` can time a run without model
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
     if random_init.wanted(cfg.options) and not cfg.benchmark:   # random weights give meaningless scores: benchmarks only
@@ -81,7 +90,7 @@ def run_score(cfg: ScoreConfig, progress: Callable[[int, int], None] | None = No
     return _run_on(cfg, resolve_device(cfg.device), progress, warm)
 
 
-def _run_on(cfg: ScoreConfig, device: str, progress, warm: registry.StageContext | None) -> RunSummary:
+def _run_on(cfg: ScoreConfig, device: str, progress: Progress, warm: StageContext | None) -> RunSummary:
     """The run on DEVICE, the device `--device` resolved to (no GPU: refused before this, nothing written)."""
     cfg = replace(cfg, device=device, device_requested=cfg.device_requested or cfg.device)
     if warm is not None and warm.device != cfg.device:
@@ -90,42 +99,55 @@ def _run_on(cfg: ScoreConfig, device: str, progress, warm: registry.StageContext
     ontology = Ontology.load(cfg.ontology, overrides=[cfg.weights] if cfg.weights else None)
     if warm is not None and warm.features != (ontology.data.get("features") or {}):
         raise ValueError("warm context holds other stage parameters than this run's ontology")
+    check_params(ontology)   # an unknown key or a wrong type in a metric's or stage's block: refused here
     cfg = replace(cfg, angles=canonical_angles(cfg.angles, ontology))
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    lock = open(cfg.out / ".lock", "a+")
+    with writer_lock(cfg.out), sigterm_interrupts():
+        try:
+            return _run_locked(cfg, ontology, progress, warm)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the run says it was stopped
+            mark_interrupted(cfg.out / "run.json", exc)
+            raise
+        except Exception as exc:  # the run says it failed, and with what; its rows stay for a rerun
+            said = mark_failed(cfg.out / "run.json", exc)
+            if isinstance(exc, OSError):
+                raise RunIOError(exc, said) from exc
+            raise
+
+
+@contextmanager
+def writer_lock(out: Path) -> Iterator[None]:
+    """The run folder's one writer (`vistar score`, or a `vistar.Scorer` appending to it), created if need be;
+    `RunLocked` naming the holder's pid when another has it."""
+    out.mkdir(parents=True, exist_ok=True)
+    lock = open(out / ".lock", "a+")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.seek(0)
         holder = lock.read().strip() or "?"
         lock.close()
-        raise RunLocked(f"{cfg.out}: another `vistar score` (pid {holder}) is writing to this run directory") from None
+        raise RunLocked(f"{out}: another `vistar score` (pid {holder}) is writing to this run directory") from None
     try:
         lock.truncate(0)
         lock.write(str(os.getpid()))
         lock.flush()
-        with sigterm_interrupts():
-            try:
-                return _run_locked(cfg, ontology, progress, warm)
-            except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the run says it was stopped
-                mark_interrupted(cfg.out / "run.json", exc)
-                raise
+        yield
     finally:
         lock.close()  # closing releases the lock; a killed process releases it too
 
 
-def canonical_angles(angles: list[str] | None, ontology: Ontology) -> list[str] | None:
+def canonical_angles(angles: list[str] | None, ontology: Ontology, option: str = "--angles") -> list[str] | None:
     """The requested angle codes in the ontology's spelling, whatever their case (`tr` is TR)."""
     if not angles:
         return angles
     by_fold = {code.casefold(): code for code in ontology.angles}
     unknown = [a for a in angles if a.casefold() not in by_fold]
     if unknown:
-        raise ValueError(f"--angles: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
+        raise ValueError(f"{option}: unknown angle code(s) {', '.join(unknown)} (known: {', '.join(ontology.angles)})")
     return list(dict.fromkeys(by_fold[a.casefold()] for a in angles))
 
 
-def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.StageContext | None) -> RunSummary:
+def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: StageContext | None) -> RunSummary:
     if cfg.executor == "local":
         from .executors.local import may_use_pool, start_forkserver
 
@@ -154,11 +176,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records)}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
-    try:
-        jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
-    except StageParamsError as exc:  # before any row is written: a bad value would fail every image's row
-        sources = ", ".join(str(p) for p in (cfg.ontology, cfg.weights) if p) or "the default ontology"
-        raise ValueError(f"{sources}: {exc}") from None
+    jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
     meta["metric_versions"] = {n: s.metric.version for n, s in sorted(scorers.items()) if s.metric}
     meta["stage_versions"] = stage_versions(scorers)
     _write_problems(cfg.out, summary.problems)
@@ -167,15 +185,16 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     summary.count(rows)
 
     prepare_process(cfg.device)  # before any stage initialises CUDA
-    ctx = warm if warm is not None else registry.StageContext(
-        device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options)
-    groups = _group_by_image(jobs)
+    ctx = warm if warm is not None else StageContext(
+        device=cfg.device, model_paths=cfg.model_paths, features=ontology.data.get("features") or {}, options=cfg.options,
+        judge_ledger=cfg.judge_ledger)
+    groups = group_by_image(jobs)
     done = 0
     if progress:
         progress(0, len(groups))
     n_batches = -(-len(groups) // max(1, cfg.batch_size))
     with open_executor(cfg, ctx, ontology, n_batches, warm=warm is not None) as executor:
-        for batch, batch_rows in executor.score(_batches(groups, cfg.batch_size)):
+        for batch, batch_rows in executor.score(in_batches(groups, cfg.batch_size)):
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
@@ -186,13 +205,17 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress, warm: registry.S
     store.compact()
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
-    meta["stage_precisions"] = stage_precisions(meta["stage_versions"], ctx)
+    meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
-    write_json_atomic(cfg.out / "run.json", {**meta, "status": "complete", "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    ending: dict[str, Any] = {"status": "complete"}
+    if summary.scored == 0 and summary.reused == 0:  # exit 4: no scheduler may read this folder as done
+        summary.nothing_scored = nothing_reason(summary, cfg)
+        ending = {"status": "nothing_scored", "nothing_scored": summary.nothing_scored}
+    write_json_atomic(cfg.out / "run.json", {**meta, **ending, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return summary
 
 
-def _previous_meta(out: Path) -> dict | None:
+def _previous_meta(out: Path) -> dict[str, Any] | None:
     """The run.json an earlier run left in `out` (None when there is none, or it is unreadable)."""
     try:
         old = json.loads((out / "run.json").read_text())
@@ -201,7 +224,7 @@ def _previous_meta(out: Path) -> dict | None:
     return old if isinstance(old, dict) else None
 
 
-def _check_same_shard(cfg: ScoreConfig, previous: dict | None) -> None:
+def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
     """A run folder holds one shard's rows (or all): resuming it as another would mix them."""
     if previous is None:
         return
@@ -211,11 +234,11 @@ def _check_same_shard(cfg: ScoreConfig, previous: dict | None) -> None:
                          "Use another --out for another shard")
 
 
-def _shard_text(record: dict | None) -> str:
+def _shard_text(record: dict[str, int] | None) -> str:
     return f"--shard {shards.label(record)}" if record else "no --shard"
 
 
-def _models_missing_images(mapping, wanted: set[str]) -> list[dict]:
+def _models_missing_images(mapping: Mapping, wanted: set[str]) -> list[Problem]:
     """A model without an image for prompts other models answered: a generation that stopped half-way, or an
     empty folder. Its means cover other prompts than its rivals', so it is said, once per model."""
     has: dict[str, set[str]] = {model: set() for model in mapping.models}
@@ -234,7 +257,7 @@ def _models_missing_images(mapping, wanted: set[str]) -> list[dict]:
     return problems
 
 
-def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
+def group_by_image(jobs: list[Job]) -> list[list[Job]]:
     """Jobs of one (image, prompt) together: the image is decoded and its features computed once for all its metrics."""
     groups: dict[ImageRecord, list[Job]] = {}
     for job in jobs:
@@ -242,13 +265,13 @@ def _group_by_image(jobs: list[Job]) -> list[list[Job]]:
     return list(groups.values())
 
 
-def _batches(items: list, size: int) -> Iterable[list]:
+def in_batches(items: list[T], size: int) -> Iterable[list[T]]:
     size = max(1, size)
     for i in range(0, len(items), size):
         yield items[i:i + size]
 
 
-def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
+def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict[str, Any] | None) -> dict[str, Any]:
     previous = [] if old is None else (
         old.get("history", []) + [{k: old.get(k) for k in ("command", "started", "finished", "status")}])
     prompts_sha = file_sha256(cfg.prompts) if Path(cfg.prompts).is_file() else None
@@ -261,10 +284,10 @@ def _run_meta(cfg: ScoreConfig, ontology: Ontology, old: dict | None) -> dict:
             "device_requested": cfg.device_requested or cfg.device, "batch_size": cfg.batch_size, "workers": cfg.workers,
             "prefetch": cfg.prefetch,
             "angles": cfg.angles, "max_pixels": cfg.max_pixels, "retry_errors": cfg.retry_errors, "history": previous,
-            "shard": cfg.shard.record if cfg.shard else None}
+            "shard": cfg.shard.record if cfg.shard else None, **cfg.recorded}
 
 
-def _write_problems(out: Path, problems: list[dict]) -> None:
+def _write_problems(out: Path, problems: list[Problem]) -> None:
     """One JSON object per line; the raw text is kept, with every character the CLI would escape (`textsafe`)
     `\\u`-escaped (json escapes only those below 0x20), so `cat problems.jsonl` cannot drive the terminal."""
     lines = (escape_unsafe(json.dumps(p, ensure_ascii=False), json_escape) for p in problems)

@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from .images import ImageRecord
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,7 @@ class Shard:
         return f"{self.index}/{self.count}"
 
     @property
-    def record(self) -> dict:
+    def record(self) -> dict[str, int]:
         """As run.json holds it."""
         return {"index": self.index, "count": self.count}
 
@@ -30,7 +33,7 @@ class Shard:
         return shard_of(image, self.count) == self.index
 
 
-def label(record: dict | None) -> str | None:
+def label(record: dict[str, Any] | None) -> str | None:
     """'K/N' for a run.json `shard` record, None for an unsharded run."""
     return f"{record['index']}/{record['count']}" if record else None
 
@@ -51,7 +54,7 @@ def parse_shard(text: str) -> Shard:
     return Shard(index, count)
 
 
-def select(shard: Shard | None, records: list) -> list:
+def select(shard: Shard | None, records: list[ImageRecord]) -> list[ImageRecord]:
     """The image records this shard scores (all of them without a shard).
 
     A manifest may list images outside IMAGES by absolute path; machines that mount them elsewhere would
@@ -65,7 +68,7 @@ def select(shard: Shard | None, records: list) -> list:
     return [rec for rec in records if shard.owns(rec.rel)]
 
 
-def folder_digest(records: list) -> str:
+def folder_digest(records: list[ImageRecord]) -> str:
     """What the whole (unsharded) work list was: shards of one split must agree on it, or the folder or the
     prompts changed between shard runs and their union would cover some images twice or never."""
     digest = hashlib.sha256()

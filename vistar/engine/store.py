@@ -17,12 +17,15 @@ import re
 import shutil
 import uuid
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..atomic import names_path
+
+if TYPE_CHECKING:   # pandas loads with pyarrow's to_pandas, only when a frame is asked for
+    import pandas as pd
 
 SCHEMA = pa.schema([
     ("image", pa.string()),
@@ -43,6 +46,7 @@ SCHEMA = pa.schema([
     ("shard", pa.int64()),
 ])
 IDENTITY = ("image", "model", "prompt_id", "sample", "metric")  # one visible row per identity
+Identity = tuple[str, str, str, int, str]   # its values, in IDENTITY's order
 LINK, GENS = "scores.parquet", ".scores"
 MERGED_ROWS = 1_000_000  # rows per shard after compaction
 SHARD_NAME = re.compile(r"part-(\d+)(-[0-9a-f]+)?\.parquet")  # what `_write_table` names; anything else is foreign
@@ -109,14 +113,15 @@ class ResultStore:
                     raise
         raise AssertionError("unreachable")
 
-    def existing(self) -> dict[tuple, tuple[str, str]]:
+    def existing(self) -> dict[Identity, tuple[str, str]]:
         """identity -> (key, status) of the visible row."""
         table = self.read_table(columns=[*IDENTITY, "key", "status", "shard"])
         cols = {c: table.column(c).to_pylist() for c in table.column_names}
-        return {tuple(cols[c][i] for c in IDENTITY): (cols["key"][i], cols["status"][i]) for i in _newest_rows(table)}
+        return {(cols["image"][i], cols["model"][i], cols["prompt_id"][i], cols["sample"][i], cols["metric"][i]):
+                (cols["key"][i], cols["status"][i]) for i in _newest_rows(table)}
 
     # --- writing -----------------------------------------------------------------------
-    def write(self, rows: list[dict]) -> Path | None:
+    def write(self, rows: list[dict[str, Any]]) -> Path | None:
         """Append one shard atomically. `details` dicts become JSON; what JSON cannot hold is made safe, not fatal."""
         if not rows:
             return None
@@ -208,7 +213,7 @@ def _seq(path: Path) -> int:
 
 def _newest_rows(table: pa.Table) -> list[int]:
     """Row indices of the newest row (highest shard) per identity, in stored order."""
-    newest: dict[tuple, int] = {}
+    newest: dict[tuple[Any, ...], int] = {}
     shards = table.column("shard").to_pylist()
     ident = list(zip(*(table.column(c).to_pylist() for c in IDENTITY)))
     for i, key in enumerate(ident):
@@ -233,7 +238,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _plain(value, path: frozenset = frozenset()):
+def _plain(value: Any, path: frozenset[int] = frozenset()) -> Any:
     """Make `value` strict JSON: numpy to lists, non-finite floats to strings, odd keys to str, cycles cut."""
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()
@@ -254,7 +259,7 @@ def _plain(value, path: frozenset = frozenset()):
     return [_plain(v, inner) for v in items]
 
 
-def details_json(details) -> str:
+def details_json(details: object) -> str:
     """`details` as a strict-JSON string (sorted keys); never raises, whatever a metric put in it."""
     try:
         return json.dumps(_plain(details or {}), sort_keys=True, ensure_ascii=False, allow_nan=False)
@@ -268,6 +273,6 @@ def read_visible(run_dir: str | Path) -> pa.Table:
     return table.take(pa.array(_newest_rows(table), pa.int64()))
 
 
-def read_scores(run_dir: str | Path):
+def read_scores(run_dir: str | Path) -> pd.DataFrame:
     """The run's scores as a DataFrame, one row per (image, model, prompt_id, sample, metric). Read-only."""
     return read_visible(run_dir).to_pandas()

@@ -8,24 +8,15 @@ does (shortest side resized, centre crop), as CLIP was trained, on the run's dev
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
-from ..engine import precision
-from ..engine.device import batch_invariant, pixels_to_device, setup_torch, to_device
-from .hf_models import load_pretrained, pooled, torch_dtype
+from ..api import ClipEmbeddings, FeatureStage, StageContext, StageInput
+from ..runtime import precision
+from ..runtime.device import batch_invariant, pixels_to_device, setup_torch, to_device
+from .hf_models import EmbedParams, load_pretrained, pooled, torch_dtype
 from .pixel_prep import centre_crops, on_host
 
 MODEL = "clip-vit-large-patch14"
-
-
-@dataclass(frozen=True)
-class ClipEmbeddings:
-    panel_vectors: np.ndarray   # (N, D) float32, projected image embeddings, panels in reading order
-    text_vectors: np.ndarray    # (M, D) float32, projected text embeddings of the sub-prompts
-    texts: tuple[str, ...]      # the M sub-prompts
 
 
 def shots_of(controls: dict) -> list[str]:
@@ -44,12 +35,12 @@ def _chunks(items: list, size: int):
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     import torch
 
-    params = ctx.params("clip_embed")
-    dtype, size = params.get("dtype", "float32"), int(params.get("batch_size", 64))
+    params = ctx.params("clip_embed", EmbedParams)
+    dtype, size = params.dtype, params.batch_size
     from transformers import CLIPModel, CLIPProcessor
     setup_torch(ctx)
     model, processor = ctx.model("clip_embed", lambda: load_pretrained(MODEL, ctx, CLIPModel, CLIPProcessor, dtype))
-    host = on_host(ctx, "clip_embed", processor.image_processor)
+    host = on_host(params.preprocess, processor.image_processor)
     outputs: list = [None] * len(batch)
     crops, texts, owners = [], [], []
     for i, item in enumerate(batch):
@@ -68,7 +59,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
         owners.append((i, len(layout), len(shots)))
     image_vecs, text_vecs = [], []
     max_tokens = model.config.text_config.max_position_embeddings   # fixed padding: same result in any batch
-    with torch.inference_mode(), precision.compute(ctx, "clip_embed"):   # features.clip_embed.precision
+    with torch.inference_mode(), precision.compute(ctx, "clip_embed", params.precision):
         for chunk in _chunks(crops, size):
             values = (to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device) if host
                       else centre_crops(chunk, processor.image_processor)).to(torch_dtype(dtype))
@@ -94,4 +85,4 @@ def _model_modules(ctx: StageContext) -> list:
 
 
 STAGE = FeatureStage(name="clip_embed", version="1", compute=_compute, requires=("panels",), models=(MODEL,),
-                     model_modules=_model_modules)
+                     params=EmbedParams, model_modules=_model_modules)

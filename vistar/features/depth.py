@@ -12,13 +12,15 @@ aspect ratio; a square input lets images of any shape share a batch and fits the
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
-from ..engine import precision
-from ..engine.device import batch_invariant, images_to_tensor, setup_torch
 from ..models import load_model
+from ..runtime import precision
+from ..runtime.device import batch_invariant, images_to_tensor, setup_torch
+from ..runtime.precision import Precision
 
 
 class DptDepth:
@@ -58,20 +60,28 @@ def load_depth_model(name: str, ctx: StageContext) -> DptDepth:
                       lambda model, _: DptDepth(None, ctx.device, model))
 
 
-def _model_name(ctx: StageContext) -> str:
-    return ctx.params("depth").get("model", "dpt-hybrid-midas")
+@dataclass(frozen=True)
+class DepthParams:
+    """`features.depth`."""
+
+    model: str = "dpt-hybrid-midas"
+    batch_size: int = 4
+    precision: Precision = "auto"      # the forward pass's arithmetic (runtime/precision.py)
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
-    params = ctx.params("depth")
-    name = _model_name(ctx)
-    model = ctx.model(f"depth:{name}", lambda: load_depth_model(name, ctx))
-    size = max(1, int(params.get("batch_size", 4)))
+    params = ctx.params("depth", DepthParams)
+    model = ctx.model(f"depth:{params.model}", lambda: load_depth_model(params.model, ctx))
+    size = max(1, params.batch_size)
     out: list[np.ndarray] = []
-    for i in range(0, len(batch), size):  # features.depth.precision (engine/precision.py)
-        out += model([item.image for item in batch[i:i + size]], precision.compute(ctx, "depth"))
+    for i in range(0, len(batch), size):
+        out += model([item.image for item in batch[i:i + size]], precision.compute(ctx, "depth", params.precision))
     return out
 
 
-STAGE = FeatureStage(name="depth", version="dpt/2", compute=_compute, models=("dpt-hybrid-midas",),
-                     model_modules=lambda ctx: [ctx.cache[f"depth:{_model_name(ctx)}"].model])
+def _model_modules(ctx: StageContext) -> list:
+    return [ctx.cache[f"depth:{ctx.params('depth', DepthParams).model}"].model]
+
+
+STAGE = FeatureStage(name="depth", version="dpt/2", compute=_compute, models=("dpt-hybrid-midas",), params=DepthParams,
+                     model_modules=_model_modules)

@@ -9,23 +9,15 @@ chunks of `batch_size`); the CLS embedding is the vector.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
-from ..engine import precision
-from ..engine.device import batch_invariant, pixels_to_device, setup_torch, to_device
-from .hf_models import load_pretrained, torch_dtype
+from ..api import FeatureStage, StageContext, StageInput, SubjectEmbeddings
+from ..runtime import precision
+from ..runtime.device import batch_invariant, pixels_to_device, setup_torch, to_device
+from .hf_models import EmbedParams, load_pretrained, torch_dtype
 from .pixel_prep import centre_crops, masked_square, on_host
 
 MODEL = "dinov2-large"
-
-
-@dataclass(frozen=True)
-class SubjectEmbeddings:
-    vectors: np.ndarray   # (N, D) float32; rows of panels without the subject are zero
-    found: np.ndarray     # (N,) bool, panels where the subject was found (and has a non-empty mask)
 
 
 def masked_crop(image: np.ndarray, mask: np.ndarray, fill: np.ndarray) -> np.ndarray:
@@ -49,12 +41,12 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     import torch
     from transformers import AutoImageProcessor, AutoModel
 
-    params = ctx.params("dino_embed")
-    dtype, size = params.get("dtype", "float32"), int(params.get("batch_size", 64))
+    params = ctx.params("dino_embed", EmbedParams)
+    dtype, size = params.dtype, params.batch_size
     setup_torch(ctx)
     model, processor = ctx.model("dino_embed", lambda: load_pretrained(MODEL, ctx, AutoModel, AutoImageProcessor, dtype))
     fill = np.round(np.asarray(processor.image_mean) * 255).astype(np.uint8)
-    host = on_host(ctx, "dino_embed", processor)
+    host = on_host(params.preprocess, processor)
     crops, owners = [], []
     for i, item in enumerate(batch):
         subject = item.deps["subject_masks"]
@@ -65,7 +57,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
                          else masked_square(pixels, subject.masks[k], fill))
             owners.append((i, int(k)))
     vectors = []
-    with torch.inference_mode(), precision.compute(ctx, "dino_embed"):   # features.dino_embed.precision
+    with torch.inference_mode(), precision.compute(ctx, "dino_embed", params.precision):
         for start in range(0, len(crops), size):
             chunk = crops[start:start + size]
             values = (to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device) if host
@@ -81,4 +73,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
 
 
 STAGE = FeatureStage(name="dino_embed", version="1", compute=_compute, requires=("subject_masks",), models=(MODEL,),
-                     model_modules=lambda ctx: [ctx.cache["dino_embed"][0]])
+                     params=EmbedParams, model_modules=lambda ctx: [ctx.cache["dino_embed"][0]])

@@ -11,30 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import cv2
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import Face, FaceResult, FeatureStage, StageContext, StageInput
 from ..models import MissingWeightError, load_model, record_loaded
 from .expression import INPUT_SIZE, LABELS
 from .expression_worker import ExpressionWorker
 
 DEFAULT_CLASSIFIER = "vistar.features.expression:ExpressionClassifier.from_path"
-
-
-@dataclass(frozen=True)
-class Face:
-    box: tuple[float, float, float, float]       # x0, y0, x1, y1 in pixels
-    score: float
-    keypoints: tuple[tuple[float, float], ...]   # MediaPipe's 6: right eye, left eye, nose, mouth, right ear, left ear
-    expression: dict[str, float] | None = None   # label -> probability (LABELS order)
-
-
-@dataclass(frozen=True)
-class FaceResult:
-    faces: tuple[Face, ...]
-    expression_note: str | None = None            # why expressions are absent, if they are
 
 
 MODEL_FILE = {0: "face_detection_short_range.tflite", 1: "face_detection_full_range_sparse.tflite"}
@@ -240,12 +227,29 @@ def face_crop(image: np.ndarray, box, margin: float = 0.2) -> np.ndarray:
     return cv2.resize(grey, (INPUT_SIZE, INPUT_SIZE), interpolation=cv2.INTER_AREA)
 
 
-def _worker(ctx: StageContext, params: dict) -> ExpressionWorker | MissingWeightError:
+@dataclass(frozen=True)
+class FacesParams:
+    """`features.faces` (meaning: vistar/data/ontology.yaml, docs/metrics/cpa.md)."""
+
+    model_selection: Literal[0, 1] = 1    # 0 = short range (< 2 m), 1 = full range (< 5 m)
+    min_detection_confidence: float = 0.5
+    expression_model: str = "fer-mini-xception"
+    worker_timeout_s: float = 60
+    tiles: int = 4
+    tile_overlap: float = 0.25
+    tile_min_side: int = 64
+    max_tiles: int = 40
+    verify_context: float = 5.0
+    verify_score: float = 0.65
+    classifier: str = DEFAULT_CLASSIFIER  # "module:callable" building the expression classifier from its weight path
+
+
+def _worker(ctx: StageContext, params: FacesParams) -> ExpressionWorker | MissingWeightError:
     def load():
-        name = params.get("expression_model", "fer-mini-xception")
+        name = params.expression_model
         try:
-            return load_model(name, ctx, lambda path: ExpressionWorker(params.get("classifier", DEFAULT_CLASSIFIER), str(path),
-                                                                       float(params.get("worker_timeout_s", 60))),
+            return load_model(name, ctx, lambda path: ExpressionWorker(params.classifier, str(path),
+                                                                       float(params.worker_timeout_s)),
                               recorded=lambda path: path if path.is_file() else path / "emotion_model.hdf5")
         except MissingWeightError as exc:
             return exc
@@ -254,11 +258,10 @@ def _worker(ctx: StageContext, params: dict) -> ExpressionWorker | MissingWeight
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
-    params = ctx.params("faces")
+    params = ctx.params("faces", FacesParams)
     detector = ctx.model("faces:detector", lambda: MediaPipeFaceDetector(
-        int(params.get("model_selection", 1)), float(params.get("min_detection_confidence", 0.5)),
-        int(params.get("tiles", 4)), float(params.get("tile_overlap", 0.25)), int(params.get("tile_min_side", 64)),
-        int(params.get("max_tiles", 40)), float(params.get("verify_context", 5.0)), float(params.get("verify_score", 0.65))))
+        params.model_selection, float(params.min_detection_confidence), params.tiles, float(params.tile_overlap),
+        params.tile_min_side, params.max_tiles, float(params.verify_context), float(params.verify_score)))
     worker = _worker(ctx, params)
     outputs = []
     for item in batch:
@@ -280,4 +283,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
 
 
 STAGE = FeatureStage(name="faces", version="mediapipe-0.10.21+fer-mini-xception/4", compute=_compute,
-                     models=("fer-mini-xception",))
+                     models=("fer-mini-xception",), params=FacesParams)

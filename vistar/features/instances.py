@@ -1,4 +1,4 @@
-"""`instances` stage: instance masks, class ids/names, confidences and boxes (`features.types.Instances`).
+"""`instances` stage: instance masks, class ids/names, confidences and boxes (`vistar.api.Instances`).
 
 Detection sits behind the `Detector` interface: the default, YOLOv8-seg, is AGPL-3.0 (Ultralytics), so a
 permissively licensed segmenter can replace it by implementing `Detector` and registering it in `DETECTORS`
@@ -6,15 +6,17 @@ permissively licensed segmenter can replace it by implementing `Detector` and re
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
 import numpy as np
 
 from ..api import FeatureStage, Instances, StageContext, StageInput
-from ..engine import precision
-from ..engine.device import is_cuda
 from ..models import load_model, spec
+from ..runtime import precision
+from ..runtime.device import is_cuda
+from ..runtime.precision import Precision
 
 
 class Detector(Protocol):
@@ -77,20 +79,31 @@ class UltralyticsSegDetector:
                          result.boxes.xyxy.cpu().numpy().astype(float)[order])
 
 
-def _ultralytics(path: Path, ctx: StageContext, params: dict) -> Detector:
+@dataclass(frozen=True)
+class InstancesParams:
+    """`features.instances`."""
+
+    model: str = "yolov8l-seg"
+    imgsz: int = 640
+    conf: float = 0.25        # detections below this confidence are dropped
+    iou: float = 0.7          # NMS IoU
+    max_det: int = 100
+    precision: Precision = "auto"   # the forward pass's arithmetic (runtime/precision.py)
+
+
+def _ultralytics(path: Path, ctx: StageContext, params: InstancesParams) -> Detector:
     weights = path if not isinstance(path, Path) or path.is_file() else next(iter(sorted(path.glob("*.pt"))), None)
     if weights is None:
         raise FileNotFoundError(f"{path}: no .pt checkpoint inside")
-    return UltralyticsSegDetector(weights, ctx.device, int(params.get("imgsz", 640)), float(params.get("conf", 0.25)),
-                                  float(params.get("iou", 0.7)), int(params.get("max_det", 100)))
+    return UltralyticsSegDetector(weights, ctx.device, params.imgsz, float(params.conf), float(params.iou), params.max_det)
 
 
 # catalogue library -> detector factory (weights path, or the model `random_init` built; ctx; stage params);
 # add a permissive backend here
-DETECTORS: dict[str, Callable[[Path, StageContext, dict], Detector]] = {"ultralytics": _ultralytics}
+DETECTORS: dict[str, Callable[[Path, StageContext, InstancesParams], Detector]] = {"ultralytics": _ultralytics}
 
 
-def load_detector(name: str, ctx: StageContext, params: dict) -> Detector:
+def load_detector(name: str, ctx: StageContext, params: InstancesParams) -> Detector:
     library = spec(name).library
     if library not in DETECTORS:
         raise ValueError(f"model '{name}' ({library}) has no instance-detector backend (known: {sorted(DETECTORS)})")
@@ -99,14 +112,13 @@ def load_detector(name: str, ctx: StageContext, params: dict) -> Detector:
 
 
 def _detector_key(ctx: StageContext) -> str:
-    return f"instances:{ctx.params('instances').get('model', 'yolov8l-seg')}"
+    return f"instances:{ctx.params('instances', InstancesParams).model}"
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[Instances]:
-    params = ctx.params("instances")
-    name = params.get("model", "yolov8l-seg")
-    detector = ctx.model(_detector_key(ctx), lambda: load_detector(name, ctx, params))
-    with precision.compute(ctx, "instances"):   # features.instances.precision (engine/precision.py)
+    params = ctx.params("instances", InstancesParams)
+    detector = ctx.model(_detector_key(ctx), lambda: load_detector(params.model, ctx, params))
+    with precision.compute(ctx, "instances", params.precision):
         return detector([item.image for item in batch])
 
 
@@ -116,4 +128,4 @@ def _model_modules(ctx: StageContext) -> list:
 
 
 STAGE = FeatureStage(name="instances", version="yolo-seg/2", compute=_compute, models=("yolov8l-seg",),
-                     model_modules=_model_modules)
+                     params=InstancesParams, model_modules=_model_modules)

@@ -1,115 +1,60 @@
-"""OCR feature stage: recognised text lines with boxes and confidences, behind an `OcrBackend` interface.
+"""OCR feature stage: recognised text lines with boxes and confidences, behind an interface (`ocr_steps.OcrBackend`).
 
 The default backend is RapidOCR (PP-OCRv6 det/rec ONNX models ship inside its wheel, so it runs offline).
 The stage keeps every line the recogniser returns (RapidOCR's own confidence cut is disabled): which
 lines count is the TR metric's decision (`min_confidence`), so it can be tuned without re-running OCR.
 Where the detector is unsure (text over stripes, lines run together) it looks a second time, at the grey image
 and a finer scale, and the two readings are merged line by line (ocr_batched.read, docs/metrics/tr_reading.md);
-a lone glyph is read again upright (ocr_glyphs).
+a lone glyph is read again upright (ocr_glyphs); RapidOCR's steps, called one by one, are in ocr_steps.
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
 from __future__ import annotations
 
 import logging
-import math
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Literal
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
-from ..engine.device import onnxruntime_provider, ran_on
+from ..api import FeatureStage, OcrLine, OcrResult, StageContext, StageInput
 from ..models.provenance import record_loaded
-from .ocr_openvino import PRECISIONS, OpenVinoSession, use_openvino
-
-
-@dataclass(frozen=True)
-class OcrLine:
-    text: str
-    confidence: float
-    box: tuple[tuple[float, float], ...]  # 4 corner points (x, y), clockwise from top-left
-
-    @property
-    def bounds(self) -> tuple[float, float, float, float]:
-        xs, ys = [p[0] for p in self.box], [p[1] for p in self.box]
-        return min(xs), min(ys), max(xs), max(ys)
-
-
-def text_corners(box) -> tuple[tuple[float, float], ...]:
-    """A text box's 4 corners clockwise (y down) from the corner where its rightward edge starts, so that edges
-    0-1 and 3-2 run along the text and 0-3, 1-2 across it. RapidOCR orders a box's corners by x: a tall narrow
-    box (a lone "1") tilted by more than about 14 degrees comes with a side edge first, and read as given its
-    width and height swap and its direction is off by 90 degrees."""
-    pts = [(float(x), float(y)) for x, y in list(box)[:4]]
-    if sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1])) < 0:
-        pts.reverse()   # counter-clockwise in image coordinates
-    k = min(range(4), key=lambda i: abs(math.atan2(pts[(i + 1) % 4][1] - pts[i][1], pts[(i + 1) % 4][0] - pts[i][0])))
-    return tuple(pts[k:] + pts[:k])
-
-
-@dataclass(frozen=True)
-class OcrResult:
-    lines: tuple[OcrLine, ...]
-    width: int
-    height: int
-    alphabet: frozenset[str] | None = None  # what the recogniser can output (None: unknown); TR skips other scripts
-
-
-class OcrBackend(Protocol):
-    name: str
-
-    def __call__(self, image: np.ndarray) -> list[OcrLine]: ...
+from ..runtime.device import onnxruntime_provider, ran_on
+from . import ocr_steps
+from .ocr_batched import ocr_batch, read
+from .ocr_openvino import OpenVinoSession, use_openvino
 
 
 @dataclass(frozen=True)
 class OcrSettings:
-    """What trades OCR speed for accuracy. Defaults: see `features.ocr` in the ontology."""
+    """`features.ocr`: what trades OCR speed for accuracy. Defaults: see `features.ocr` in the ontology."""
 
     threads: int = 1                 # onnxruntime intra-op threads per session
     det_limit_side: int = 512        # detector input size: the image is resized so that ...
-    det_limit_type: str = "max"      # ... its "max" side is at most / its "min" side at least det_limit_side
+    det_limit_type: Literal["max", "min"] = "max"   # ... its "max" side is at most / its "min" side at least det_limit_side
     use_cls: bool = False            # 180° text-orientation classifier (upside-down text only)
     rec_batch_size: int = 6          # text lines per recogniser call (lines are padded to the widest)
-    provider: str = "auto"           # onnxruntime's CUDA provider on a --device cuda run when installed (else CPU, noted
-                                     # in run.json); "cpu": always the CPU; "cuda": as auto, noted on a CPU run too
+    # onnxruntime's CUDA provider on a --device cuda run when installed (else CPU, noted in run.json); "cpu": always
+    # the CPU; "cuda": as auto, noted on a CPU run too
+    provider: Literal["auto", "cpu", "cuda"] = "auto"
     space_prob: float = 0.1          # a word gap the greedy CTC decode left blank gets a space when p(space) reaches this
-    runtime: str = "onnxruntime"     # "openvino": OpenVINO on the CPU (needed for bf16)
-    precision: str = "fp32"          # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
+    runtime: Literal["onnxruntime", "openvino"] = "onnxruntime"   # "openvino": OpenVINO on the CPU (needed for bf16)
+    precision: Literal["fp32", "bf16"] = "fp32"   # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
     second_look: float = 0.2         # detector-map uncertainty above which the detector looks again (grey, 1.5x); .inf: never
 
-    @classmethod
-    def from_params(cls, params: dict) -> "OcrSettings":
-        known = cls.__dataclass_fields__
-        unknown = sorted(set(params) - set(known))
-        if unknown:
-            raise ValueError(f"features.ocr: unknown parameter(s) {unknown} (known: {sorted(known)})")
-        settings = cls(**{k: _coerce(k, type(getattr(cls, k)), v) for k, v in params.items()})
-        if settings.det_limit_type not in ("max", "min"):
-            raise ValueError(f"features.ocr.det_limit_type must be 'max' or 'min', got {settings.det_limit_type!r}")
-        if settings.threads < 1 or settings.det_limit_side < 32 or settings.rec_batch_size < 1:
-            raise ValueError(f"features.ocr: threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({settings})")
-        if not settings.second_look >= 0.0:
-            raise ValueError(f"features.ocr.second_look must be >= 0 (.inf: never), got {settings.second_look!r}")
-        if not 0.0 < settings.space_prob <= 1.0:
-            raise ValueError(f"features.ocr.space_prob must be in (0, 1], got {settings.space_prob!r}")
-        if settings.provider not in ("auto", "cpu", "cuda"):
-            raise ValueError(f"features.ocr.provider must be 'auto', 'cpu' or 'cuda', got {settings.provider!r}")
-        if settings.runtime not in ("onnxruntime", "openvino") or settings.precision not in PRECISIONS:
-            raise ValueError(f"features.ocr.runtime must be 'onnxruntime' or 'openvino' and precision one of "
-                             f"{sorted(PRECISIONS)}, got {settings.runtime!r} / {settings.precision!r}")
-        if settings.runtime == "onnxruntime" and settings.precision != "fp32":
-            raise ValueError("features.ocr.precision: bf16 needs runtime: openvino (onnxruntime runs the OCR in fp32)")
-        if settings.runtime == "openvino" and settings.provider == "cuda":
-            raise ValueError("features.ocr.runtime: openvino runs on the CPU; use provider: cpu (or auto) with it")
-        return settings
-
-
-def _coerce(name: str, kind: type, value):
-    if kind is bool and not isinstance(value, bool):  # bool("false") is True: insist on a YAML boolean
-        raise ValueError(f"features.ocr.{name} must be true or false, got {value!r}")
-    return kind(value)
+    def __post_init__(self) -> None:
+        """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
+        if self.threads < 1 or self.det_limit_side < 32 or self.rec_batch_size < 1:
+            raise ValueError(f"threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({self})")
+        if not self.second_look >= 0.0:
+            raise ValueError(f"second_look must be >= 0 (.inf: never), got {self.second_look!r}")
+        if not 0.0 < self.space_prob <= 1.0:
+            raise ValueError(f"space_prob must be in (0, 1], got {self.space_prob!r}")
+        if self.runtime == "onnxruntime" and self.precision != "fp32":
+            raise ValueError("precision: bf16 needs runtime: openvino (onnxruntime runs the OCR in fp32)")
+        if self.runtime == "openvino" and self.provider == "cuda":
+            raise ValueError("runtime: openvino runs on the CPU; use provider: cpu (or auto) with it")
 
 
 class RapidOcrBackend:
@@ -161,48 +106,10 @@ class RapidOcrBackend:
         self.device = device if ran == {"CUDAExecutionProvider"} else "cpu"
 
     def __call__(self, image: np.ndarray) -> list[OcrLine]:
-        from .ocr_batched import read
-
         [result] = read(self, [image])
         if isinstance(result, Exception):
             raise result.__cause__ or result
         return list(result.lines)
-
-
-def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_overlap: float = 0.3) -> tuple[OcrLine, ...]:
-    """The lines of two looks at one image. Lines of one look that overlap lines of the other (by `min_overlap` of
-    the smaller box) are rival readings of the same text: each group of rivals keeps the look that read more,
-    surely (sum of confidence × letters), the first on a tie; a line only one look found is kept. So a line the
-    first look missed is added, two lines it ran together are replaced by the second look's two, and nothing is
-    read twice."""
-    from shapely.geometry import Polygon
-
-    lines = list(first) + list(second)
-    shapes = [Polygon(line.box).buffer(0) for line in lines]
-    group = list(range(len(lines)))
-
-    def root(k: int) -> int:
-        while group[k] != k:
-            k = group[k]
-        return k
-
-    for i in range(len(first)):
-        for j in range(len(first), len(lines)):
-            smaller = min(shapes[i].area, shapes[j].area)
-            if smaller > 0 and shapes[i].intersection(shapes[j]).area >= min_overlap * smaller:
-                group[root(j)] = root(i)
-    members: dict[int, list[int]] = {}
-    for k in range(len(lines)):
-        members.setdefault(root(k), []).append(k)
-    keep = set()
-    for ks in members.values():
-        mine, theirs = [k for k in ks if k < len(first)], [k for k in ks if k >= len(first)]
-        keep.update(mine if _read_mass(lines, mine) >= _read_mass(lines, theirs) else theirs)
-    return tuple(line for k, line in enumerate(lines) if k in keep)
-
-
-def _read_mass(lines: list[OcrLine], ks: list[int]) -> float:
-    return sum(lines[k].confidence * len(lines[k].text.replace(" ", "")) for k in ks)
 
 
 class SpaceRestoringDecode:
@@ -256,27 +163,16 @@ def _wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in ("W", "F")
 
 
-def _ocr_one(backend: OcrBackend, image: np.ndarray) -> OcrResult | Exception:
-    """One image; a backend failure (e.g. RapidOCR cannot resize a 3000×20 strip) fails this image only."""
-    height, width = image.shape[:2]
-    try:
-        return OcrResult(tuple(backend(image)), width, height, getattr(backend, "alphabet", None))
-    except Exception as exc:
-        return RuntimeError(f"OCR ({backend.name}) failed on this {width}×{height} image: {type(exc).__name__}: {exc}".rstrip(": "))
-
-
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exception]:
-    settings = OcrSettings.from_params(ctx.params("ocr"))
+    settings = ctx.params("ocr", OcrSettings)
     backend = ctx.model(f"ocr:{settings}:{ctx.device}", lambda: RapidOcrBackend(settings, ctx.device))
     ran_on(ctx, "ocr", getattr(backend, "device", "cpu"))
     if getattr(backend, "device", "cpu") != "cpu" and len(batch) > 1:   # the GPU: few, large session calls
-        from .ocr_batched import ocr_batch
-
         return ocr_batch(backend, [item.image for item in batch])
-    return [_ocr_one(backend, item.image) for item in batch]
+    return [ocr_steps.read_one(backend, item.image) for item in batch]
 
 
-def _key_params(params: dict, device: str) -> dict:
+def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
     """`provider` as it resolves on DEVICE (row keys): `auto` on a CPU run hashes as the `cpu` it runs, as keys did
     before `auto` existed; OCR on onnxruntime's CUDA provider as `cuda` (its lines agree with the CPU's only within
     a tolerance, docs/performance.md)."""
@@ -287,4 +183,4 @@ def _key_params(params: dict, device: str) -> dict:
 
 
 STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/8", compute=_compute, models=("rapidocr",),
-                     check_params=OcrSettings.from_params, key_params=_key_params)
+                     params=OcrSettings, key_params=_key_params)

@@ -30,8 +30,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from .ocr import OcrLine, OcrResult, RapidOcrBackend, merge_readings
+from ..api import OcrLine, OcrResult
+from . import ocr_steps
 from .ocr_glyphs import reread_glyphs
+from .ocr_steps import RapidBackend
 
 # A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47, a lone "6" 0.24) than
 # words: boxes down to FAINT_BOX_SCORE are read too (a lone glyph's upright, ocr_glyphs) and kept when the recogniser
@@ -40,17 +42,15 @@ FAINT_BOX_SCORE = 0.2
 FAINT_MIN_CONFIDENCE = 0.9
 
 
-def ocr_batch(backend: RapidOcrBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
+def ocr_batch(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
     """OCR results for IMAGES (RGB), in order; an image that fails gets its exception, the others their result."""
     try:
         return read(backend, images)
     except Exception:   # a batch the runtime refuses (e.g. out of device memory): each image alone, as on the CPU
-        from .ocr import _ocr_one
-
-        return [_ocr_one(backend, image) for image in images]
+        return [ocr_steps.read_one(backend, image) for image in images]
 
 
-def read(backend: RapidOcrBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
+def read(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
     """A first look at every image, then a second look (`_look` with `again`) at the images where the first was
     unsure: its detector map is patchy (`uncertainty` above `features.ocr.second_look`) or a box it found was not
     read (no text, or confidence below 0.5). Each second reading is merged into the first (`merge_readings`).
@@ -72,7 +72,7 @@ def uncertainty(prob: np.ndarray) -> float:
     return float(((prob > 0.1) & (prob < 0.6)).sum() / ((prob >= 0.6).sum() + 1))
 
 
-def _look(backend: RapidOcrBackend, images: list[np.ndarray], again: bool) -> list[tuple[OcrResult | Exception, float]]:
+def _look(backend: RapidBackend, images: list[np.ndarray], again: bool) -> list[tuple[OcrResult | Exception, float]]:
     """(result, how unsure the look was) per image: the detector map's `uncertainty`, or infinity when a box it
     found went unread. `again`: the detector sees the image in grey at 1.5 times the detector size (a second
     scale parts lines a coarse map ran together); the recogniser still reads the colour crops."""
@@ -80,10 +80,10 @@ def _look(backend: RapidOcrBackend, images: list[np.ndarray], again: bool) -> li
     from rapidocr.ch_ppocr_rec import TextRecOutput
 
     engine = backend.engine
-    staged = [_stage(engine, image) for image in images]
+    staged = [ocr_steps.stage_image(engine, image) for image in images]
     detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again)
     crops = [c for d in detections.values() for c in d[1]]
-    texts, scores, words = _recognise(engine, crops)
+    texts, scores, words = ocr_steps.recognise(engine, crops)
     pictures = {id(item): item[1] for item in staged if not isinstance(item, Exception)}
     owners = [(pictures[key], box) for key, found in detections.items() if found[1] for box in found[0]]
     reread_glyphs(engine, [picture for picture, _ in owners], [box for _, box in owners], texts, scores)
@@ -92,7 +92,7 @@ def _look(backend: RapidOcrBackend, images: list[np.ndarray], again: bool) -> li
     for image, item in zip(images, staged):
         height, width = image.shape[:2]
         if isinstance(item, Exception):
-            out.append((_failure(backend, image, item), 0.0))
+            out.append((ocr_steps.failure(backend.name, image, item), 0.0))
             continue
         ori, img, record = item
         boxes, mine, unsure, strong = detections[id(item)]
@@ -110,30 +110,13 @@ def _look(backend: RapidOcrBackend, images: list[np.ndarray], again: bool) -> li
         rec = TextRecOutput(imgs=[mine[k] for k in keep], txts=tuple(txts[k] for k in keep),
                             scores=[confs[k] for k in keep], word_results=tuple(wrds[k] for k in keep))
         try:
-            result = engine.build_final_output(ori, TextDetOutput(img, boxes[keep], [1.0] * len(keep)), _no_cls(), rec,
+            result = engine.build_final_output(ori, TextDetOutput(img, boxes[keep], [1.0] * len(keep)), ocr_steps.no_cls(), rec,
                                                [mine[k] for k in keep], record)
         except Exception as exc:   # as the single-image path: this image fails, the batch goes on
-            out.append((_failure(backend, image, exc), unsure))
+            out.append((ocr_steps.failure(backend.name, image, exc), unsure))
             continue
-        out.append((OcrResult(tuple(_lines(result)), width, height, backend.alphabet), unsure))
+        out.append((OcrResult(tuple(ocr_steps.lines_of(result)), width, height, backend.alphabet), unsure))
     return out
-
-
-def _stage(engine, image: np.ndarray):
-    """(BGR original, detector-ready image, RapidOCR's op record), as `RapidOCR.__call__` prepares them."""
-    import cv2
-    from rapidocr.utils.process_img import apply_vertical_padding
-
-    try:
-        ori = engine.load_img(cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
-        img, record = engine.preprocess_img(ori)
-        if engine.cfg.Global.use_vertical_padding:
-            img, record = apply_vertical_padding(img, record, engine.width_height_ratio, engine.min_height)
-        else:
-            record["padding_1"] = {"top": 0, "left": 0}
-        return ori, img, record
-    except Exception as exc:
-        return exc
 
 
 def _detect(engine, staged: list, again: bool = False) -> dict:
@@ -171,33 +154,37 @@ def _detect(engine, staged: list, again: bool = False) -> dict:
     return found
 
 
-def _recognise(engine, crops: list[np.ndarray]) -> tuple[list, list, list]:
-    """Texts, confidences and word results of every text line of the batch, in input order."""
-    from rapidocr.ch_ppocr_rec import TextRecInput
+def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_overlap: float = 0.3) -> tuple[OcrLine, ...]:
+    """The lines of two looks at one image. Lines of one look that overlap lines of the other (by `min_overlap` of
+    the smaller box) are rival readings of the same text: each group of rivals keeps the look that read more,
+    surely (sum of confidence × letters), the first on a tie; a line only one look found is kept. So a line the
+    first look missed is added, two lines it ran together are replaced by the second look's two, and nothing is
+    read twice."""
+    from shapely.geometry import Polygon
 
-    if not crops:
-        return [], [], []
-    if engine.use_cls:
-        crops, _ = engine.cls_and_rotate(crops)
-    result = engine._load_rec_model()(TextRecInput(img=crops, return_word_box=engine.return_word_box))
-    return list(result.txts), list(result.scores), list(result.word_results)
+    lines = list(first) + list(second)
+    shapes = [Polygon(line.box).buffer(0) for line in lines]
+    group = list(range(len(lines)))
+
+    def root(k: int) -> int:
+        while group[k] != k:
+            k = group[k]
+        return k
+
+    for i in range(len(first)):
+        for j in range(len(first), len(lines)):
+            smaller = min(shapes[i].area, shapes[j].area)
+            if smaller > 0 and shapes[i].intersection(shapes[j]).area >= min_overlap * smaller:
+                group[root(j)] = root(i)
+    members: dict[int, list[int]] = {}
+    for k in range(len(lines)):
+        members.setdefault(root(k), []).append(k)
+    keep = set()
+    for ks in members.values():
+        mine, theirs = [k for k in ks if k < len(first)], [k for k in ks if k >= len(first)]
+        keep.update(mine if _read_mass(lines, mine) >= _read_mass(lines, theirs) else theirs)
+    return tuple(line for k, line in enumerate(lines) if k in keep)
 
 
-def _no_cls():
-    from rapidocr.ch_ppocr_cls import TextClsOutput
-
-    return TextClsOutput()
-
-
-def _lines(result) -> list[OcrLine]:
-    if getattr(result, "txts", None) is None or getattr(result, "boxes", None) is None:
-        return []
-    return [OcrLine(str(t), float(s), tuple((float(x), float(y)) for x, y in np.asarray(b).tolist()))
-            for t, s, b in zip(result.txts, result.scores, result.boxes)]
-
-
-def _failure(backend, image: np.ndarray, exc: Exception) -> Exception:
-    height, width = image.shape[:2]
-    error = RuntimeError(f"OCR ({backend.name}) failed on this {width}×{height} image: {type(exc).__name__}: {exc}".rstrip(": "))
-    error.__cause__ = exc   # the single-image path re-raises the cause, so its message is not wrapped twice
-    return error
+def _read_mass(lines: list[OcrLine], ks: list[int]) -> float:
+    return sum(lines[k].confidence * len(lines[k].text.replace(" ", "")) for k in ks)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ocr import text_corners
+from ..api import text_corners
+from . import ocr_steps
 
 MARGIN = 0.1    # of the box's height, added on every side of the upright crop
 
@@ -50,13 +51,11 @@ def reread_glyphs(engine, images: list[np.ndarray], boxes: list[np.ndarray], tex
     """For every glyph box (`boxes[k]` detected on `images[k]`, read as `texts[k]` at `scores[k]`), read the
     upright crop too and keep that reading, in place, where it is surer and both are one or two characters (a tall
     box of vertical text read as a word keeps its word). One recogniser call for all of them."""
-    from .ocr_batched import _recognise
-
     glyphs = [k for k, box in enumerate(boxes) if is_glyph_box(box)]
     if not glyphs:
         return
     crops = [engine.crop_text_regions(images[k], upright_box(boxes[k])[None])[0] for k in glyphs]
-    again, confidence, _ = _recognise(engine, crops)
+    again, confidence, _ = ocr_steps.recognise(engine, crops)
     for k, text, score in zip(glyphs, again, confidence):
         if 0 < len(text.strip()) <= 2 and len(str(texts[k]).strip()) <= 2 and score > scores[k]:
             texts[k], scores[k] = text, score

@@ -17,40 +17,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
-
-DEFAULTS = {
-    "uniform_std": 8.0,      # a line is uniform when its per-channel std (0–255) is below this
-    "edge_step": 40.0,       # a pixel step (0–255) that counts as an edge between adjacent lines
-    "edge_frac": 0.9,        # fraction of a line's pixels that must step for an edge line
-    "edge_contrast": 0.5,    # ... and by how much that fraction must exceed the median line's
-    "merge_gap": 2,          # uniform runs this close (in lines) merge into one band (frame line + gutter)
-    "tolerance_frac": 0.3,   # a band may sit this fraction of a panel's size away from the regular cut
-    "min_panel_frac": 0.25,  # exactly R-1 gutters are taken wherever they are if no panel gets below this × the mean
-}
+from ..api import FeatureStage, PanelLayout, StageContext, StageInput
 
 
 @dataclass(frozen=True)
-class PanelLayout:
-    """Panels of one image in reading order (row by row, left to right)."""
+class PanelParams:
+    """`features.panels` (docs/metrics/cse.md)."""
 
-    boxes: np.ndarray          # (N, 4) int: x0, y0, x1, y1, end-exclusive pixels
-    rows: int
-    cols: int
-    row_method: str            # "detected" | "grid"
-    col_method: str
-
-    @property
-    def method(self) -> str:
-        """"detected" when both axes came from the image, "grid" when neither did, else "partial"."""
-        methods = {self.row_method, self.col_method}
-        return methods.pop() if len(methods) == 1 else "partial"
-
-    def __len__(self) -> int:
-        return len(self.boxes)
-
-    def crops(self, image: np.ndarray) -> list[np.ndarray]:
-        return [image[y0:y1, x0:x1] for x0, y0, x1, y1 in self.boxes]
+    uniform_std: float = 8.0      # a line is uniform when its per-channel std (0–255) is below this
+    edge_step: float = 40.0       # a pixel step (0–255) that counts as an edge between adjacent lines
+    edge_frac: float = 0.9        # fraction of a line's pixels that must step for an edge line
+    edge_contrast: float = 0.5    # ... and by how much that fraction must exceed the median line's
+    merge_gap: int = 2            # uniform runs this close (in lines) merge into one band (frame line + gutter)
+    tolerance_frac: float = 0.3   # a band may sit this fraction of a panel's size away from the regular cut
+    min_panel_frac: float = 0.25  # exactly R-1 gutters are taken wherever they are if no panel gets below this × the mean
 
 
 @dataclass(frozen=True)
@@ -105,32 +85,32 @@ def _line_profiles(image: np.ndarray, axis: int, keep: np.ndarray | None) -> tup
     return std, step
 
 
-def _bands(std: np.ndarray, step: np.ndarray, p: dict) -> list[tuple[int, int]]:
+def _bands(std: np.ndarray, step: np.ndarray, p: PanelParams) -> list[tuple[int, int]]:
     """Gutter bands [start, end) along one axis: merged uniform runs, plus zero-width edge lines."""
-    uniform = std < p["uniform_std"]
+    uniform = std < p.uniform_std
     runs: list[list[int]] = []
     for i in np.flatnonzero(uniform):
-        if runs and i - runs[-1][1] <= p["merge_gap"]:
+        if runs and i - runs[-1][1] <= p.merge_gap:
             runs[-1][1] = i + 1
         else:
             runs.append([int(i), int(i) + 1])
-    frac = (step > p["edge_step"]).mean(axis=1)
+    frac = (step > p.edge_step).mean(axis=1)
     # an edge line must stand out from the typical line: in busy texture every line has many steps
-    distinct = frac >= np.median(frac) + p["edge_contrast"] if len(frac) else frac.astype(bool)
-    edge_lines = np.flatnonzero((frac >= p["edge_frac"]) & distinct) + 1
-    gap = p["merge_gap"]
+    distinct = frac >= np.median(frac) + p.edge_contrast if len(frac) else frac.astype(bool)
+    edge_lines = np.flatnonzero((frac >= p.edge_frac) & distinct) + 1
+    gap = p.merge_gap
     for cut in edge_lines:  # the step at a gutter's own boundary is part of that gutter, not another cut
         if not any(s - gap <= cut <= e + gap for s, e in runs):
             runs.append([int(cut), int(cut)])
     return sorted((s, e) for s, e in runs)
 
 
-def _axis_spans(std: np.ndarray, step: np.ndarray, parts: int, p: dict) -> tuple[list[tuple[int, int]], str]:
+def _axis_spans(std: np.ndarray, step: np.ndarray, parts: int, p: PanelParams) -> tuple[list[tuple[int, int]], str]:
     """Spans of `parts` panels along one axis and whether they were detected or fall back to the grid."""
     size = len(std)
     bands = _bands(std, step, p)
     lo, hi = 0, size
-    gap = int(p["merge_gap"])
+    gap = int(p.merge_gap)
     if bands and bands[0][0] <= gap and bands[0][1] > bands[0][0]:
         lo = bands[0][1]
     if bands and bands[-1][1] >= size - gap and bands[-1][1] > bands[-1][0]:
@@ -148,13 +128,13 @@ def _axis_spans(std: np.ndarray, step: np.ndarray, parts: int, p: dict) -> tuple
         if parts > 1 and len(exact) == parts - 1:
             cuts = [lo] + [x for b in exact for x in b] + [hi]
             spans = [(cuts[2 * i], cuts[2 * i + 1]) for i in range(parts)]
-            if min(e - s for s, e in spans) >= p["min_panel_frac"] * pitch:
+            if min(e - s for s, e in spans) >= p.min_panel_frac * pitch:
                 return spans, "detected"
     chosen: list[tuple[int, int]] = []
     for k in range(1, parts):
         expected = lo + k * pitch
         free = [b for b in inner if not chosen or b[0] >= chosen[-1][1]]
-        near = [b for b in free if abs((b[0] + b[1]) / 2 - expected) <= p["tolerance_frac"] * pitch]
+        near = [b for b in free if abs((b[0] + b[1]) / 2 - expected) <= p.tolerance_frac * pitch]
         if not near:
             break
         # a uniform gutter beats a bare edge line (a frame or a strong edge inside a panel)
@@ -175,7 +155,7 @@ def _keep_mask(size: int, spans: list[tuple[int, int]]) -> np.ndarray:
     return keep
 
 
-def _layout(image: np.ndarray, rows: int, cols: int, p: dict) -> PanelLayout:
+def _layout(image: np.ndarray, rows: int, cols: int, p: PanelParams) -> PanelLayout:
     h, w = image.shape[:2]
     row_spans, row_method = _axis_spans(*_line_profiles(image, 0, None), rows, p)
     col_spans, col_method = _axis_spans(*_line_profiles(image, 1, None), cols, p)
@@ -196,10 +176,9 @@ def _shapes(request: PanelRequest) -> list[tuple[int, int]]:
     return [(r, n // r) for r in range(1, n + 1) if n % r == 0]
 
 
-def split_panels(image: np.ndarray, request: PanelRequest, params: dict | None = None) -> PanelLayout:
+def split_panels(image: np.ndarray, request: PanelRequest, p: PanelParams = PanelParams()) -> PanelLayout:
     """The panel layout of `image`. Without a grid shape, every R×C = N is tried: the one with the most
     detected axes wins, then the one whose panels are closest to square (fewer rows on a tie)."""
-    p = {**DEFAULTS, **(params or {})}
     h, w = image.shape[:2]
     best, best_key = None, None
     for rows, cols in _shapes(request):
@@ -217,7 +196,7 @@ def split_panels(image: np.ndarray, request: PanelRequest, params: dict | None =
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
-    params = ctx.params("panels")
+    params = ctx.params("panels", PanelParams)
     out = []
     for item in batch:
         try:
@@ -227,4 +206,4 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return out
 
 
-STAGE = FeatureStage(name="panels", version="2", compute=_compute)
+STAGE = FeatureStage(name="panels", version="2", compute=_compute, params=PanelParams)

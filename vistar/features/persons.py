@@ -8,25 +8,19 @@ claims (docs/metrics/cpa.md, "Who counts as a person").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ..api import PersonBox
 from .faces import window_detections
 
 MODEL = "ssd-mobilenet-v2-coco"
 GRAPH, TEXT_GRAPH = "frozen_inference_graph.pb", "ssd_mobilenet_v2_coco_2018_03_29.pbtxt"
 COCO_PERSON = 1       # the zoo's label map: 1 = person
 INPUT_SIDE = 300      # the graph's fixed input (the image is resized, not letterboxed)
-
-
-@dataclass(frozen=True)
-class PersonBox:
-    box: tuple[float, float, float, float]   # x0, y0, x1, y1 in pixels
-    score: float
 
 
 class SSDPersonDetector:
@@ -38,7 +32,8 @@ class SSDPersonDetector:
 
     A box touching the image's border needs only EDGE_SCORE: a person cut by the frame shows less of a body and
     the detector is less sure of it (in the tuning crops, boxes at the border scoring 0.3-0.5 lay on a person 15
-    times and on nobody twice).
+    times and on nobody twice). Border boxes from WEAK_SCORE up to EDGE_SCORE (a sliver of a person at the edge)
+    are returned apart by `candidates`, for the pose stage to confirm from a body it can see in them.
 
     Each image (or window) is seen twice, as it is and mirrored, and the boxes of both merged by NMS: the
     detector's score for a half-hidden or cut person swings with the side they face (in the tuning crops from
@@ -46,20 +41,32 @@ class SSDPersonDetector:
     """
 
     def __init__(self, folder: Path, min_score: float = 0.5, nms_iou: float = 0.6, edge_score: float = 0.3,
-                 elongated: float = 3.0):
+                 elongated: float = 3.0, weak_score: float | None = None):
         folder = Path(folder)
         self.net = cv2.dnn.readNetFromTensorflow(str(folder / GRAPH), str(folder / TEXT_GRAPH))
         self.min_score, self.nms_iou, self.elongated = float(min_score), float(nms_iou), float(elongated)
         self.edge_score = min(float(edge_score), self.min_score)
+        self.weak_score = self.edge_score if weak_score is None else min(float(weak_score), self.edge_score)
 
     def __call__(self, image: np.ndarray) -> list[PersonBox]:
+        return self.candidates(image)[0]
+
+    def candidates(self, image: np.ndarray) -> tuple[list[PersonBox], list[PersonBox]]:
+        """(person boxes, weak border boxes scoring WEAK_SCORE to EDGE_SCORE that no person box overlaps)."""
         height, width = image.shape[:2]
         side = min(height, width)
         if max(height, width) <= self.elongated * side:
             found = self._both_ways(image)
         else:   # squashed to a square, a long strip's people are slivers: windows only
             found = [PersonBox(box, person.score) for box, _, person in window_detections(image, self._both_ways)]
-        return [p for p in nms(found, self.nms_iou) if p.score >= self.min_score or _at_border(p.box, width, height)]
+        kept, weak = [], []
+        for p in nms(found, self.nms_iou):
+            border = _at_border(p.box, width, height)
+            if p.score >= self.min_score or (border and p.score >= self.edge_score):
+                kept.append(p)
+            elif border:
+                weak.append(p)
+        return kept, weak
 
     def _both_ways(self, image: np.ndarray) -> list[PersonBox]:
         """Boxes found in IMAGE and in its mirror image (mapped back), not yet merged."""
@@ -72,7 +79,7 @@ class SSDPersonDetector:
         height, width = image.shape[:2]
         self.net.setInput(cv2.dnn.blobFromImage(np.ascontiguousarray(image), size=(INPUT_SIDE, INPUT_SIDE)))
         rows = self.net.forward().reshape(-1, 7)   # image id, class, score, x0, y0, x1, y1 (relative)
-        keep = rows[(rows[:, 1] == COCO_PERSON) & (rows[:, 2] >= self.edge_score)]
+        keep = rows[(rows[:, 1] == COCO_PERSON) & (rows[:, 2] >= self.weak_score)]
         return [PersonBox((float(max(0.0, r[3]) * width), float(max(0.0, r[4]) * height),
                            float(min(1.0, r[5]) * width), float(min(1.0, r[6]) * height)), float(r[2])) for r in keep]
 

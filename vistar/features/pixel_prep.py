@@ -11,24 +11,20 @@ kernels differ from the CPU's by one grey level at most (docs/performance.md#pip
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 
-from ..api import StageContext
-from ..engine.device import to_device
+from ..runtime.device import to_device
 
-PREPROCESS = ("device", "host")
+Preprocess = Literal["device", "host"]   # a stage's `preprocess` parameter
 
 
-def on_host(ctx: StageContext, stage: str, *image_processors) -> bool:
-    """Whether STAGE runs its checkpoint's processors themselves on host arrays, as these stages did before:
+def on_host(preprocess: Preprocess, *image_processors) -> bool:
+    """Whether a stage runs its checkpoint's processors themselves on host arrays, as these stages did before:
     `features.<stage>.preprocess: host` (the naive baseline of benchmarks/bench_end_to_end.py), or an image
     processor that is not torch-backed (a PIL one works on arrays). `device` (the default): the tensor path below."""
-    value = str(ctx.params(stage).get("preprocess", "device"))
-    if value not in PREPROCESS:
-        raise ValueError(f"features.{stage}.preprocess must be one of {', '.join(PREPROCESS)}, not {value!r}")
-    return value == "host" or any(getattr(ip, "backend", None) != "torchvision" for ip in image_processors)
+    return preprocess == "host" or any(getattr(ip, "backend", None) != "torchvision" for ip in image_processors)
 
 
 def _resized(pixels, processor, size=None):

@@ -17,32 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FaceResult, FeatureStage, PersonBox, PosePerson, PoseResult, StageContext, StageInput
 from ..models import MissingWeightError, load_model, record_loaded
-from .faces import FaceResult
-from .persons import MODEL as PERSON_MODEL, PersonBox, SSDPersonDetector, fuse
-
-
-@dataclass(frozen=True)
-class PosePerson:
-    landmarks: np.ndarray | None   # (33, 4): x, y in image pixels, z (MediaPipe's relative depth), visibility in
-                                   # [0, 1]; None: a detected person whose pose was not found
-    face_index: int | None         # the face (in the `faces` output) this person has, if any
-    detected: PersonBox | None = None   # the person detector's box, if the person came from it
-
-    def box(self, min_visibility: float = 0.5) -> tuple[float, float, float, float]:
-        if self.detected is not None:
-            return self.detected.box
-        seen = self.landmarks[self.landmarks[:, 3] >= min_visibility]
-        pts = seen if len(seen) else self.landmarks
-        return (float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
-
-
-@dataclass(frozen=True)
-class PoseResult:
-    people: tuple[PosePerson, ...]
-    source: str = "faces"       # "persons+faces" when the person detector ran
-    note: str | None = None     # why the person detector did not run, if it did not
+from .persons import MODEL as PERSON_MODEL, SSDPersonDetector, fuse
 
 
 class MediaPipePose:
@@ -122,6 +99,21 @@ def _grown(box, width: int, height: int, margin: float = 0.25) -> tuple[int, int
     return (int(max(0, x0 - dx)), int(max(0, y0 - dy)), int(min(width, x1 + dx)), int(min(height, y1 + dy)))
 
 
+def body_seen(image: np.ndarray, box, pose, min_landmarks: int, min_visibility: float = 0.5) -> bool:
+    """MediaPipe Pose, run on BOX grown by a quarter, puts at least MIN_LANDMARKS visible landmarks inside BOX: the
+    partial-body evidence that makes a weak detector box at the frame's edge a person (a sliver of arm and legs
+    at bus.jpg's left edge: 33 of 33; on the tuning photos' weak edge boxes on nobody, at most 15)."""
+    left, top, right, bottom = _grown(box, *image.shape[1::-1])
+    if right <= left or bottom <= top:
+        return False
+    landmarks = pose(image[top:bottom, left:right])
+    if landmarks is None:
+        return False
+    x, y = landmarks[:, 0] + left, landmarks[:, 1] + top
+    inside = (x >= box[0]) & (x <= box[2]) & (y >= box[1]) & (y <= box[3]) & (landmarks[:, 3] >= min_visibility)
+    return int(inside.sum()) >= min_landmarks
+
+
 def _around_face(image: np.ndarray, face_box, pose) -> np.ndarray | None:
     """The pose of the person below FACE_BOX, or None if none is found or its nose is not on that face."""
     height, width = image.shape[:2]
@@ -150,17 +142,34 @@ def _people_from_faces(image: np.ndarray, faces: FaceResult, pose, max_people: i
     return PoseResult(tuple(people))
 
 
-def _person_detector(ctx: StageContext, params: dict) -> SSDPersonDetector | MissingWeightError | None:
+@dataclass(frozen=True)
+class PoseParams:
+    """`features.pose` (meaning: vistar/data/ontology.yaml, docs/metrics/cpa.md)."""
+
+    min_detection_confidence: float = 0.5
+    max_people: int = 8
+    person_model: str | None = PERSON_MODEL   # None: people from the faces only
+    min_person_score: float = 0.5
+    edge_person_score: float = 0.3
+    weak_edge_person_score: float = 1.0   # 1.0: no weak border box is looked at
+    weak_edge_min_landmarks: int = 33
+    person_nms_iou: float = 0.6
+    person_duplicate_iou: float = 0.5
+    person_duplicate_inside: float = 0.8
+    person_same_top: float = 0.3
+
+
+def _person_detector(ctx: StageContext, params: PoseParams) -> SSDPersonDetector | MissingWeightError | None:
     """The person detector, the MissingWeightError saying how to fetch it, or None when switched off."""
-    name = params.get("person_model", PERSON_MODEL)
+    name = params.person_model
     if not name:
         return None
 
     def load():
         try:
             return load_model(name, ctx, lambda path: SSDPersonDetector(
-                path, float(params.get("min_person_score", 0.5)), float(params.get("person_nms_iou", 0.6)),
-                float(params.get("edge_person_score", 0.3))),
+                path, float(params.min_person_score), float(params.person_nms_iou), float(params.edge_person_score),
+                weak_score=float(params.weak_edge_person_score)),
                 recorded=lambda path: path / "frozen_inference_graph.pb" if path.is_dir() else path)
         except MissingWeightError as exc:
             return exc
@@ -169,22 +178,24 @@ def _person_detector(ctx: StageContext, params: dict) -> SSDPersonDetector | Mis
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[PoseResult]:
-    params = ctx.params("pose")
-    pose = ctx.model("pose", lambda: MediaPipePose(float(params.get("min_detection_confidence", 0.5))))
+    params = ctx.params("pose", PoseParams)
+    pose = ctx.model("pose", lambda: MediaPipePose(float(params.min_detection_confidence)))
     detector = _person_detector(ctx, params)
-    max_people = int(params.get("max_people", 8))
+    max_people = params.max_people
     out = []
+    min_landmarks = params.weak_edge_min_landmarks
     for item in batch:
         if isinstance(detector, SSDPersonDetector):
-            out.append(estimate_people(item.image, item.deps["faces"], pose, max_people, detector(item.image),
-                                       float(params.get("person_duplicate_iou", 0.5)),
-                                       float(params.get("person_duplicate_inside", 0.8)),
-                                       float(params.get("person_same_top", 0.3))))
+            persons, weak = detector.candidates(item.image)
+            persons += [box for box in weak if body_seen(item.image, box.box, pose, min_landmarks)]
+            out.append(estimate_people(item.image, item.deps["faces"], pose, max_people, persons,
+                                       float(params.person_duplicate_iou), float(params.person_duplicate_inside),
+                                       float(params.person_same_top)))
         else:
             result = estimate_people(item.image, item.deps["faces"], pose, max_people)
             out.append(PoseResult(result.people, result.source, str(detector) if detector else None))
     return out
 
 
-STAGE = FeatureStage(name="pose", version="mediapipe-0.10.21-full+ssd-mobilenet-v2/5", compute=_compute,
-                     requires=("faces",), models=(PERSON_MODEL,))
+STAGE = FeatureStage(name="pose", version="mediapipe-0.10.21-full+ssd-mobilenet-v2/6", compute=_compute,
+                     requires=("faces",), models=(PERSON_MODEL,), params=PoseParams)

@@ -1,10 +1,7 @@
 """Shadow feature stage: a per-pixel cast-shadow mask, from a classical detector or a learned segmenter.
 
-VISTAR uses a small learned shadow segmenter whose weights are not public. The default here is classical:
-a pixel is shadow when its linear luminance is well below the local *lit* level of its surroundings (a grey
-closing that fills dark regions narrower than the kernel) while its chromaticity stays close to that lit
-level's (a cast shadow darkens a surface without recolouring it much). Object pixels (the `instances` masks)
-are never shadow: an object's own dark side is shading, not a cast shadow. Setting `features.shadows.model`
+VISTAR uses a small learned shadow segmenter whose weights are not public. The default here is classical
+(`shadows_classical`; on a GPU the same steps run batched, `shadows_torch`). Setting `features.shadows.model`
 to a catalogue name switches to a learned segmenter (a `torch.export` program, `*.pt2`, mapping a 1x3xHxW
 float image in [0,1] to 1x1xHxW logits), loaded through the model layer.
 """
@@ -13,124 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-import cv2
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
+from ..api import FeatureStage, Instances, ShadowMap, StageContext, StageInput
 from ..models import load_model
-from .types import Instances
-
-
-@dataclass(frozen=True)
-class ShadowMap:
-    mask: np.ndarray      # HxW bool, at image resolution
-    source: str           # which segmenter produced it
+from .shadows_classical import ClassicalShadowDetector
+from .shadows_torch import detect_batch
 
 
 class ShadowSegmenter(Protocol):
     name: str
 
     def __call__(self, image: np.ndarray, instances: Instances) -> np.ndarray: ...   # HxW bool
-
-
-def srgb_to_linear(image: np.ndarray) -> np.ndarray:
-    x = image.astype(np.float32) / 255.0
-    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
-
-
-SRGB_TO_LINEAR = srgb_to_linear(np.arange(256, dtype=np.uint8)).astype(np.float32)   # uint8 -> linear, one lookup
-LUMA = (0.2126, 0.7152, 0.0722)
-
-
-def luminance(rgb: np.ndarray) -> np.ndarray:
-    return LUMA[0] * rgb[..., 0] + LUMA[1] * rgb[..., 1] + LUMA[2] * rgb[..., 2]
-
-
-def chroma_shift(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Largest per-channel difference of the rgb chromaticities of A and B (channels unrolled: numpy's reductions
-    over a last axis of 3 cost more than the arithmetic)."""
-    sa = np.maximum(a[..., 0] + a[..., 1] + a[..., 2], 1e-4)
-    sb = np.maximum(b[..., 0] + b[..., 1] + b[..., 2], 1e-4)
-    shift = np.abs(a[..., 0] / sa - b[..., 0] / sb)
-    for c in (1, 2):
-        np.maximum(shift, np.abs(a[..., c] / sa - b[..., c] / sb), out=shift)
-    return shift
-
-
-def working_size(image: np.ndarray, instances: Instances, max_side: int) -> tuple[np.ndarray, np.ndarray]:
-    """(IMAGE reduced so its longest side is at most MAX_SIDE, the union of the object masks at that size)."""
-    height, width = image.shape[:2]
-    scale = min(1.0, max_side / max(height, width))
-    size = (max(1, round(width * scale)), max(1, round(height * scale)))
-    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA) if scale < 1 else image
-    objects = np.zeros(small.shape[:2], bool)
-    for mask in instances.masks:
-        m = mask.astype(np.uint8)
-        objects |= (cv2.resize(m, size, interpolation=cv2.INTER_NEAREST) if scale < 1 else m).astype(bool)
-    return small, objects
-
-
-def ellipse_kernel(frac: float, shape: tuple[int, int], lit_side: int) -> tuple[int, float]:
-    """Closing kernel side at the working resolution SHAPE (FRAC of the shorter side, odd), and the factor by which
-    the lit level is reduced before the closing (1 when LIT_SIDE is 0 or not smaller than SHAPE)."""
-    k = max(3, int(frac * min(shape)) | 1)
-    return k, (min(1.0, lit_side / max(shape)) if lit_side > 0 else 1.0)
-
-
-class ClassicalShadowDetector:
-    """Luminance drop against a local lit level, with chromaticity consistency; see the module docstring.
-
-    The lit level is smooth by construction (a closing wider than any shadow, then a blur of a sixth of its width),
-    so its closing runs on an image reduced to LIT_SIDE pixels (default 160) with the kernel scaled alike: a
-    ~100-px disc closing at 512 px cost ~0.8 s, at 160 px it costs a few ms. `lit_side: 0` computes it at the
-    working resolution (the detector before this change; masks agree at IoU >= 0.98, docs/metrics/li.md)."""
-
-    name = "classical"
-
-    def __init__(self, max_side: int = 512, kernel_frac: float = 0.25, max_ratio: float = 0.7,
-                 max_chroma_shift: float = 0.08, min_area_frac: float = 0.0005, lit_side: int = 160):
-        self.max_side, self.kernel_frac, self.max_ratio = max_side, kernel_frac, max_ratio
-        self.max_chroma_shift, self.min_area_frac, self.lit_side = max_chroma_shift, min_area_frac, int(lit_side)
-
-    def __call__(self, image: np.ndarray, instances: Instances) -> np.ndarray:
-        small, objects = working_size(image, instances, self.max_side)
-        linear = cv2.GaussianBlur(SRGB_TO_LINEAR[small], (0, 0), 1.0)
-        lit = self.lit_level(linear, objects)
-        lit_lum = luminance(lit)
-        ratio = luminance(linear) / np.maximum(lit_lum, 1e-4)
-        mask = ((ratio < self.max_ratio) & (chroma_shift(linear, lit) < self.max_chroma_shift) & ~objects
-                & (lit_lum > 1e-3))
-        return self.clean(mask, image.shape[:2])
-
-    def clean(self, mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-        """The per-pixel test's mask, opened (3x3), without components below `min_area_frac`, at image size SHAPE."""
-        mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        mask = _drop_small(mask, self.min_area_frac * mask.size)
-        if mask.shape != tuple(shape):
-            mask = cv2.resize(mask, (shape[1], shape[0]), interpolation=cv2.INTER_NEAREST)
-        return mask.astype(bool)
-
-    def lit_level(self, linear: np.ndarray, objects: np.ndarray) -> np.ndarray:
-        """The local lit level: a grey closing that fills dark regions narrower than the kernel, blurred."""
-        h, w = linear.shape[:2]
-        k, r = ellipse_kernel(self.kernel_frac, (h, w), self.lit_side)
-        reduced = (max(1, round(w * r)), max(1, round(h * r)))
-        filled = cv2.resize(linear, reduced, interpolation=cv2.INTER_AREA) if r < 1 else linear.copy()
-        # any object pixel in a reduced cell marks it: objects must not pull the lit level down (dark objects)
-        obj = cv2.resize(objects.astype(np.float32), reduced, interpolation=cv2.INTER_AREA) > 0 if r < 1 else objects
-        if obj.any() and (~obj).any():
-            filled[obj] = np.percentile(filled[~obj], 90, axis=0)
-        kr = max(3, int(round(k * r)) | 1)
-        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kr, kr))
-        lit = cv2.GaussianBlur(cv2.morphologyEx(filled, cv2.MORPH_CLOSE, kernel), (0, 0), kr / 6)
-        return cv2.resize(lit, (w, h), interpolation=cv2.INTER_LINEAR) if r < 1 else lit
-
-
-def _drop_small(mask: np.ndarray, min_area: float) -> np.ndarray:
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    keep = np.zeros(n, bool)
-    keep[1:] = stats[1:, cv2.CC_STAT_AREA] >= min_area
-    return keep[labels].astype(np.uint8)
 
 
 class ExportedShadowSegmenter:
@@ -161,27 +52,39 @@ def program_file(name: str, path):
     return file
 
 
+@dataclass(frozen=True)
+class ShadowsParams:
+    """`features.shadows`: the classical detector's settings (ClassicalShadowDetector), or a learned segmenter."""
+
+    max_side: int = 512
+    kernel_frac: float = 0.25
+    max_ratio: float = 0.7
+    max_chroma_shift: float = 0.08
+    min_area_frac: float = 0.0005
+    lit_side: int = 160
+    model: str | None = None       # a catalogued learned segmenter instead of the classical detector ...
+    threshold: float = 0.5         # ... and its probability threshold
+
+
 def segmenter_for(ctx: StageContext) -> ShadowSegmenter:
-    params = ctx.params("shadows")
-    model = params.pop("model", None)
+    p = ctx.params("shadows", ShadowsParams)
+    model = p.model
     if model:
-        threshold = float(params.get("threshold", 0.5))
         return ctx.model(f"shadows:{model}", lambda: load_model(
-            model, ctx, lambda path: ExportedShadowSegmenter(model, path, ctx.device, threshold),
+            model, ctx, lambda path: ExportedShadowSegmenter(model, path, ctx.device, float(p.threshold)),
             recorded=lambda path: program_file(model, path)))
-    params.pop("threshold", None)
-    return ctx.model("shadows:classical", lambda: ClassicalShadowDetector(**params))
+    return ctx.model("shadows:classical", lambda: ClassicalShadowDetector(
+        p.max_side, p.kernel_frac, p.max_ratio, p.max_chroma_shift, p.min_area_frac, p.lit_side))
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[ShadowMap]:
     segmenter = segmenter_for(ctx)
     if isinstance(segmenter, ClassicalShadowDetector) and str(ctx.device).startswith("cuda"):
-        from .shadows_torch import detect_batch  # the whole batch in one pass on the GPU
-
         masks = detect_batch([item.image for item in batch], [item.deps["instances"] for item in batch], segmenter,
                              ctx.device)
         return [ShadowMap(mask, segmenter.name) for mask in masks]
     return [ShadowMap(segmenter(item.image, item.deps["instances"]), segmenter.name) for item in batch]
 
 
-STAGE = FeatureStage(name="shadows", version="classical-2", compute=_compute, requires=("instances",))
+STAGE = FeatureStage(name="shadows", version="classical-2", compute=_compute, requires=("instances",),
+                     params=ShadowsParams)

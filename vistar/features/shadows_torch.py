@@ -1,6 +1,6 @@
 """The classical shadow detector as batched torch operations, for runs on a GPU (`--device cuda`).
 
-Same steps as `ClassicalShadowDetector` (features/shadows.py), on a batch of images of one working size at once:
+Same steps as `ClassicalShadowDetector` (features/shadows_classical.py), on a batch of images of one working size at once:
 sRGB lookup, Gaussian blur, area reduction, percentile fill of objects, elliptic closing, blur, bilinear upsample,
 luminance ratio and chromaticity test. The parts that are cheap and have no torch counterpart stay with OpenCV
 on the host, identical to the numpy detector: resizing the uint8 image and masks to the working size before
@@ -16,8 +16,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from .shadows import LUMA, SRGB_TO_LINEAR, ClassicalShadowDetector, ellipse_kernel, working_size
-from .types import Instances
+from ..api import Instances
+from .shadows_classical import LUMA, SRGB_TO_LINEAR, ClassicalShadowDetector, ellipse_kernel, working_size
 
 
 def detect_batch(images: list[np.ndarray], instances: list[Instances], detector: ClassicalShadowDetector,

@@ -21,26 +21,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api import FeatureStage, StageContext, StageInput
-from ..engine import precision
-from ..engine.device import batch_invariant, is_cuda, pixels_to_device
-from .hf_models import load_pretrained, torch_dtype
-from .pixel_prep import on_host, padded
+from ..api import FeatureStage, StageContext, StageInput, SubjectMasks
+from ..runtime import precision
+from ..runtime.device import batch_invariant, is_cuda, pixels_to_device
+from ..runtime.precision import Precision
+from .hf_models import DType, load_pretrained, torch_dtype
+from .pixel_prep import Preprocess, on_host, padded
 
 DETECTOR, SEGMENTER = "grounding-dino-tiny", "sam-vit-huge"
-# text_threshold only ever chose GroundingDINO's label words, which nothing here reads (`_boxes`): no effect
-DEFAULTS = {"box_threshold": 0.35, "text_threshold": 0.25, "min_inside": 0.5, "dtype": "float32", "batch_size": 8}
 
 
 @dataclass(frozen=True)
-class SubjectMasks:
-    """The subject in each of the N panels of one image (reading order)."""
+class SubjectMaskParams:
+    """`features.subject_masks`."""
 
-    found: np.ndarray             # (N,) bool
-    boxes: np.ndarray             # (N, 4) float x0, y0, x1, y1 image pixels, clipped to the panel; NaN if not found
-    scores: np.ndarray            # (N,) detection score, 0 if not found
-    masks: np.ndarray             # (N, H, W) bool at image resolution, inside the panel only
-    mask_source: tuple[str, ...]  # per panel: "sam", "box" (SAM mask empty) or "" (not found)
+    box_threshold: float = 0.35    # GroundingDINO box score threshold (its published default)
+    # only ever chose GroundingDINO's label words, which nothing here reads (`_boxes`): no effect, kept for row keys
+    text_threshold: float = 0.25
+    min_inside: float = 0.5        # a detection belongs to a panel when its centre and this much of its area are inside
+    dtype: DType = "float32"       # the weights' storage
+    batch_size: int = 8
+    precision: Precision = "auto"  # the forward passes' arithmetic (runtime/precision.py)
+    preprocess: Preprocess = "device"   # where the processors' resize and normalisation run (pixel_prep.py)
 
 
 def subject_query(subject: str) -> str:
@@ -71,7 +73,7 @@ def assign_to_panels(det_boxes: np.ndarray, det_scores: np.ndarray, panel_boxes:
     return best
 
 
-def _detect(images: list, arrays: list[np.ndarray], queries: list[str], model, processor, p: dict, ctx: StageContext):
+def _detect(images: list, arrays: list[np.ndarray], queries: list[str], model, processor, p: SubjectMaskParams, ctx: StageContext):
     """[(boxes (k, 4), scores (k,))] per image; images of one size go through together (on CUDA). IMAGES: the
     (3, H, W) uint8 tensors on the device, or None to run the processor itself on the host ARRAYS."""
     import torch
@@ -80,7 +82,7 @@ def _detect(images: list, arrays: list[np.ndarray], queries: list[str], model, p
     groups: dict[tuple, list[int]] = {}
     for i, image in enumerate(arrays):
         groups.setdefault(image.shape[:2], []).append(i)
-    step = int(p["batch_size"]) if is_cuda(ctx.device) else 1  # CPU: one image per call, see batch_invariant
+    step = int(p.batch_size) if is_cuda(ctx.device) else 1  # CPU: one image per call, see batch_invariant
     for shape, members in sorted(groups.items()):
         for start in range(0, len(members), step):
             idx = members[start:start + step]
@@ -92,10 +94,10 @@ def _detect(images: list, arrays: list[np.ndarray], queries: list[str], model, p
                 inputs = processor(text=text, padding="longest", return_tensors="pt")
                 inputs["pixel_values"], inputs["pixel_mask"] = values, mask
             inputs = inputs.to(ctx.device)
-            inputs["pixel_values"] = inputs["pixel_values"].to(torch_dtype(p["dtype"]))
-            with torch.inference_mode(), precision.compute(ctx, "subject_masks"):
+            inputs["pixel_values"] = inputs["pixel_values"].to(torch_dtype(p.dtype))
+            with torch.inference_mode(), precision.compute(ctx, "subject_masks", p.precision):
                 out = model(**inputs)
-            for i, boxes, scores in zip(idx, *_boxes(out, shape, float(p["box_threshold"]))):
+            for i, boxes, scores in zip(idx, *_boxes(out, shape, p.box_threshold)):
                 results[i] = (boxes, scores)
     return results
 
@@ -115,13 +117,13 @@ def _boxes(out, shape: tuple[int, int], threshold: float):
             [s[k].cpu().numpy().astype(np.float64) for s, k in zip(scores, keep)])
 
 
-def _segment(images: list, arrays: list[np.ndarray], boxes: list[np.ndarray], model, processor, p: dict, ctx: StageContext):
+def _segment(images: list, arrays: list[np.ndarray], boxes: list[np.ndarray], model, processor, p: SubjectMaskParams, ctx: StageContext):
     """[(k, 1, h, w) low-resolution mask logits, resized (h, w) of the image] per image: one image-encoder call per
     batch (images one at a time on the CPU), then every image's boxes as prompts to its encoding (all images in one
     decoder call on CUDA). IMAGES: (3, H, W) uint8 on the device, or None to run the processor on the host ARRAYS."""
     import torch
 
-    dtype, size = torch_dtype(p["dtype"]), int(p["batch_size"])
+    dtype, size = torch_dtype(p.dtype), p.batch_size
     ip = processor.image_processor
     if images is None:
         prepared = [processor(images=a, input_boxes=[b.tolist()], return_tensors="pt") for a, b in zip(arrays, boxes)]
@@ -131,7 +133,7 @@ def _segment(images: list, arrays: list[np.ndarray], boxes: list[np.ndarray], mo
     else:
         values, _, sizes = padded(images, ip, pad_to=_pad(ip), with_mask=False) if images else (None, None, [])
         prompts = [torch.as_tensor(_scaled(b, a.shape[:2], hw), device=ctx.device) for a, b, hw in zip(arrays, boxes, sizes)]
-    with torch.inference_mode(), precision.compute(ctx, "subject_masks"):
+    with torch.inference_mode(), precision.compute(ctx, "subject_masks", p.precision):
         encoded = [batch_invariant(model.get_image_embeddings, ctx.device, pixel_values=values[i:i + size].to(dtype))
                    for i in range(0, len(arrays), size)]
         embeddings = torch.cat(encoded) if encoded else None
@@ -197,10 +199,10 @@ def _panel_mask(logits, box, shape: tuple[int, int], resized: tuple[int, int], p
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     from transformers import AutoModelForZeroShotObjectDetection, AutoProcessor, SamModel, SamProcessor
 
-    p = {**DEFAULTS, **ctx.params("subject_masks")}
+    p = ctx.params("subject_masks", SubjectMaskParams)
     detector = ctx.model("subject_masks/detector", lambda: load_pretrained(
-        DETECTOR, ctx, AutoModelForZeroShotObjectDetection, AutoProcessor, p["dtype"]))
-    segmenter = ctx.model("subject_masks/segmenter", lambda: load_pretrained(SEGMENTER, ctx, SamModel, SamProcessor, p["dtype"]))
+        DETECTOR, ctx, AutoModelForZeroShotObjectDetection, AutoProcessor, p.dtype))
+    segmenter = ctx.model("subject_masks/segmenter", lambda: load_pretrained(SEGMENTER, ctx, SamModel, SamProcessor, p.dtype))
     outputs: list = [None] * len(batch)
     live, queries = [], []
     for i, item in enumerate(batch):
@@ -209,14 +211,14 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             live.append(i)
         except ValueError as exc:
             outputs[i] = exc
-    host = on_host(ctx, "subject_masks", detector[1].image_processor, segmenter[1].image_processor)
+    host = on_host(p.preprocess, detector[1].image_processor, segmenter[1].image_processor)
     pixels = {i: pixels_to_device(batch[i].image, ctx.device) for i in live} if not host else {}
     detections = _detect(None if host else [pixels[i] for i in live], [batch[i].image for i in live], queries,
                          *detector, p, ctx)
     picks = {}
     for i, (det_boxes, det_scores) in zip(live, detections):
         panel_boxes = batch[i].deps["panels"].boxes
-        best = assign_to_panels(det_boxes, det_scores, panel_boxes, float(p["min_inside"]))
+        best = assign_to_panels(det_boxes, det_scores, panel_boxes, float(p.min_inside))
         clipped = np.full((len(panel_boxes), 4), np.nan)
         for k, d in enumerate(best):
             if d >= 0:
@@ -275,4 +277,4 @@ def _model_modules(ctx: StageContext) -> list:
 
 
 STAGE = FeatureStage(name="subject_masks", version="2", compute=_compute, requires=("panels",),
-                     models=(DETECTOR, SEGMENTER), model_modules=_model_modules)
+                     models=(DETECTOR, SEGMENTER), params=SubjectMaskParams, model_modules=_model_modules)

@@ -2,6 +2,8 @@
 metrics that read pixels directly (GC's highlight, contour and texture cues) at a resolution-independent scale."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
@@ -17,9 +19,16 @@ def resize_longest(array: np.ndarray, side: int, interpolation=cv2.INTER_AREA) -
     return cv2.resize(array, (max(1, round(w * factor)), max(1, round(h * factor))), interpolation=interpolation)
 
 
+@dataclass(frozen=True)
+class ThumbnailParams:
+    """`features.thumbnail`: the longest side of the image GC's pixel cues see."""
+
+    side: int = 256
+
+
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
-    side = int(ctx.params("thumbnail").get("side", 256))
+    side = ctx.params("thumbnail", ThumbnailParams).side
     return [np.ascontiguousarray(resize_longest(item.image, side)) for item in batch]
 
 
-STAGE = FeatureStage(name="thumbnail", version="1", compute=_compute)
+STAGE = FeatureStage(name="thumbnail", version="1", compute=_compute, params=ThumbnailParams)

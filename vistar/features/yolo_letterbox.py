@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from ultralytics.models.yolo.segment import SegmentationPredictor
 
-from ..engine.device import pixels_to_device
+from ..runtime.device import pixels_to_device
 
 PAD_VALUE = 114  # LetterBox's padding_value
 

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from .li_params import LIParams
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class CameraPitch:
         """Pitch of the ray through image ROW: where an object standing there is seen from."""
         return self.pitch_deg + math.degrees(math.atan((row - self.centre_row) / self.focal_px))
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, Any]:
         return {"pitch_deg": round(self.pitch_deg, 1), "source": self.source,
                 "assumed_vertical_fov_deg": round(math.degrees(2 * math.atan(self.centre_row / self.focal_px)), 1)}
 
@@ -57,17 +60,17 @@ def _resampled(masks: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
     union = np.any(masks, axis=0)
     rows = ((np.arange(shape[0]) + 0.5) * union.shape[0] / shape[0]).astype(int)
     cols = ((np.arange(shape[1]) + 0.5) * union.shape[1] / shape[1]).astype(int)
-    return union[np.ix_(rows, cols)]
+    return np.asarray(union[np.ix_(rows, cols)], bool)
 
 
-def estimate_pitch(image: np.ndarray | None, masks: list[np.ndarray], height: int, params: dict) -> CameraPitch:
+def estimate_pitch(image: np.ndarray | None, masks: list[np.ndarray], height: int, params: LIParams) -> CameraPitch:
     """From the horizon in IMAGE (any resolution; MASKS, the objects, are left out of the search) unless
     `use_horizon` is false, else the assumed pitch. HEIGHT: rows of the grid the masks and shadows live on."""
     centre = 0.5 * height
-    focal = centre / math.tan(math.radians(float(params["camera_fov_deg"]) / 2))
-    if image is not None and params.get("use_horizon", True):
+    focal = centre / math.tan(math.radians(float(params.camera_fov_deg) / 2))
+    if image is not None and params.use_horizon:
         row = horizon_row(image, _resampled(masks, image.shape[:2]))
         if row is not None:
             row *= height / image.shape[0]
             return CameraPitch(math.degrees(math.atan((centre - row) / focal)), focal, centre, "horizon")
-    return CameraPitch(float(params["camera_pitch_deg"]), focal, centre, "assumed")
+    return CameraPitch(float(params.camera_pitch_deg), focal, centre, "assumed")

@@ -8,58 +8,62 @@ mean over the terms the prompt asks for, with per-role weights from the ontology
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..api import Metric, MetricResult
-from ..features.faces import Face, FaceResult
-from ..features.pose import PoseResult
-from ..features.types import Instances
+from ..api import Face, FaceResult, Instances, Metric, MetricResult, PoseResult
 from .cpa_combine import COMBINE, combine_one, weights as role_weights
+from .cpa_params import CPAParams
 from .posture import Posture, classify, parse_posture, posture_similarity
 
 _NUMBERS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
 
+Box = tuple[float, float, float, float]   # x0, y0, x1, y1 in pixels
+
 
 @dataclass(frozen=True)
 class Person:
-    box: tuple[float, float, float, float]
+    box: Box
     posture: Posture | None
     face: Face | None
 
 
-def _inside(point, box) -> bool:
-    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
+def _inside(point: tuple[float, float], box: Box) -> bool:
+    return bool(box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3])
 
 
-def _centre(box) -> tuple[float, float]:
+def _centre(box: Box) -> tuple[float, float]:
     return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
 
 
-def people_from(features: dict, params: dict) -> tuple[list[Person], str]:
+def people_from(features: dict[str, Any], params: CPAParams) -> tuple[list[Person], str]:
     """Detected people and where they came from: `instances` (YOLO), else `persons+faces` (the pose stage's
     person detector fused with the faces), else `pose+faces` (no person detector weights). A face that no
     person claims is a person too: a detector misses people whose body is hidden, a face model people turned away."""
-    min_vis = float(params["min_visibility"])
+    min_vis = float(params.min_visibility)
     poses: PoseResult = features["pose"]
     faces: FaceResult = features["faces"]
     instances = features.get("instances")
     if isinstance(instances, Instances):
         keep = [i for i, name in enumerate(instances.class_names)
-                if name == params["person_class"] and instances.confidences[i] >= float(params["min_person_confidence"])]
+                if name == params.person_class and instances.confidences[i] >= float(params.min_person_confidence)]
         people = []
         free_poses, free_faces = list(poses.people), list(faces.faces)
         for i in keep:
-            box = tuple(float(v) for v in instances.boxes[i])
+            x0, y0, x1, y1 = (float(v) for v in instances.boxes[i])
+            box = (x0, y0, x1, y1)
             pose = next((p for p in free_poses if p.landmarks is not None and _inside(_centre(p.box(min_vis)), box)), None)
             face = next((f for f in free_faces if _inside(_centre(f.box), box)), None)
             if pose is not None:
                 free_poses.remove(pose)
             if face is not None:
                 free_faces.remove(face)
-            people.append(Person(box, classify(pose.landmarks, min_vis) if pose else None, face))
+            posture = classify(pose.landmarks, min_vis) if pose is not None and pose.landmarks is not None else None
+            people.append(Person(box, posture, face))
         return people + [Person(f.box, None, f) for f in free_faces], "instances"
     people, used_faces = [], set()
     for pose in poses.people:
@@ -73,7 +77,7 @@ def people_from(features: dict, params: dict) -> tuple[list[Person], str]:
     return sorted(people, key=lambda p: (p.box[0], p.box[1])), source
 
 
-def parse_count(value) -> int:
+def parse_count(value: object) -> int:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 and float(value).is_integer():
         return int(value)
     text = str(value).strip().lower()
@@ -84,7 +88,7 @@ def parse_count(value) -> int:
     raise ValueError(f"count={value!r} is not a whole number")
 
 
-def expression_label(value: str, synonyms: dict[str, list[str]]) -> str:
+def expression_label(value: str, synonyms: Mapping[str, Sequence[str]]) -> str:
     word = " ".join(str(value).lower().split())
     for label, words in synonyms.items():
         if word == label or word in words:
@@ -112,14 +116,14 @@ def expression_similarity(expected: str, face: Face | None, neutral_weight: floa
     return probs.get(expected, 0.0) / max(max(probs.values()), 1e-9)
 
 
-def _per_person(value, n: int) -> list | None:
+def _per_person(value: object, n: int) -> list[Any] | None:
     """A per-person list as given, or one value repeated for each of the N expected people."""
     if value is None:
         return None
     return list(value) if isinstance(value, (list, tuple)) else [value] * n
 
 
-def cpa(people: list[Person], controls: dict, params: dict, role: str | None) -> dict:
+def cpa(people: list[Person], controls: dict[str, Any], params: CPAParams, role: str | None) -> dict[str, Any]:
     """Sub-scores and the combined score; raises ValueError on malformed ground truth."""
     count = parse_count(controls["count"]) if "count" in controls else None
     lists = {k: len(controls[k]) for k in ("posture", "expression") if isinstance(controls.get(k), (list, tuple))}
@@ -131,14 +135,14 @@ def cpa(people: list[Person], controls: dict, params: dict, role: str | None) ->
     postures = _per_person(controls.get("posture"), n_gt) if n_gt else None   # count=0: nobody to describe
     expressions = _per_person(controls.get("expression"), n_gt) if n_gt else None
     if postures is not None:
-        postures = [parse_posture(p, params["posture_synonyms"]) for p in postures]
+        postures = [parse_posture(p, params.posture_synonyms) for p in postures]
     if expressions is not None:
-        expressions = [expression_label(e, params["expression_synonyms"]) for e in expressions]
-    partial = float(params["partial_credit"])
+        expressions = [expression_label(e, params.expression_synonyms) for e in expressions]
+    partial = float(params.partial_credit)
 
     sim_p = np.array([[posture_similarity(postures[j], p.posture, partial) if postures else 0.0 for j in range(n_gt)]
                       for p in people]).reshape(len(people), n_gt)
-    neutral_weight = float(params.get("neutral_weight", 1.0))
+    neutral_weight = float(params.neutral_weight)
     sim_e = np.array([[expression_similarity(expressions[j], p.face, neutral_weight) if expressions else 0.0 for j in range(n_gt)]
                       for p in people]).reshape(len(people), n_gt)
     rows, cols = linear_sum_assignment(-(sim_p + sim_e)) if people and n_gt else (np.array([], int), np.array([], int))
@@ -156,18 +160,18 @@ def cpa(people: list[Person], controls: dict, params: dict, role: str | None) ->
             "people": [_describe(p, matches.get(i), neutral_weight) for i, p in enumerate(people)]}
 
 
-def _describe(person: Person, match: int | None, neutral_weight: float) -> dict:
-    out = {"box": [round(v, 1) for v in person.box], "matched_to": match,
+def _describe(person: Person, match: int | None, neutral_weight: float) -> dict[str, Any]:
+    out: dict[str, Any] = {"box": [round(v, 1) for v in person.box], "matched_to": match,
            "posture": list(person.posture.labels) if person.posture else None}
     if person.face is not None and person.face.expression:
         probs = calibrated(person.face.expression, neutral_weight)
-        top = max(probs, key=probs.get)
+        top = max(probs, key=lambda label: probs[label])
         out["expression"] = top
         out["expression_p"] = round(probs[top], 4)
     return out
 
 
-def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+def _cpa(features: dict[str, Any], controls: dict[str, Any], params: CPAParams, prompt: Any) -> MetricResult:
     if not any(k in controls for k in ("count", "posture", "expression")):
         return MetricResult.error("no ground truth: give count=, posture= or expression=")
     people, source = people_from(features, params)
@@ -177,11 +181,13 @@ def _cpa(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
         return MetricResult.error(str(exc))
     score = result.pop("score")
     note = getattr(features["pose"], "note", None)
-    extra = {"person_source": source, **({"person_note": note} if note and source == "pose+faces" else {})}
+    extra = {"person_source": source}
+    if note and source == "pose+faces":   # the person detector is configured but its weight is missing
+        extra["degraded"] = f"no person detector, {note}"
     if score is None:
         return MetricResult.skipped("no applicable term (all weights zero)", **result, **extra)
     return MetricResult.ok(score, **result, **extra)
 
 
-METRIC = Metric(name="CPA", angle="CPA", version="4", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
-                optional=("instances",))
+METRIC = Metric(name="CPA", angle="CPA", version="5", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
+                optional=("instances",), params=CPAParams)

@@ -6,16 +6,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..api import Combine
+from .cpa_params import CPAParams
 
 WEIGHTS = ("w_c", "w_p", "w_e")                       # ontology parameter of each term, in this order
 SUBSCORES = ("s_count", "s_posture", "s_expression")  # the `details` key each term is stored under
 
 
-def weights(params: dict, role: str | None) -> dict[str, float]:
-    """The role's weights: `params["role_weights"][role]` where given, else the defaults `params["w_*"]`."""
-    base = {k: float(params[k]) for k in WEIGHTS}
-    override = (params.get("role_weights") or {}).get(role or "", {}) or {}
-    return {k: float(override.get(k, v)) for k, v in base.items()}
+def weights(params: CPAParams, role: str | None) -> dict[str, float]:
+    """The role's weights (by WEIGHTS name): its `role_weights` override where given, else the defaults `w_*`."""
+    override = params.role_weights.get(role or "")
+    given = (override.w_c, override.w_p, override.w_e) if override else (None, None, None)
+    return {name: float(default if mine is None else mine)
+            for name, default, mine in zip(WEIGHTS, (params.w_c, params.w_p, params.w_e), given)}
 
 
 def combine(sub: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -36,7 +38,7 @@ def combine_one(s_count: float | None, s_posture: float | None, s_expression: fl
     return None if np.isnan(value) else value
 
 
-def rescore(sub: np.ndarray, params: dict, roles: np.ndarray) -> np.ndarray:
+def rescore(sub: np.ndarray, params: CPAParams, roles: np.ndarray) -> np.ndarray:
     """Stored rows re-scored, each with its prompt role's weights (as the metric weighs it)."""
     per_role = {r: weights(params, r) for r in set(roles.tolist())}
     w = np.asarray([[per_role[r][k] for k in WEIGHTS] for r in roles], dtype=float).reshape(len(sub), len(WEIGHTS))

@@ -12,21 +12,34 @@ CSE = sqrt(CSE-Cov · CSE-Con). See docs/metrics/cse.md.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..api import Metric, MetricResult
 from ..kernels.cosine import cosine_matrix, cosine_max_ref
 
 
-def linear_map(cos, lo: float, hi: float):
+@dataclass(frozen=True)
+class CSEParams:
+    """`metrics.CSE.params`: the cosine ranges mapped to [0, 1] for coverage and consistency."""
+
+    cov_lo: float
+    cov_hi: float
+    con_lo: float
+    con_hi: float
+
+
+def linear_map(cos: ArrayLike, lo: float, hi: float) -> np.ndarray:
     """Cosine → [0, 1]: `lo` maps to 0, `hi` to 1, clipped outside."""
     if not hi > lo:
         raise ValueError(f"mapping needs hi > lo, got lo={lo}, hi={hi}")
     return np.clip((np.asarray(cos, dtype=np.float64) - lo) / (hi - lo), 0.0, 1.0)
 
 
-def coverage(panel_vectors: np.ndarray, shot_vectors: np.ndarray, lo: float, hi: float) -> dict:
+def coverage(panel_vectors: np.ndarray, shot_vectors: np.ndarray, lo: float, hi: float) -> dict[str, Any]:
     """CSE-Cov with its N×M similarity matrix and the best panel per sub-prompt / sub-prompt per panel."""
     if len(shot_vectors) == 0:
         raise ValueError("coverage needs at least one sub-prompt")
@@ -36,7 +49,7 @@ def coverage(panel_vectors: np.ndarray, shot_vectors: np.ndarray, lo: float, hi:
             "best_panel_score": mapped_best, "best_shot": np.argmax(sim, axis=1)}
 
 
-def consistency(subject_vectors: np.ndarray, found: np.ndarray, lo: float, hi: float) -> dict:
+def consistency(subject_vectors: np.ndarray, found: np.ndarray, lo: float, hi: float) -> dict[str, Any]:
     """CSE-Con over the panels where the subject was found, with the K < 2 rule of the module docstring."""
     found = np.asarray(found, dtype=bool)
     n, k = len(found), int(found.sum())
@@ -54,16 +67,16 @@ def cse_score(cov: float, con: float) -> float:
     return math.sqrt(max(cov, 0.0) * max(con, 0.0))
 
 
-def _r(x, nd=4):
+def _r(x: ArrayLike, nd: int = 4) -> Any:
     return np.round(np.asarray(x, dtype=np.float64), nd).tolist()
 
 
-def _cse(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+def _cse(features: dict[str, Any], controls: dict[str, Any], params: CSEParams, prompt: Any) -> MetricResult:
     layout, clip, subject, dino = features["panels"], features["clip_embed"], features["subject_masks"], features["dino_embed"]
     if len(clip.panel_vectors) != len(layout) or len(dino.found) != len(layout):
         raise ValueError(f"{len(layout)} panels but {len(clip.panel_vectors)} CLIP and {len(dino.found)} DINOv2 panel embeddings")
-    cov = coverage(clip.panel_vectors, clip.text_vectors, float(params["cov_lo"]), float(params["cov_hi"]))
-    con = consistency(dino.vectors, dino.found, float(params["con_lo"]), float(params["con_hi"]))
+    cov = coverage(clip.panel_vectors, clip.text_vectors, float(params.cov_lo), float(params.cov_hi))
+    con = consistency(dino.vectors, dino.found, float(params.con_lo), float(params.con_hi))
     shots = list(clip.texts)
     per_panel = [{"panel": i, "box": layout.boxes[i].tolist(), "best_shot": int(j), "best_shot_text": shots[j],
                   "similarity": round(float(cov["similarity"][i, j]), 4), "subject": bool(dino.found[i]),
@@ -81,10 +94,11 @@ def _cse(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
         subject_k=con["k"], con_mean_cosine=con["mean_cosine"], con_pairwise=_r(con["pairwise"]), con_rule=con["rule"])
 
 
-METRIC = Metric(name="CSE", angle="CSE", version="1", features=("panels", "clip_embed", "subject_masks", "dino_embed"), fn=_cse)
+METRIC = Metric(name="CSE", angle="CSE", version="1", features=("panels", "clip_embed", "subject_masks", "dino_embed"), fn=_cse,
+                params=CSEParams)
 
 
-def derive_shots(prompt, ontology=None) -> dict:
+def derive_shots(prompt: Any, ontology: Any = None) -> dict[str, Any]:
     """Sub-prompts from a core written as `lead-in: shot one; shot two; ...` (or just `a; b; c`), when
     the prompt has no `shots` list; at least two parts, else nothing is derived."""
     core = prompt.core

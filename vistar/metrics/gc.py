@@ -9,15 +9,37 @@ that set the minimum, so users see which defect drove GC.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
 
-from ..api import Metric, MetricResult
+from ..api import Metric, MetricResult, PadimResult
 from . import gc_cues as cues
 
 
-def cue_scores(small: np.ndarray, depth: np.ndarray, padim, params: dict) -> dict[str, dict]:
+@dataclass(frozen=True)
+class GCParams:
+    """`metrics.GC.params`: each cue's settings and the scale its raw value is mapped to [0, 1] with."""
+
+    normal_window: int
+    normal_scale: float
+    curvature_scale: float
+    highlight_value: float
+    highlight_saturation: float
+    highlight_gap_px: int
+    highlight_scale: float
+    canny_low: float
+    canny_high: float
+    contour_min_frac: float
+    contour_scale: float
+    lbp_tiles: int
+    lbp_scale: float
+    padim_tolerance: float
+
+
+def cue_scores(small: np.ndarray, depth: np.ndarray, padim: PadimResult | None, params: GCParams) -> dict[str, dict[str, Any]]:
     """Every available cue's score, raw value and details; SMALL is the thumbnail, DEPTH any resolution."""
     h, w = small.shape[:2]
     depth = np.asarray(depth, np.float32)
@@ -26,27 +48,27 @@ def cue_scores(small: np.ndarray, depth: np.ndarray, padim, params: dict) -> dic
         depth = cv2.resize(np.nan_to_num(depth), (w, h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
     depth_n = cues.normalise_depth(depth)
     raw = {
-        "normals": (cues.normal_dispersion(depth_n, int(params["normal_window"])), params["normal_scale"]),
-        "curvature": (cues.depth_curvature(depth_n), params["curvature_scale"]),
-        "highlights": (cues.highlight_breaks(small, params["highlight_value"], params["highlight_saturation"],
-                                             int(params["highlight_gap_px"])), params["highlight_scale"]),
-        "contours": (cues.contour_fragmentation(small, params["canny_low"], params["canny_high"],
-                                                params["contour_min_frac"]), params["contour_scale"]),
-        "texture": (cues.lbp_irregularity(small, int(params["lbp_tiles"])), params["lbp_scale"]),
+        "normals": (cues.normal_dispersion(depth_n, int(params.normal_window)), params.normal_scale),
+        "curvature": (cues.depth_curvature(depth_n), params.curvature_scale),
+        "highlights": (cues.highlight_breaks(small, params.highlight_value, params.highlight_saturation,
+                                             int(params.highlight_gap_px)), params.highlight_scale),
+        "contours": (cues.contour_fragmentation(small, params.canny_low, params.canny_high,
+                                                params.contour_min_frac), params.contour_scale),
+        "texture": (cues.lbp_irregularity(small, int(params.lbp_tiles)), params.lbp_scale),
     }
     out = {name: {"score": round(cues.to_score(value, scale), 6), "value": round(value, 6), **details}
            for name, ((value, details), scale) in raw.items()}
     if padim is not None:
         excess = max(0.0, padim.score / max(padim.s_ref, 1e-12) - 1.0)
-        out["padim"] = {"score": round(math.exp(-excess / params["padim_tolerance"]), 6), "value": round(padim.score, 6),
+        out["padim"] = {"score": round(math.exp(-excess / params.padim_tolerance), 6), "value": round(padim.score, 6),
                         "s_ref": round(padim.s_ref, 6), "stats_hash": padim.stats_hash}
     return out
 
 
-def _gc(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+def _gc(features: dict[str, Any], controls: dict[str, Any], params: GCParams, prompt: Any) -> MetricResult:
     scores = cue_scores(features["thumbnail"], features["depth"], features["padim"], params)
     worst = min(scores, key=lambda name: (scores[name]["score"], name))
     return MetricResult.ok(scores[worst]["score"], cues=scores, weakest=worst, n_cues=len(scores))
 
 
-METRIC = Metric(name="GC", angle="GC", version="1", features=("thumbnail", "depth", "padim"), fn=_gc)
+METRIC = Metric(name="GC", angle="GC", version="1", features=("thumbnail", "depth", "padim"), fn=_gc, params=GCParams)

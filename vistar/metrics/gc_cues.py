@@ -5,11 +5,11 @@ the ontology (`metrics.GC.params`) so calibration can fit them. Inputs are at wo
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import cv2
 import numpy as np
 
-from ..features.thumbnail import resize_longest  # noqa: F401 - the thumbnail stage's resize, used by the cues' callers
 from ..kernels.depth_geometry import mean_abs_laplacian_ref, normal_dispersion_ref
 from ..kernels.lbp import lbp_tile_histograms
 
@@ -26,20 +26,20 @@ def normalise_depth(depth: np.ndarray) -> np.ndarray:
     return np.nan_to_num(out, nan=0.0)
 
 
-def normal_dispersion(depth_n: np.ndarray, window: int) -> tuple[float, dict]:
+def normal_dispersion(depth_n: np.ndarray, window: int) -> tuple[float, dict[str, Any]]:
     """Mean angle (radians) between each surface normal and the mean normal of its window: 0 on any plane
     (definition and accelerated versions: `vistar.kernels.depth_geometry`)."""
     value = normal_dispersion_ref(depth_n, window)
     return value, {"mean_angle_rad": round(value, 6)}
 
 
-def depth_curvature(depth_n: np.ndarray) -> tuple[float, dict]:
+def depth_curvature(depth_n: np.ndarray) -> tuple[float, dict[str, Any]]:
     """Mean |5-point Laplacian| of range-normalised depth over interior pixels: 0 on any plane."""
     value = mean_abs_laplacian_ref(depth_n)
     return value, {"mean_abs_laplacian": round(value, 6)}
 
 
-def highlight_breaks(image: np.ndarray, value_min: float, saturation_max: float, gap_px: int) -> tuple[float, dict]:
+def highlight_breaks(image: np.ndarray, value_min: float, saturation_max: float, gap_px: int) -> tuple[float, dict[str, Any]]:
     """Specular highlights (bright, unsaturated) that a closing of GAP_PX would join are one highlight broken
     apart; value = extra fragments per highlight. No highlight → 0 (nothing to judge)."""
     hsv = cv2.cvtColor(image, cv2.COLOR_RGB2HSV)
@@ -59,7 +59,7 @@ def _components(mask: np.ndarray, min_area: int) -> int:
     return int((stats[1:, cv2.CC_STAT_AREA] >= min_area).sum()) if n > 1 else 0
 
 
-def contour_fragmentation(image: np.ndarray, low: float, high: float, min_frac: float) -> tuple[float, dict]:
+def contour_fragmentation(image: np.ndarray, low: float, high: float, min_frac: float) -> tuple[float, dict[str, Any]]:
     """Share of Canny edge pixels in components shorter than MIN_FRAC of the diagonal: broken contours
     fall apart into short pieces. No edges → 0."""
     gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
@@ -74,7 +74,7 @@ def contour_fragmentation(image: np.ndarray, low: float, high: float, min_frac: 
     return short / total, {"edge_px": total, "segments": int(n - 1), "short_px": short}
 
 
-def lbp_irregularity(image: np.ndarray, tiles: int) -> tuple[float, dict]:
+def lbp_irregularity(image: np.ndarray, tiles: int) -> tuple[float, dict[str, Any]]:
     """Mean Jensen–Shannon divergence (bits) between each tile's uniform-LBP (P=8, R=1) histogram and the
     whole image's (LBP codes and tile histograms: `vistar.kernels.lbp`): a regular texture looks the same
     everywhere (≈ 0)."""
@@ -93,7 +93,7 @@ def lbp_irregularity(image: np.ndarray, tiles: int) -> tuple[float, dict]:
 def _js(p: np.ndarray, q: np.ndarray) -> float:
     m = (p + q) / 2
 
-    def kl(a, b):
+    def kl(a: np.ndarray, b: np.ndarray) -> float:
         nz = a > 0
         return float((a[nz] * np.log2(a[nz] / b[nz])).sum())
 

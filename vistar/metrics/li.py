@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import ndimage
 
-from ..api import Metric, MetricResult
-from ..features.shadows import ShadowMap
-from ..features.types import Instances
+from ..api import Instances, Metric, MetricResult, ShadowMap
 from .camera_pitch import CameraPitch, estimate_pitch
+from .li_params import LIParams
 from .light_geometry import PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light, robust_direction
 
 
@@ -79,19 +79,19 @@ _TIERS = ("clean", "shares a shadow with another object", "shadow leaves the fra
 @dataclass(frozen=True)
 class LightReading:
     vector: np.ndarray | None     # scene light direction, None without a usable pair
-    pairs: list[dict]             # per object-shadow pair: tier, shape, direction, used
+    pairs: list[dict[str, Any]]             # per object-shadow pair: tier, shape, direction, used
     n_objects: int
     pitch: CameraPitch
     frontal: bool                 # the shadows run away from the camera, behind their objects: low confidence
 
 
-def read_light(instances: Instances, shadow: np.ndarray, params: dict, image: np.ndarray | None = None) -> LightReading:
+def read_light(instances: Instances, shadow: np.ndarray, params: LIParams, image: np.ndarray | None = None) -> LightReading:
     """The scene light from every object-shadow pair, each read at its own local camera pitch. IMAGE (any
     resolution, e.g. the thumbnail) lets the pitch come from the horizon."""
-    objects = salient_objects(instances, float(params["min_confidence"]), float(params["min_object_area_frac"]))
+    objects = salient_objects(instances, float(params.min_confidence), float(params.min_object_area_frac))
     pitch = estimate_pitch(image, [instances.masks[i] for i in objects], shadow.shape[0], params)
-    pairs = associate(instances, objects, shadow, float(params["touch_frac"]))
-    min_area = float(params["min_shadow_area_frac"]) * shadow.size
+    pairs = associate(instances, objects, shadow, float(params.touch_frac))
+    min_area = float(params.min_shadow_area_frac) * shadow.size
     candidates, rows = [], []
     for idx in sorted(pairs):
         pixels, contested = pairs[idx]
@@ -112,28 +112,28 @@ def read_light(instances: Instances, shadow: np.ndarray, params: dict, image: np
     for tier, _, row in candidates:
         row["used"] = tier == best
     vector = robust_direction([v for tier, v, _ in candidates if tier == best])
-    frontal = math.degrees(math.atan2(abs(vector[0]), vector[2])) < float(params["frontal_cone_deg"])
+    frontal = math.degrees(math.atan2(abs(vector[0]), vector[2])) < float(params.frontal_cone_deg)
     return LightReading(vector, rows, len(objects), pitch, frontal)
 
 
-def estimate_light(instances: Instances, shadow: np.ndarray, params: dict,
-                   image: np.ndarray | None = None) -> tuple[np.ndarray | None, list[dict], int]:
+def estimate_light(instances: Instances, shadow: np.ndarray, params: LIParams,
+                   image: np.ndarray | None = None) -> tuple[np.ndarray | None, list[dict[str, Any]], int]:
     """(scene light vector or None, per-pair details, number of salient objects): read_light without the
     pitch and confidence records, for callers that only compare directions."""
     reading = read_light(instances, shadow, params, image)
     return reading.vector, reading.pairs, reading.n_objects
 
 
-def _describe(v: np.ndarray) -> dict:
+def _describe(v: np.ndarray) -> dict[str, Any]:
     return {"vector": [round(float(c), 4) for c in v],
             "azimuth_deg": round(math.degrees(math.atan2(v[0], v[2])), 1),
             "elevation_deg": round(math.degrees(math.asin(max(-1.0, min(1.0, float(v[1]))))), 1)}
 
 
-def _li(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+def _li(features: dict[str, Any], controls: dict[str, Any], params: LIParams, prompt: Any) -> MetricResult:
     if "light" not in controls:
         return MetricResult.error("no expected light direction: give light=\"...\" or an anchor phrase in the core")
-    anchors = anchors_from_params(params["anchors"])
+    anchors = anchors_from_params(params.anchors)
     try:
         expected, label = parse_light(controls["light"], anchors)
     except ValueError as exc:
@@ -148,11 +148,12 @@ def _li(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     estimate = _describe(reading.vector)
     if reading.frontal:
         return MetricResult.skipped(
-            f"low confidence: the shadows run away from the camera (light within {params['frontal_cone_deg']}° of "
+            f"low confidence: the shadows run away from the camera (light within {params.frontal_cone_deg}° of "
             "the front), behind their objects, which can hide their tips", **info, tentative_estimate=estimate)
     angle = angle_between(reading.vector, expected)
     return MetricResult.ok(li_score(reading.vector, expected), **info, estimate=estimate,
                            angle_deg=round(math.degrees(angle), 2), n_pairs=sum(bool(p.get("used")) for p in reading.pairs))
 
 
-METRIC = Metric(name="LI", angle="LI", version="3", features=("instances", "shadows"), fn=_li, optional=("thumbnail",))
+METRIC = Metric(name="LI", angle="LI", version="3", features=("instances", "shadows"), fn=_li, optional=("thumbnail",),
+                params=LIParams)

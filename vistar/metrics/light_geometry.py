@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from ..api import parse
+from .li_params import LightAnchor, LIParams
 
 
 @dataclass(frozen=True)
@@ -25,11 +29,12 @@ def normalize_phrase(text: str) -> str:
     return " ".join(w for w in words if w not in ("the", "a", "an"))
 
 
-def anchors_from_params(raw: list[dict]) -> list[Anchor]:
+def anchors_from_params(anchors: tuple[LightAnchor, ...]) -> list[Anchor]:
+    """The `anchors` parameter with unit vectors."""
     out = []
-    for item in raw:
-        v = np.asarray(item["vector"], float)
-        out.append(Anchor(item["phrase"], v / np.linalg.norm(v), tuple(item.get("aliases") or ())))
+    for item in anchors:
+        v = np.asarray(item.vector, float)
+        out.append(Anchor(item.phrase, v / np.linalg.norm(v), item.aliases))
     return out
 
 
@@ -48,7 +53,7 @@ def find_anchor(text: str, anchors: list[Anchor]) -> Anchor | None:
     return best
 
 
-def parse_light(value, anchors: list[Anchor]) -> tuple[np.ndarray, str]:
+def parse_light(value: object, anchors: list[Anchor]) -> tuple[np.ndarray, str]:
     """A `light=` value -> (unit vector, canonical label). Accepts an anchor phrase/alias (optionally without
     the "light from" prefix) or three numbers "x, y, z"; raises ValueError naming the anchors otherwise."""
     if isinstance(value, (list, tuple)) and len(value) == 3:
@@ -56,17 +61,18 @@ def parse_light(value, anchors: list[Anchor]) -> tuple[np.ndarray, str]:
     else:
         text = str(value)
         found = re.findall(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?", text)
-        numbers = [float(v) for v in found] if len(found) == 3 and not re.search(r"[a-df-zA-DF-Z]", text) else None
-        if numbers is None:
+        if len(found) == 3 and not re.search(r"[a-df-zA-DF-Z]", text):
+            numbers = [float(v) for v in found]
+        else:
             wanted = normalize_phrase(text)
             for anchor in anchors:
                 if any(wanted == n or f"light from {wanted}" == n for n in _names(anchor)):
                     return anchor.vector, anchor.phrase
-            anchor = find_anchor(text, anchors)
-            if anchor is None:
+            found_anchor = find_anchor(text, anchors)
+            if found_anchor is None:
                 known = "; ".join(a.phrase for a in anchors)
                 raise ValueError(f"light={value!r} is neither an anchor phrase nor 'x, y, z' (anchors: {known})")
-            return anchor.vector, anchor.phrase
+            return found_anchor.vector, found_anchor.phrase
     v = np.asarray(numbers, float)
     if not np.isfinite(v).all() or np.linalg.norm(v) == 0:
         raise ValueError(f"light={value!r}: vector must be finite and non-zero")
@@ -116,7 +122,8 @@ def silhouette_fits(object_mask: np.ndarray, pitch_deg: float) -> tuple[float, f
     return iou(disc), iou(upright)
 
 
-def _tip(sx: np.ndarray, sy: np.ndarray, base: tuple[float, float], sin_p: float, quantile: float):
+def _tip(sx: np.ndarray, sy: np.ndarray, base: tuple[float, float], sin_p: float,
+         quantile: float) -> tuple[tuple[float, float], np.ndarray]:
     """(tip in the image, tip on the ground relative to BASE): the mean of the shadow pixels whose ground
     distance from BASE is at or above QUANTILE (robust to a stray pixel)."""
     gx = sx + 0.5 - base[0]
@@ -191,14 +198,15 @@ def robust_direction(vectors: list[np.ndarray]) -> np.ndarray:
         if np.linalg.norm(new - est) < 1e-9:
             break
         est = new
-    return est
+    return np.asarray(est, float)
 
 
-def derive_light(prompt, ontology=None) -> dict:
+def derive_light(prompt: Any, ontology: Any = None) -> dict[str, Any]:
     """LI deriver: an anchor phrase (or alias) in the core becomes `light=` when the prompt gives none."""
     if ontology is None:
         from ..ontology import Ontology
 
         ontology = Ontology.load()
-    anchor = find_anchor(prompt.core, anchors_from_params(ontology.metric_params("LI").get("anchors") or []))
+    params = parse(LIParams, ontology.metric_params("LI"), "metrics.LI.params")
+    anchor = find_anchor(prompt.core, anchors_from_params(params.anchors))
     return {"light": anchor.phrase} if anchor else {}

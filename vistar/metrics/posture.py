@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -26,12 +28,14 @@ COMPATIBLE = {frozenset(p) for p in [("standing", "walking"), ("walking", "runni
                                       ("upright", "standing"), ("upright", "sitting"), ("upright", "walking"),
                                       ("upright", "running"), ("upright", "kneeling")]}
 
+Visible = Callable[..., bool]   # are all these landmarks seen?
+
 
 @dataclass(frozen=True)
 class Posture:
     body: str | None                 # one of BODY_LABELS, None when the evidence is insufficient
     arms: str | None                 # one of ARM_LABELS, None when the wrists are unseen
-    reasons: dict = field(default_factory=dict)
+    reasons: dict[str, Any] = field(default_factory=dict)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -45,7 +49,7 @@ def _tilt(vec: np.ndarray, down: bool) -> float:
     return float(math.degrees(math.acos(np.clip(vec @ ref / n, -1, 1)))) if n > 0 else 0.0
 
 
-def _angle(a, b, c) -> float:
+def _angle(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
     """Interior angle at B in degrees."""
     u, v = a - b, c - b
     nu, nv = np.linalg.norm(u), np.linalg.norm(v)
@@ -54,7 +58,9 @@ def _angle(a, b, c) -> float:
 
 def classify(landmarks: np.ndarray, min_visibility: float = 0.5) -> Posture:
     pts, seen = landmarks[:, :2], landmarks[:, 3] >= min_visibility
-    vis = lambda *idx: all(seen[i] for i in idx)  # noqa: E731
+    def vis(*idx: int) -> bool:
+        return all(seen[i] for i in idx)
+
     if not vis(L_SHOULDER, R_SHOULDER):
         return Posture(None, None, {"why": "shoulders unseen"})
     shoulders = (pts[L_SHOULDER] + pts[R_SHOULDER]) / 2
@@ -62,13 +68,14 @@ def classify(landmarks: np.ndarray, min_visibility: float = 0.5) -> Posture:
     hips = (pts[L_HIP] + pts[R_HIP]) / 2 if hips_seen else None
     torso = float(np.linalg.norm(shoulders - hips)) if hips_seen else 1.3 * float(np.linalg.norm(pts[L_SHOULDER] - pts[R_SHOULDER]))
     torso = max(torso, 1e-6)
-    reasons: dict = {}
+    reasons: dict[str, Any] = {}
     body = _body(pts, vis, shoulders, hips, torso, reasons)
     arms = _arms(pts, vis, torso, reasons)
     return Posture(body, arms, reasons)
 
 
-def _body(pts, vis, shoulders, hips, torso, reasons) -> str | None:
+def _body(pts: np.ndarray, vis: Visible, shoulders: np.ndarray, hips: np.ndarray | None, torso: float,
+          reasons: dict[str, Any]) -> str | None:
     if hips is None:
         line = pts[R_SHOULDER] - pts[L_SHOULDER]
         tilt = abs(math.degrees(math.atan2(line[1], abs(line[0]) + 1e-9)))
@@ -112,7 +119,7 @@ def _body(pts, vis, shoulders, hips, torso, reasons) -> str | None:
     return None
 
 
-def _arms(pts, vis, torso, reasons) -> str | None:
+def _arms(pts: np.ndarray, vis: Visible, torso: float, reasons: dict[str, Any]) -> str | None:
     raised, out, down, known = 0, 0, 0, 0
     for shoulder, elbow, wrist in ((L_SHOULDER, L_ELBOW, L_WRIST), (R_SHOULDER, R_ELBOW, R_WRIST)):
         if not vis(wrist):
@@ -154,7 +161,7 @@ def posture_similarity(expected: tuple[str, ...], posture: Posture | None, parti
     return sum(label_credit(e, detected, partial) for e in expected) / len(expected)
 
 
-def parse_posture(text: str, synonyms: dict[str, list[str]]) -> tuple[str, ...]:
+def parse_posture(text: str, synonyms: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
     """'standing with arms raised' -> ('standing', 'arms_raised'); longest synonym first, unknown words ignored;
     raises ValueError if nothing is recognised."""
     s = " " + " ".join(re.sub(r"[^a-z0-9]+", " ", str(text).lower()).split()) + " "

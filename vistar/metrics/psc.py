@@ -14,13 +14,33 @@ product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pai
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
-from ..api import Metric, MetricResult
-from ..features.types import Instances
+from ..api import Instances, Metric, MetricResult
 from ..kernels.chaos import pair_stats
 from .psc_support import support_below
+
+
+@dataclass(frozen=True)
+class PSCParams:
+    """`metrics.PSC.params` (values and meaning: vistar/data/ontology.yaml, docs/metrics/psc.md)."""
+
+    touch_frac: float
+    band_frac: float
+    eps_frac: float
+    c_ref: float
+    attach_enclosure: float
+    attach_relax: float
+    flush_frac: float
+    support_relax: float
+    step_frac: float
+    min_confidence: float
+    min_area_frac: float
+    min_region_px: int
+    kernel: Literal["auto", "numpy", "numba", "triton"] = "auto"
 
 
 def candidate_pairs(boxes: np.ndarray, reach: float) -> np.ndarray:
@@ -52,23 +72,23 @@ def chaos_from_stats(stats: np.ndarray, eps: float) -> np.ndarray:
     """C for each row of `kernels.chaos` statistics (rows must have non-empty sets)."""
     inter_a, inter_b = stats[:, 0] / stats[:, 1], stats[:, 2] / stats[:, 3]
     non_a, non_b = stats[:, 4] / stats[:, 5], stats[:, 6] / stats[:, 7]
-    return np.abs(inter_a - inter_b) / (np.abs(non_a - non_b) + eps)
+    return np.asarray(np.abs(inter_a - inter_b) / (np.abs(non_a - non_b) + eps), float)
 
 
-def contact_radii(height: int, width: int, params: dict) -> tuple[int, int]:
+def contact_radii(height: int, width: int, params: PSCParams) -> tuple[int, int]:
     """(touch, band) in pixels from their fractions of the image diagonal (segmentation errors scale with it)."""
     diagonal = float(np.hypot(height, width))
-    return max(1, math.ceil(params["touch_frac"] * diagonal)), max(1, round(params["band_frac"] * diagonal))
+    return max(1, math.ceil(params.touch_frac * diagonal)), max(1, round(params.band_frac * diagonal))
 
 
-def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[dict]:
+def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> list[dict[str, Any]]:
     """Every interacting pair with its chaos value, attachment flag, support, weight and pair score (fixed order)."""
     height, width = depth.shape
     if instances.masks.shape[1:] != (height, width):
         raise ValueError(f"instance masks {instances.masks.shape[1:]} and depth {depth.shape} differ in size")
     keep = [k for k in range(len(instances))
-            if instances.confidences[k] >= params["min_confidence"]
-            and instances.masks[k].sum() >= params["min_area_frac"] * height * width]
+            if instances.confidences[k] >= params.min_confidence
+            and instances.masks[k].sum() >= params.min_area_frac * height * width]
     if len(keep) < 2:
         return []
     finite = np.isfinite(depth)
@@ -79,11 +99,11 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[d
     if len(pairs) == 0:
         return []
     depth = np.where(np.isfinite(depth), depth, 0.0).astype(np.float64)
-    stats = pair_stats(masks, depth, pairs, touch, band, backend=params.get("kernel", "auto"))
+    stats = pair_stats(masks, depth, pairs, touch, band, backend=params.kernel)
     scale = depth_scale(depth)
-    eps = params["eps_frac"] * scale + 1e-12
+    eps = params.eps_frac * scale + 1e-12
     out = []
-    min_px = int(params["min_region_px"])
+    min_px = int(params.min_region_px)
     for (i, j), row in zip(pairs, stats):
         if row[8] == 0:
             continue  # boxes near, masks not touching
@@ -95,12 +115,12 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: dict) -> list[d
         row = _body_fallback(row, min_px)
         chaos = float(chaos_from_stats(row[None], eps)[0])
         small, large = (i, j) if _area(boxes[i]) <= _area(boxes[j]) else (j, i)
-        attached = (enclosure(boxes[small], boxes[large]) >= params["attach_enclosure"]
-                    and _flush(row, small_is_a=small == i, tolerance=params["flush_frac"] * scale))
+        attached = (enclosure(boxes[small], boxes[large]) >= params.attach_enclosure
+                    and _flush(row, small_is_a=small == i, tolerance=params.flush_frac * scale))
         front, back = (i, j) if row[0] / row[1] >= row[2] / row[3] else (j, i)   # nearer at the contact
-        support = support_below(masks[front], masks[back], depth, touch + 2, params["step_frac"] * scale)
-        c_ref = params["c_ref"] * (params["attach_relax"] if attached else 1.0)
-        c_ref *= 1.0 - (1.0 - params["support_relax"]) * support
+        support = support_below(masks[front], masks[back], depth, touch + 2, params.step_frac * scale)
+        c_ref = params.c_ref * (params.attach_relax if attached else 1.0)
+        c_ref *= 1.0 - (1.0 - params.support_relax) * support
         consistency = chaos / (chaos + c_ref)
         weight = float(conf[i] * conf[j])
         out.append({**pair, "status": "scored", "chaos": round(chaos, 6), "attached": attached,
@@ -114,7 +134,7 @@ def _flush(row: np.ndarray, small_is_a: bool, tolerance: float) -> bool:
     with no depth step (a ball sunk into a block's face) is a penetration, not an attachment."""
     body_small = row[4] / row[5] if small_is_a else row[6] / row[7]
     contact_large = row[2] / row[3] if small_is_a else row[0] / row[1]
-    return abs(body_small - contact_large) <= tolerance
+    return bool(abs(body_small - contact_large) <= tolerance)
 
 
 def _body_fallback(row: np.ndarray, min_px: int) -> np.ndarray:
@@ -130,7 +150,7 @@ def _area(box: np.ndarray) -> float:
     return float((box[2] - box[0]) * (box[3] - box[1]))
 
 
-def _psc(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+def _psc(features: dict[str, Any], controls: dict[str, Any], params: PSCParams, prompt: Any) -> MetricResult:
     depth = np.asarray(features["depth"])
     if depth_scale(depth) <= 0:
         return MetricResult.skipped("depth map is flat or empty: contacts cannot be judged")
@@ -145,4 +165,4 @@ def _psc(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="3", features=("instances", "depth"), fn=_psc)
+METRIC = Metric(name="PSC", angle="PSC", version="3", features=("instances", "depth"), fn=_psc, params=PSCParams)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ..features.ocr import OcrLine, text_corners
+from ..api import OcrLine, text_corners
+
+LevelBox = tuple[float, float, float, float, OcrLine]   # a line's bounds once levelled, and the line
 
 
 def line_angle(line: OcrLine) -> float:
@@ -58,7 +60,7 @@ def reading_order(lines: list[OcrLine], columns: bool = False, column_gap: float
     return [box[4] for box in ordered]
 
 
-def level_boxes(lines: list[OcrLine]) -> tuple[list[tuple], float]:
+def level_boxes(lines: list[OcrLine]) -> tuple[list[LevelBox], float]:
     """Each line's bounds (x0, y0, x1, y1, line) after turning by minus the dominant text angle, so that the
     lines lie level, and the median line height."""
     turn = math.radians(-text_angle(lines))
@@ -71,7 +73,7 @@ def level_boxes(lines: list[OcrLine]) -> tuple[list[tuple], float]:
     return boxes, max(1.0, heights[len(heights) // 2])
 
 
-def _by_columns(boxes: list[tuple], median: float, gap: float) -> list[tuple]:
+def _by_columns(boxes: list[LevelBox], median: float, gap: float) -> list[LevelBox]:
     """Rows, except the longest run of rows that starts as columns, which is read column by column. A cut through
     all lines is not enough: a title centred over a narrow left column lies wholly right of the gutter and would
     be read as the head of the right column."""
@@ -84,18 +86,19 @@ def _by_columns(boxes: list[tuple], median: float, gap: float) -> list[tuple]:
     a, b = max(runs, key=lambda run: (run[1] - run[0], -run[0]))  # the longest run, the topmost of equals
     body = _flat(rows[a:b])
     cut = _column_cut(body, gap)
+    assert cut is not None   # the run was chosen because its rows split at a cut (_columns_start)
     return [box for part in (_flat(rows[:a]), [x for x in body if x[2] <= cut], [x for x in body if x[2] > cut],
                              _flat(rows[b:])) for box in _by_columns(part, median, gap)]
 
 
-def _columns_start(rows: list[list[tuple]], gap: float) -> bool:
+def _columns_start(rows: list[list[LevelBox]], gap: float) -> bool:
     """These rows split into columns, which start together: the first row has a line on each side of the cut
     (a title set off to one side is not a column)."""
     cut = _column_cut(_flat(rows), gap)
     return cut is not None and min(b[2] for b in rows[0]) <= cut < max(b[2] for b in rows[0])
 
 
-def _column_cut(boxes: list[tuple], min_gap: float) -> float | None:
+def _column_cut(boxes: list[LevelBox], min_gap: float) -> float | None:
     """Where the widest blank vertical band wider than `min_gap` starts, or None."""
     spans = sorted((b[0], b[2]) for b in boxes)
     best, cut, reach = min_gap, None, spans[0][1]
@@ -106,9 +109,11 @@ def _column_cut(boxes: list[tuple], min_gap: float) -> float | None:
     return cut
 
 
-def _rows(boxes: list[tuple], median: float) -> list[list[tuple]]:
-    centre = lambda b: (b[1] + b[3]) / 2  # noqa: E731
-    rows: list[list[tuple]] = []
+def _rows(boxes: list[LevelBox], median: float) -> list[list[LevelBox]]:
+    def centre(b: LevelBox) -> float:
+        return (b[1] + b[3]) / 2
+
+    rows: list[list[LevelBox]] = []
     for box in sorted(boxes, key=lambda b: (centre(b), b[0])):
         if rows and abs(centre(box) - sum(map(centre, rows[-1])) / len(rows[-1])) <= median / 2:
             rows[-1].append(box)
@@ -117,5 +122,5 @@ def _rows(boxes: list[tuple], median: float) -> list[list[tuple]]:
     return [sorted(row, key=lambda b: b[0]) for row in rows]
 
 
-def _flat(rows: list[list[tuple]]) -> list[tuple]:
+def _flat(rows: list[list[LevelBox]]) -> list[LevelBox]:
     return [box for row in rows for box in row]

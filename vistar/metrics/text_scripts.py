@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
+from typing import Any
 
 from .text_similarity import APOSTROPHES, strip_accents
 
@@ -24,7 +26,7 @@ def script_of(char: str) -> str:
     return {"CJK": "Han"}.get(word, word.title())
 
 
-def script_names(scripts) -> set[str]:
+def script_names(scripts: Iterable[str] | str) -> set[str]:
     """`metrics.TR.params.scripts` as a set: a list of names, or one name (`scripts: Latin` in YAML)."""
     return {scripts} if isinstance(scripts, str) else set(scripts)
 
@@ -52,11 +54,12 @@ def unreadable(expected: str, alphabet: frozenset[str] | None, *, case_sensitive
     return sorted({c for c in _letters(expected) if not _readable(c, alphabet, case_sensitive, fold_accents)})
 
 
-def unscored_scripts(expected: str, scripts) -> dict[str, list[str]]:
+def unscored_scripts(expected: str, scripts: Iterable[str] | str) -> dict[str, list[str]]:
     """Script → its letters, for the words of the expected text written in scripts TR is not set to score: words
     of two or more letters none of which is of a scored script. A lone letter or one inside a scored-script word
     is a symbol (`π`, `5Ω`, `10 µm`), read by the recogniser like one, and does not make the text Greek."""
-    allowed, out = script_names(scripts), {}
+    allowed = script_names(scripts)
+    out: dict[str, set[str]] = {}
     for word in _WORD.findall(unicodedata.normalize("NFKC", expected)):
         letters = [c for c in word if unicodedata.category(c)[0] == "L" and c not in APOSTROPHES]
         if len(letters) >= 2 and not any(script_of(c) in allowed for c in letters):
@@ -74,8 +77,8 @@ def by_script(letters: list[str]) -> str:
                      for s, cs in sorted(groups.items()))
 
 
-def support(expected: str, alphabet: frozenset[str] | None, scripts, *, case_sensitive: bool = False,
-            fold_accents: bool = False) -> tuple[str | None, dict]:
+def support(expected: str, alphabet: frozenset[str] | None, scripts: Iterable[str] | str, *, case_sensitive: bool = False,
+            fold_accents: bool = False) -> tuple[str | None, dict[str, Any]]:
     """(why TR cannot score this text, details) — (None, {}) when it can. Letters the recogniser cannot output
     come first (they can never be read); then scripts TR is not set to score."""
     missing = unreadable(expected, alphabet, case_sensitive=case_sensitive, fold_accents=fold_accents)

@@ -9,22 +9,49 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from dataclasses import dataclass
+from typing import Any, overload
 
-from ..api import Combine, Metric, MetricResult
-from ..features.ocr import OcrLine, OcrResult
+import numpy as np
+
+from ..api import Combine, Metric, MetricResult, OcrLine, OcrResult
 from .text_layout import level_boxes, line_angle, line_height, reading_order, sets_direction, text_angle
 from .text_scripts import support
 from .text_similarity import char_similarity, normalize_text, word_similarity
 
 
-def fuse(char, token, w_char: float):
+@dataclass(frozen=True)
+class TRParams:
+    """`metrics.TR.params` (values and meaning: vistar/data/ontology.yaml, docs/metrics/tr.md)."""
+
+    w_char: float
+    min_confidence: float
+    min_box_height_frac: float
+    min_glyph_confidence: float
+    glyph_gap: float
+    stray_confidence: float
+    stray_angle: float
+    column_gap: float
+    case_sensitive: bool
+    strip_punctuation: bool
+    fold_accents: bool
+    scripts: tuple[str, ...] | str      # one name is read as a list of one
+
+
+@overload
+def fuse(char: float, token: float, w_char: float) -> float: ...
+@overload
+def fuse(char: np.ndarray, token: np.ndarray, w_char: float) -> np.ndarray: ...
+
+
+def fuse(char: Any, token: Any, w_char: float) -> Any:
     """TR from its two sub-scores (floats or numpy arrays: calibration re-scores stored rows with this)."""
     return w_char * char + (1.0 - w_char) * token
 
 
 def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float, min_glyph_confidence: float = 0.0,
                  glyph_gap: float = math.inf, expected: str = "", stray_confidence: float = 0.0,
-                 stray_angle: float = math.inf) -> tuple[list[OcrLine], dict]:
+                 stray_angle: float = math.inf) -> tuple[list[OcrLine], dict[str, Any]]:
     """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), readings
     across the text lines' direction (`_strays`) and decorative glyphs (`_glyphs`)."""
     keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "stray": 0, "glyph": 0}
@@ -80,7 +107,7 @@ def _glyphs(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float,
     return out
 
 
-def expected_text(controls: dict) -> str | None:
+def expected_text(controls: dict[str, Any]) -> str | None:
     """`text=` as one string; a list is joined by spaces in the order given (write it in reading order)."""
     value = controls.get("text")
     if isinstance(value, (list, tuple)):
@@ -88,40 +115,40 @@ def expected_text(controls: dict) -> str | None:
     return None if value is None else str(value)
 
 
-def tr_score(recognised: str, expected: str, w_char: float, **norm) -> dict:
+def tr_score(recognised: str, expected: str, w_char: float, **norm: bool) -> dict[str, Any]:
     rec, exp = normalize_text(recognised, **norm), normalize_text(expected, **norm)
     char, token = char_similarity(rec, exp), word_similarity(rec, exp)
     return {"score": fuse(char, token, w_char), "char": char, "token": token, "recognised": rec, "expected": exp}
 
 
-def _best_reading(lines: list[OcrLine], expected: str, params: dict, norm: dict) -> tuple[dict, list[OcrLine], str]:
+def _best_reading(lines: list[OcrLine], expected: str, params: TRParams,
+                  norm: dict[str, bool]) -> tuple[dict[str, Any], list[OcrLine], str]:
     """Score the rows reading and, where the layout has columns, the column reading; keep the better. A grid of
     words is read either way by people; which one the prompt meant is told by the expected text."""
-    best = None
-    for layout in ("rows", "columns"):
-        ordered = reading_order(lines, columns=layout == "columns", column_gap=float(params["column_gap"]))
-        if best is not None and ordered == best[1]:
-            continue
-        result = tr_score(" ".join(ln.text for ln in ordered), expected, float(params["w_char"]), **norm)
-        if best is None or result["score"] > best[0]["score"]:
-            best = (result, ordered, layout)
+    ordered = reading_order(lines, columns=False, column_gap=float(params.column_gap))
+    best = (tr_score(" ".join(ln.text for ln in ordered), expected, float(params.w_char), **norm), ordered, "rows")
+    columns = reading_order(lines, columns=True, column_gap=float(params.column_gap))
+    if columns != ordered:
+        result = tr_score(" ".join(ln.text for ln in columns), expected, float(params.w_char), **norm)
+        if result["score"] > best[0]["score"]:
+            best = (result, columns, "columns")
     return best
 
 
-def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
+def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, prompt: Any) -> MetricResult:
     expected = expected_text(controls)
     if expected is None:
         return MetricResult.error('TR needs the expected text: add text="..." or a double-quoted span to the prompt')
     ocr = features["ocr"]
-    norm = {"case_sensitive": bool(params["case_sensitive"]), "strip_punctuation": bool(params["strip_punctuation"]),
-            "fold_accents": bool(params["fold_accents"])}
-    why, unsupported = support(expected, ocr.alphabet, params["scripts"],
+    norm = {"case_sensitive": bool(params.case_sensitive), "strip_punctuation": bool(params.strip_punctuation),
+            "fold_accents": bool(params.fold_accents)}
+    why, unsupported = support(expected, ocr.alphabet, params.scripts,
                                case_sensitive=norm["case_sensitive"], fold_accents=norm["fold_accents"])
     if why:  # an exact render would score like no text, or the reading is not trusted: say so, never score low
         return MetricResult.skipped(why, **unsupported)
-    lines, dropped = filter_lines(ocr, float(params["min_confidence"]), float(params["min_box_height_frac"]),
-                                  float(params["min_glyph_confidence"]), float(params["glyph_gap"]), expected,
-                                  float(params["stray_confidence"]), float(params["stray_angle"]))
+    lines, dropped = filter_lines(ocr, float(params.min_confidence), float(params.min_box_height_frac),
+                                  float(params.min_glyph_confidence), float(params.glyph_gap), expected,
+                                  float(params.stray_confidence), float(params.stray_angle))
     result, ordered, layout = _best_reading(lines, expected, params, norm)
     return MetricResult.ok(result.pop("score"), **result, layout=layout, dropped_lines=dropped,
                            ocr_lines=[{"text": ln.text, "confidence": round(ln.confidence, 4),
@@ -130,5 +157,5 @@ def _tr(features: dict, controls: dict, params: dict, prompt) -> MetricResult:
 
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
-                  fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params["w_char"])))
-METRIC = Metric(name="TR", angle="TR", version="7", features=("ocr",), fn=_tr, combine=COMBINE)
+                  fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
+METRIC = Metric(name="TR", angle="TR", version="7", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)

@@ -28,7 +28,7 @@ def load_model(name: str, ctx: Any, load: Callable[[Any], T], from_random: Calla
     try:
         path = resolve_weight(name, ctx.model_paths)
     except MissingWeightError:
-        if from_random is None or not random_init.wanted(ctx.options):
+        if from_random is None or not ctx.options.random_init:   # random weights only when the run asked for them
             raise
         return from_random(*random_init.build_recorded(name, ctx.device, ctx.options))
     loaded = load(path)

@@ -18,37 +18,27 @@ Entry fields by `builder`:
   printable ASCII characters): token counts differ from the real vocabulary, padded lengths do not.
 - ultralytics: `config`, the model YAML ultralytics ships (e.g. yolov8l-seg.yaml).
 - torchvision: `model`, a constructor in `torchvision.models`.
+- vistar: `model`, a network class written out in vistar (`MODULE:CLASS` under `vistar.`, e.g.
+  `features.efficientnet_lite:EfficientNetLite0`), built with no arguments.
 """
 from __future__ import annotations
 
 import contextlib
 import string
 
+from ..api import DEFAULT_SEED, RunOptions
 from .catalog import spec
 from .provenance import record_random
 
-DEFAULT_SEED = 0
 
-
-SCALES = ("full", "tiny")
-
-
-def scale(options: dict | None) -> str:
-    """The run's model scale: `full`, or `tiny` (random-initialised small models in place of every catalogued one)."""
-    value = str((options or {}).get("model_scale") or "full")
-    if value not in SCALES:
-        raise ValueError(f"model scale must be one of {', '.join(SCALES)}, not {value!r}")
-    return value
-
-
-def wanted(options: dict | None) -> bool:
+def wanted(options: RunOptions) -> bool:
     """Whether the run asked for random weights in place of missing ones (a tiny scale always runs on them)."""
-    return bool((options or {}).get("random_init")) or scale(options) == "tiny"
+    return options.random_init or options.model_scale == "tiny"
 
 
-def always(options: dict | None) -> bool:
+def always(options: RunOptions) -> bool:
     """Whether random weights replace even the weights that exist: a tiny scale has no checkpoint of its own."""
-    return scale(options) == "tiny"
+    return options.model_scale == "tiny"
 
 
 def recipe(name: str, model_scale: str = "full") -> dict:
@@ -86,11 +76,10 @@ def build_random(name: str, seed: int = DEFAULT_SEED, device: str = "cpu", model
     return model.eval() if hasattr(model, "eval") else model, processor
 
 
-def build_recorded(name: str, device: str, options: dict | None):
+def build_recorded(name: str, device: str, options: RunOptions):
     """`build_random` with the run's seed and scale, recorded in provenance as random-initialised."""
-    seed, model_scale = int((options or {}).get("seed", DEFAULT_SEED)), scale(options)
-    model, processor = build_random(name, seed, device, model_scale)
-    record_random(name, seed, recipe(name).get("builder", ""), model_scale)
+    model, processor = build_random(name, options.seed, device, options.model_scale)
+    record_random(name, options.seed, recipe(name).get("builder", ""), options.model_scale)
     return model, processor
 
 
@@ -160,4 +149,12 @@ def _torchvision(block: dict, device: str):
         return getattr(torchvision.models, block["model"])(weights=None), None
 
 
-_BUILDERS = {"transformers": _transformers, "ultralytics": _ultralytics, "torchvision": _torchvision}
+def _vistar(block: dict, device: str):
+    import importlib
+
+    module, name = block["model"].split(":")
+    with _on(device):
+        return getattr(importlib.import_module(f"vistar.{module}"), name)(), None
+
+
+_BUILDERS = {"transformers": _transformers, "ultralytics": _ultralytics, "torchvision": _torchvision, "vistar": _vistar}

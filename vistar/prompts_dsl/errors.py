@@ -3,15 +3,23 @@ from __future__ import annotations
 
 import unicodedata
 
+from ..textsafe import python_escape, unsafe
+
 EXCERPT_CHARS = 160  # longer lines are shown around the error's column only
 
 
 def caret_line(text: str, column: int) -> str:
-    """Spaces up to `column` (1-based) then '^', keeping tabs and double-width characters aligned in a terminal."""
+    """Spaces up to `column` (1-based) then '^', aligned under the line as the CLI prints it: tabs kept, a
+    double-width character two spaces, a combining mark none, and a control or bidi character as wide as the
+    escape (`\\x1b`) the CLI writes in its place."""
     pad = []
     for ch in text[:max(0, column - 1)]:
         if ch == "\t":
             pad.append("\t")
+        elif unsafe(ch):
+            pad.append(" " * len(python_escape(ch)))
+        elif unicodedata.combining(ch):
+            continue
         else:
             pad.append("  " if unicodedata.east_asian_width(ch) in ("W", "F") else " ")
     return "".join(pad) + "^"

@@ -113,7 +113,8 @@ def _not_utf8(raw: bytes) -> tuple[int, str] | None:
     return None
 
 
-def _check_id(pid, location: str) -> PromptValidationError | None:
+def check_id(pid, location: str) -> PromptValidationError | None:
+    """Why PID cannot be a prompt id (None when it can): prompt files and prompts given in Python alike."""
     if pid is None:
         return PromptValidationError(location, "id", "missing: each record needs an \"id\"")
     if not isinstance(pid, str) or not ID_RE.fullmatch(pid):
@@ -137,7 +138,7 @@ def _read_vistar(path: Path, lines: list[str], bad: dict[int, tuple[int, str]]):
             yield PromptSyntaxError("expected ':' after the id (lines are 'ID: [ROLE|ANGLE] core {...}')", line,
                                     word.end() + 1, location)
             continue
-        if (err := _check_id(match["id"], location)) is not None:
+        if (err := check_id(match["id"], location)) is not None:
             yield err
             continue
         offset = match.start("prompt")
@@ -171,7 +172,7 @@ def _read_jsonl(path: Path, lines: list[str], bad: dict[int, tuple[int, str]]):
             continue
         dsl = record.pop("prompt", None)
         record.pop("id", None)
-        if (err := _check_id(pid, location)) is not None:
+        if (err := check_id(pid, location)) is not None:
             yield err
             continue
         if LONE_SURROGATE.search(json.dumps(record, ensure_ascii=False) + (dsl if isinstance(dsl, str) else "")):

@@ -23,14 +23,16 @@ def ci(lo, hi) -> str:
 
 
 def table3(data: ReportData) -> pd.DataFrame:
-    """The VISTAR paper's Table 3 layout: one row per model, per-angle means, then Overall (Core, Hard, Drop)."""
+    """The VISTAR paper's Table 3 layout: one row per model, per-angle means, then Overall (Core, Hard, Drop); an
+    angle with weight 0 in every role comes after them, as `GC (weight 0)`: shown, but not part of the overall."""
     wide = data.angle_scores.pivot(index="model", columns="angle", values="mean")
-    wide = wide.reindex(columns=[a for a in data.summary["angles"] if a in wide.columns])
+    apart = [a for a in data.summary["unweighted_angles"] if a in wide.columns]
+    weighted = [a for a in data.summary["angles"] if a in wide.columns and a not in apart]
     overall = data.overall.set_index("model")
     overall = overall.assign(**{"overall 95% CI": [ci(lo, hi) for lo, hi in zip(overall.ci_low, overall.ci_high)]})
     cols = ["overall", "overall 95% CI", "rank"] + (["core", "hard", "drop_pct"] if data.has_sets else [])
-    out = wide.join(overall[cols], how="right").reset_index()
-    return out.rename(columns={"drop_pct": "drop_%"})
+    out = wide[weighted].join(overall[cols], how="right").join(wide[apart].rename(columns=lambda a: f"{a} (weight 0)"))
+    return out.reset_index().rename(columns={"drop_pct": "drop_%"})
 
 
 def angle_detail(data: ReportData) -> pd.DataFrame:

@@ -4,10 +4,12 @@ rankings, and plain-language notes about what the run does not cover.
 Pure functions of the scores DataFrame (`vistar.engine.store.read_scores`) and the ontology; every score
 is on 0–100. Decisions (documented in docs/report.md):
 - an angle's score is the mean over its images of the metric named like the angle (sub-metrics are not averaged in);
-- a model's overall score is the macro mean over the angles it was scored on (an angle with many prompts does not dominate);
+- a model's overall score is the average of its angle scores weighted by each angle's mean role weight
+  (`overall_weights`), renormalised over the weighted angles it was scored on: with every angle scored it is the
+  mean of the role scores; an angle whose weight is 0 in every role (GC by default) is shown apart, never averaged in;
 - a role's score is Σ w_a · angle score over the role's masked angles that were scored, with the weights
   renormalised over those angles; the covered share of the role's weight is reported and partial coverage is flagged;
-- Core/Hard use, per model, only the angles scored in both sets, so Drop compares like with like.
+- Core/Hard use the overall's weights over, per model, only the angles scored in both sets, so Drop compares like with like.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ STATUSES = ("ok", "error", "skipped")
 @dataclass
 class ReportData:
     angle_scores: pd.DataFrame      # model, angle, name, mean, ci_low, ci_high, n_ok, n_error, n_skipped
-    overall: pd.DataFrame           # model, overall, ci_low, ci_high, angles, rank, core, hard, drop_pct
+    overall: pd.DataFrame           # model, overall, ci_low, ci_high, angles, covered_weight, unweighted, rank, core, hard, drop_pct
     role_scores: pd.DataFrame       # role, role_name, model, score, ci_low, ci_high, rank, covered_weight, angles_used, angles_missing, partial
     distributions: dict             # (model, angle) -> np.ndarray of ok scores (0–100)
     notes: list[str] = field(default_factory=list)
@@ -75,48 +77,76 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
                             **{f"n_{s}": int(counts.get(s, 0)) for s in STATUSES}})
     angle_scores = pd.DataFrame(records, columns=["model", "angle", "name", "mean", "ci_low", "ci_high",
                                                   *(f"n_{s}" for s in STATUSES)])
-    data = ReportData(angle_scores=angle_scores, overall=_overall(models, angle_order, boots, points),
+    weights = overall_weights(ontology)
+    data = ReportData(angle_scores=angle_scores, overall=_overall(models, angle_order, boots, points, weights),
                       role_scores=_roles(ontology, models, boots, points), distributions=dists)
     data.has_sets = bool(rows["set"].isin(["core", "hard"]).any())
     if data.has_sets:
-        data.overall = data.overall.merge(_core_hard(rows, models), on="model", how="left")
+        data.overall = data.overall.merge(_core_hard(rows, models, weights), on="model", how="left")
     data.skip_reasons = _reasons(rows)
     data.other_metrics = other_metrics(scores)
-    data.notes = _coverage_notes(rows, scores["metric"].dropna().unique(), ontology, models, angle_order, data)
+    data.notes = _coverage_notes(rows, scores["metric"].dropna().unique(), ontology, models, angle_order, data, weights)
     data.ranking_notes = _ranking_notes(data)
     data.summary = {"models": models, "angles": angle_order, "rows": int(len(scores)), "angle_rows": int(len(rows)),
-                    "seed": seed, "resamples": resamples, "ontology_hash": ontology.hash}
+                    "seed": seed, "resamples": resamples, "ontology_hash": ontology.hash,
+                    "overall_weights": {a: weights.get(a, 0.0) for a in angle_order},
+                    "unweighted_angles": [a for a in angle_order if weights.get(a, 0.0) <= 0]}
     return data
 
 
-def _overall(models, angle_order, boots, points) -> pd.DataFrame:
+def overall_weights(ontology: Ontology) -> dict[str, float]:
+    """Each angle's weight in the overall score: its role weight averaged over the roles that have a mask (so the
+    weights sum to 1, and with every angle scored the overall is the mean of the role scores); 0 for an angle no
+    role weighs (GC by default, an angle outside every mask)."""
+    roles = [r for r in ontology.roles if ontology.mask.get(r)]
+    weights = dict.fromkeys(ontology.angles, 0.0)
+    for role in roles:
+        for angle, w in ontology.role_weights(role).items():
+            weights[angle] += w / len(roles)
+    return weights
+
+
+def weighted_mean(values: dict[str, float], weights: dict[str, float]):
+    """Σ w·v / Σ w over the angles of VALUES with a positive weight (NaN when none has one); VALUES' entries may be
+    arrays (bootstrap resamples)."""
+    used = [a for a in values if weights.get(a, 0.0) > 0]
+    total = sum(weights[a] for a in used)
+    if not used:
+        return np.nan
+    return sum(weights[a] / total * values[a] for a in used)
+
+
+def _overall(models, angle_order, boots, points, weights) -> pd.DataFrame:
     records = []
     for model in models:
-        angles = [a for a in angle_order if (model, a) in boots]
+        scored = [a for a in angle_order if (model, a) in boots]
+        angles = [a for a in scored if weights.get(a, 0.0) > 0]
+        unweighted = ",".join(a for a in scored if a not in angles)
         if not angles:
-            records.append({"model": model, "overall": np.nan, "ci_low": np.nan, "ci_high": np.nan, "angles": ""})
+            records.append({"model": model, "overall": np.nan, "ci_low": np.nan, "ci_high": np.nan, "angles": "",
+                            "covered_weight": 0.0, "unweighted": unweighted})
             continue
-        means = [points[(model, a)] for a in angles]
-        lo, hi = percentile_ci(np.mean([boots[(model, a)] for a in angles], axis=0))
-        records.append({"model": model, "overall": float(np.mean(means)), "ci_low": lo, "ci_high": hi, "angles": ",".join(angles)})
-    frame = pd.DataFrame(records, columns=["model", "overall", "ci_low", "ci_high", "angles"])
+        lo, hi = percentile_ci(weighted_mean({a: boots[(model, a)] for a in angles}, weights))
+        records.append({"model": model, "overall": float(weighted_mean({a: points[(model, a)] for a in angles}, weights)),
+                        "ci_low": lo, "ci_high": hi, "angles": ",".join(angles),
+                        "covered_weight": float(sum(weights[a] for a in angles)), "unweighted": unweighted})
+    frame = pd.DataFrame(records, columns=["model", "overall", "ci_low", "ci_high", "angles", "covered_weight", "unweighted"])
     frame["rank"] = frame["overall"].rank(ascending=False, method="min").astype("Int64")
     return frame.sort_values(["rank", "model"], na_position="last").reset_index(drop=True)
 
 
-def _core_hard(rows, models) -> pd.DataFrame:
+def _core_hard(rows, models, weights) -> pd.DataFrame:
     ok = rows[rows.status == "ok"]
     records = []
     for model in models:
         sub = ok[ok.model == model]
         core = sub[sub["set"] == "core"].groupby("angle")["score100"].mean()
         hard = sub[sub["set"] == "hard"].groupby("angle")["score100"].mean()
-        both = sorted(set(core.index) & set(hard.index))
-        c = float(core[both].mean()) if both else np.nan
-        h = float(hard[both].mean()) if both else np.nan
+        both = sorted(a for a in set(core.index) & set(hard.index) if weights.get(a, 0.0) > 0)
+        c = float(weighted_mean(core[both].to_dict(), weights))
+        h = float(weighted_mean(hard[both].to_dict(), weights))
         if not both:  # one set only: still show it, without a drop
-            c = float(core.mean()) if len(core) else np.nan
-            h = float(hard.mean()) if len(hard) else np.nan
+            c, h = float(weighted_mean(core.to_dict(), weights)), float(weighted_mean(hard.to_dict(), weights))
         drop = (c - h) / c * 100.0 if both and c > 0 else np.nan
         records.append({"model": model, "core": c, "hard": h, "drop_pct": drop, "set_angles": ",".join(both)})
     return pd.DataFrame(records)
@@ -133,9 +163,8 @@ def _roles(ontology: Ontology, models, boots, points) -> pd.DataFrame:
             if not used or covered <= 0:
                 score, lo, hi = np.nan, np.nan, np.nan
             else:
-                combo = sum(weights[a] / covered * boots[(model, a)] for a in used)
-                score = float(sum(weights[a] / covered * points[(model, a)] for a in used))
-                lo, hi = percentile_ci(combo)
+                score = float(weighted_mean({a: points[(model, a)] for a in used}, weights))
+                lo, hi = percentile_ci(weighted_mean({a: boots[(model, a)] for a in used}, weights))
             records.append({"role": role, "role_name": role_name, "model": model, "score": score, "ci_low": lo,
                             "ci_high": hi, "covered_weight": covered, "angles_used": ",".join(used),
                             "angles_missing": ",".join(missing), "partial": bool(missing) and bool(used)})
@@ -165,7 +194,7 @@ def _reasons(rows) -> pd.DataFrame:
             .sort_values(["count", "angle"], ascending=[False, True]).reset_index(drop=True))
 
 
-def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -> list[str]:
+def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data, weights) -> list[str]:
     notes = []
     absent = [a for a in ontology.angles if a not in set(rows["angle"])]
     if absent:
@@ -176,17 +205,26 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
     no_score = [a for a in angle_order if not (data.angle_scores.loc[data.angle_scores.angle == a, "n_ok"] > 0).any()]
     if no_score:
         notes.append("Angles with rows but no successful score (errors/skips only): " + ", ".join(no_score) + ".")
+    scored = [a for a in angle_order if a not in no_score]
+    for angle in (a for a in scored if weights.get(a, 0.0) <= 0):
+        notes.append(f"{angle} ({(ontology.angles.get(angle) or {}).get('name', angle)}) has weight 0 in every role: its scores "
+                     "are shown apart, not averaged into the overall or any role score.")
+    if scored and all(weights.get(a, 0.0) <= 0 for a in scored):
+        notes.append("No scored angle carries role weight: no overall score and no role score.")
     for model in models:
         have = set(data.angle_scores.loc[(data.angle_scores.model == model) & (data.angle_scores.n_ok > 0), "angle"])
-        gaps = [a for a in angle_order if a not in have and a not in no_score]
-        if gaps:
-            notes.append(f"Model {model} has no score for {', '.join(gaps)} (other models do): its overall and role "
+        gaps = [a for a in scored if a not in have]
+        weighted = [a for a in gaps if weights.get(a, 0.0) > 0]
+        if weighted:
+            notes.append(f"Model {model} has no score for {', '.join(weighted)} (other models do): its overall and role "
                          "scores cover fewer angles and are not directly comparable.")
+        elif gaps:
+            notes.append(f"Model {model} has no score for {', '.join(gaps)} (other models do); {', '.join(gaps)} "
+                         f"{'has' if len(gaps) == 1 else 'have'} weight 0 in every role, so its overall and role scores are unaffected.")
     for role in ontology.roles:
         sub = data.role_scores[data.role_scores.role == role]
         if sub["score"].isna().all():
-            notes.append(f"{role_label(role, ontology.roles[role])}: none of its angles "
-                         f"({', '.join(ontology.mask.get(role, [])) or 'none in mask'}) were scored; no role score.")
+            notes.append(_unscored_role_note(role, ontology, scored))
         else:
             note = _partial_role_note(role_label(role, ontology.roles[role]), sub[sub["score"].notna()])
             if note:
@@ -202,6 +240,22 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data) -
     if not data.has_sets:
         notes.append("Prompts carry no set=core|hard: Core, Hard and Drop are not computed.")
     return notes
+
+
+def _unscored_role_note(role: str, ontology: Ontology, scored: list[str]) -> str:
+    """Why a role has no score: none of the angles that carry its weight was scored (an angle of its mask with
+    weight 0 may have been, and is named as such)."""
+    label = role_label(role, ontology.roles[role])
+    mask = ontology.mask.get(role, [])
+    if not mask:
+        return f"{label}: no angle in its mask; no role score."
+    weights = ontology.role_weights(role)
+    note = (f"{label}: none of its weighted angles ({', '.join(a for a in mask if weights[a] > 0)}) were scored; "
+            "no role score.")
+    zero = [a for a in mask if weights[a] <= 0 and a in scored]
+    if zero:
+        note += f" {', '.join(zero)} {'was' if len(zero) == 1 else 'were'} scored but {'has' if len(zero) == 1 else 'have'} weight 0 in this role."
+    return note
 
 
 def role_label(role: str, name: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..features.types import Instances, mask_box
+from ..api import Instances, mask_box
 
 _EPS = 1e-6
 _AMBIENT, _SUN = 0.3, 0.9

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..features.types import Instances, mask_box
+from ..api import Instances, mask_box
 
 _MISS = np.inf
 

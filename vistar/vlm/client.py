@@ -11,6 +11,7 @@ import httpx
 
 from .config import JudgeConfig
 from .errors import ReplyFormatError
+from .images import mime_of
 from .prices import Price
 from .types import JudgeReply, JudgeRequest, Parser
 
@@ -39,8 +40,8 @@ def _wire_messages(req: JudgeRequest) -> list[dict]:
     if req.system:
         messages.append({"role": "system", "content": [{"type": "text", "text": req.system}] if wire.system_parts else req.system})
     parts: list[dict] = [{"type": "text", "text": req.user}]
-    for png in req.images:
-        url = {"url": f"data:{wire.image_mime};base64," + base64.b64encode(png).decode()}
+    for data in req.images:
+        url = {"url": f"data:{wire.image_mime or mime_of(data)};base64," + base64.b64encode(data).decode()}
         parts.append({"type": "image_url", "image_url": {**url, "detail": wire.image_detail} if wire.image_detail else url})
     messages.append({"role": "user", "content": parts})
     return messages

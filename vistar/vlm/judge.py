@@ -36,9 +36,12 @@ class Judge:
         if self.client:
             self.client.close()
 
-    def ask(self, calls: list[tuple[JudgeRequest, Parser]], bill: list[tuple[str, str]] | None = None) -> list[JudgeReply]:
-        """Replies in the order of `calls`; `bill[i]` = (image, prompt) the ledger charges call i to. Each answer
-        is cached the moment it arrives, so a run that dies mid-batch loses nothing already answered."""
+    def ask(self, calls: list[tuple[JudgeRequest, Parser]], bill: list[tuple[str, str]] | None = None,
+            ledger: Ledger | None = None) -> list[JudgeReply]:
+        """Replies in the order of `calls`; `bill[i]` = (image, prompt) the ledger charges call i to. `ledger`: the
+        one to charge (default: this judge's own); a scoring worker keeps its judge for the whole run but charges
+        each batch to that batch's ledger, which the run sums. Each answer is cached the moment it arrives, so a
+        run that dies mid-batch loses nothing already answered."""
         keys = [cache_key(self.cfg, req) for req, _ in calls]
         replies: list[JudgeReply | None] = []
         todo = []
@@ -62,9 +65,10 @@ class Judge:
             for i in todo:
                 source = fresh[first[keys[i]]]
                 replies[i] = source if i in fresh else replace(source, cached=True)
+        ledger = self.ledger if ledger is None else ledger
         for i, reply in enumerate(replies):
             image, prompt = bill[i] if bill else ("", "")
-            self.ledger.add(reply, image=image, prompt=prompt)
+            ledger.add(reply, image=image, prompt=prompt)
         return replies  # type: ignore[return-value]
 
     def _cached(self, key: str, req: JudgeRequest, parse: Parser) -> JudgeReply | None:

@@ -17,6 +17,7 @@ from .errors import ReplyFormatError
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _JSON_WORDS = re.compile(r"\b(true|false|null)\b")
 _PYTHON = {"true": "True", "false": "False", "null": "None"}
+_STRING_QUOTES = ('"', "\"'")  # JSON strings, then Python-dict strings as well
 # what may not follow a `Key: N` number: more digits (no backtracking to a shorter number) or a range's end
 _NOT_A_RANGE = r"(?!\d|\.\d|\s*(?:[-\u2010-\u2015\u2212~]|to\b|through\b)\s*-?\d)"  # `2.` ends a sentence
 # "2", "2/2", "2 out of 2", "Score: 1", "3 points"
@@ -43,19 +44,15 @@ class _NoObject(ReplyFormatError):
 
 def _require_closed(text: str) -> None:
     """A `{` that is never closed means the judge was stopped mid-object (max_tokens): its final answer is
-    lost, even when a complete object (an example, an earlier draft) comes before it."""
-    depth, in_string, escaped = 0, False, False
-    for ch in text:
-        if in_string:  # a brace inside a JSON string ("a lone { brace") is text, not structure
-            in_string, escaped = (ch != '"' or escaped), (ch == "\\" and not escaped)
-        elif ch == '"' and depth:
-            in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-    if depth:
-        raise ReplyFormatError("the reply is cut off (a JSON object is not closed)")
+    lost, even when a complete object (an example, an earlier draft) comes before it. Braces inside strings are
+    text: JSON's double-quoted ones, or a Python dict's single-quoted ones too (PhyBench asks for that style,
+    and `{'reason': 'label reads {g'}` is a whole dict to `ast.literal_eval`)."""
+    start = text.find("{")
+    while start != -1:
+        close = next((c for quotes in _STRING_QUOTES if (c := _closing_brace(text, start, quotes)) is not None), None)
+        if close is None:
+            raise ReplyFormatError("the reply is cut off (a JSON object is not closed)")
+        start = text.find("{", close + 1)
 
 
 def _objects(chunk: str):
@@ -65,7 +62,7 @@ def _objects(chunk: str):
     start = chunk.find("{")
     while start != -1:
         obj, end = None, None
-        for quotes in ('"', "\"'", ""):
+        for quotes in (*_STRING_QUOTES, ""):
             close = _closing_brace(chunk, start, quotes)
             if close is not None and close != end:
                 end, obj = close, _load(chunk[start:close + 1])

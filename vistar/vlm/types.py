@@ -17,7 +17,7 @@ class WireFormat:
     parts, the image's MIME label and detail, the script's decoding fields, and its retry rule."""
 
     system_parts: bool = True                      # system content as [{"type": "text", ...}]
-    image_mime: str = "image/png"
+    image_mime: str | None = "image/png"          # None: the image bytes' own type
     image_detail: str | None = None                # e.g. "high"
     body: tuple[tuple[str, object], ...] = ()      # the script's decoding fields, e.g. (("temperature", 0.0),)
     attempts: int = 1                              # the script's tries for an unparseable reply (same messages)

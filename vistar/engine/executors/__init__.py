@@ -9,34 +9,32 @@ hands the executor batches in a fixed order and writes the rows it yields. They 
 """
 from __future__ import annotations
 
-import os
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol
+
+from ...api import StageContext
+from ...ontology import Ontology
+from .workers import ExecutorOptions, local_workers
+
+if TYPE_CHECKING:   # the job type only: importing the planner here would load it with every executor
+    from ..plan import Batch, Row
 
 EXECUTORS = ("local", "ray")
-BATCHES_PER_WORKER = 2   # the pool pays a model load per worker: with the default worker count, runs this short stay in-process
 
 
-def usable_cores() -> int:
-    """Cores this process may run on (its CPU affinity, which a container or `taskset` narrows), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+class Executor(Protocol):
+    """What the runner needs of an executor: a context manager scoring batches in order, and what it did."""
+
+    name: str
+    workers: int
+    stage_seconds: dict[str, float]
+
+    def __enter__(self) -> Executor: ...
+    def __exit__(self, *exc: Any) -> bool | None: ...
+    def score(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, list[Row]]]: ...
 
 
-def local_workers(cfg, n_batches: int, warm: bool) -> int:
-    """Processes the local executor uses. An explicit `--cpu-workers` is obeyed; the default (usable cores) applies
-    to CPU runs long enough to pay a model load per worker; on a GPU every worker would hold its own copy of the
-    models, so a GPU run stays in one process unless asked. `vistar bench` (warm models) always runs in-process."""
-    if warm:
-        return 1
-    if cfg.cpu_workers is not None:
-        return max(1, min(cfg.cpu_workers, n_batches or 1))
-    if cfg.device != "cpu" or n_batches < BATCHES_PER_WORKER * 2:
-        return 1
-    return max(1, min(usable_cores(), n_batches // BATCHES_PER_WORKER))
-
-
-def open_executor(cfg, ctx, ontology, n_batches: int, warm: bool = False):
+def open_executor(cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology, n_batches: int,
+                  warm: bool = False) -> Executor:
     """The executor for this run, as a context manager whose `score(batches)` yields `(batch, rows)` in order."""
     if cfg.executor == "ray":
         from .ray_exec import RayExecutor

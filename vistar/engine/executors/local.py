@@ -22,14 +22,17 @@ import os
 import pickle
 import sys
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Iterable, Iterator
 
+from ...api import StageContext
+from ...ontology import Ontology
 from ..batch import score_batch
-from ..prefetch import Prefetcher, _exit_with_parent
-from . import local_workers
+from ..plan import Batch, Row
+from ..prefetch import Decoder, Prefetcher, _exit_with_parent
 from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
+from .workers import ExecutorOptions, local_workers
 
 
 class InProcess:
@@ -37,24 +40,26 @@ class InProcess:
 
     name = "local"
 
-    def __init__(self, cfg, ctx, ontology):
+    def __init__(self, cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology, decode: Decoder | None = None):
+        """`decode(source, max_pixels)`: what reads a record's `path` (default: the file's decoder)."""
         self.cfg, self.ctx, self.ontology = cfg, ctx, ontology
         self.stage_seconds: dict[str, float] = {}
         self.workers = 1
+        self.prefetcher = Prefetcher(cfg.workers, cfg.max_pixels, cfg.prefetch, decode)
 
-    def __enter__(self):
-        self.prefetcher = Prefetcher(self.cfg.workers, self.cfg.max_pixels, self.cfg.prefetch).__enter__()
+    def __enter__(self) -> InProcess:
+        self.prefetcher.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.prefetcher.__exit__(*exc)
 
-    def score(self, batches: Iterable[list]) -> Iterator[tuple[list, list[dict]]]:
+    def score(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, list[Row]]]:
         for batch, images in self.prefetcher.batches(batches, lambda b: [g[0].record.path for g in b]):
             yield batch, score_batch(batch, images, self.ctx, self.ontology, timings=self.stage_seconds)
 
 
-def may_use_pool(cfg, warm: bool) -> bool:
+def may_use_pool(cfg: ExecutorOptions, warm: bool) -> bool:
     """Whether this run may score over a pool: `local_workers` for a run with as many batches as it could use
     (it decides for the real count once the run is planned)."""
     return local_workers(cfg, sys.maxsize, warm) > 1
@@ -69,7 +74,7 @@ def start_forkserver() -> None:
 
 
 @contextlib.contextmanager
-def _environment(values: dict[str, str]):
+def _environment(values: dict[str, str]) -> Iterator[None]:
     saved = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
     try:
@@ -95,6 +100,8 @@ def _start_worker(parent: int, setup: bytes) -> None:
 
 
 def _score_in_worker(packed: bytes) -> BatchReport:
+    if _WORKER is None:
+        raise RuntimeError("a pool worker scores only after its initializer ran")
     return _WORKER.score(packed)
 
 
@@ -103,17 +110,17 @@ class ProcessPool:
 
     name = "local"
 
-    def __init__(self, cfg, ctx, ontology, workers: int):
+    def __init__(self, cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology, workers: int):
         self.ctx, self.workers = ctx, workers
         self.setup = pickle.dumps(WorkerSetup.of_run(cfg, ctx, ontology))
         self.stage_seconds: dict[str, float] = {}
         self.pool: ProcessPoolExecutor | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> ProcessPool:
         self.pool = self._new_pool()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self.pool:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
@@ -122,8 +129,8 @@ class ProcessPool:
         return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"),
                                    initializer=_start_worker, initargs=(os.getpid(), self.setup))
 
-    def score(self, batches: Iterable[list]) -> Iterator[tuple[list, list[dict]]]:
-        queued: deque = deque()
+    def score(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, list[Row]]]:
+        queued: deque[tuple[Batch, bytes, Future[BatchReport] | None]] = deque()
         for batch in batches:
             packed = pack(batch)
             queued.append((batch, packed, self._submit(packed)))
@@ -132,13 +139,15 @@ class ProcessPool:
         while queued:
             yield self._collect(*queued.popleft())
 
-    def _submit(self, packed: bytes):
+    def _submit(self, packed: bytes) -> Future[BatchReport] | None:
+        if self.pool is None:
+            raise RuntimeError("the pool scores inside its `with` block")
         try:
             return self.pool.submit(_score_in_worker, packed)
         except BrokenProcessPool:  # a worker died after earlier batches were queued: this one is retried alone
             return None
 
-    def _collect(self, batch: list, packed: bytes, future) -> tuple[list, list[dict]]:
+    def _collect(self, batch: Batch, packed: bytes, future: Future[BatchReport] | None) -> tuple[Batch, list[Row]]:
         try:
             if future is None:
                 raise BrokenProcessPool("pool broken before submission")
@@ -150,6 +159,8 @@ class ProcessPool:
 
     def _retry_alone(self, packed: bytes) -> BatchReport:
         for _ in range(2):
+            if self.pool is None:
+                self.pool = self._new_pool()
             try:
                 return self.pool.submit(_score_in_worker, packed).result()
             except BrokenProcessPool:  # the broken pool itself, or this batch killed a fresh one

@@ -16,14 +16,18 @@ import logging
 import math
 import os
 import pickle
+from typing import Any, Iterable, Iterator
 
+from ...api import StageContext
+from ...ontology import Ontology
+from ...runtime.device import DeviceUnavailable
 from .. import registry
 from ..batch import stages_wanted
-from ..device import DeviceUnavailable
-from . import usable_cores
-from .ray_plan import map_batches_args, plan
+from ..plan import Batch, Row
+from .ray_plan import RayStage, map_batches_args, plan
 from .ray_stages import InFlight, dumps
-from .work import WorkerSetup, absorb, pack
+from .work import BatchReport, WorkerSetup, absorb, pack
+from .workers import ExecutorOptions, usable_cores
 
 MISSING = "--executor ray needs Ray: pip install 'vistar[ray]'"
 # A Dataset block is one actor task (~10 ms of Ray's time on a 2-core VM): at the end of a run the last blocks run
@@ -45,7 +49,7 @@ def is_loopback(address: str | None) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
-def import_ray(address: str | None = None):
+def import_ray(address: str | None = None) -> Any:
     """Ray and Ray Data, or a ValueError naming the extra that installs them; on loopback only when ADDRESS is
     (Ray reads the switch when it is imported, so a Ray the caller imported and started keeps its own setting)."""
     if is_loopback(address) and address != "auto":
@@ -64,7 +68,7 @@ def blocks(n_batches: int, actors: int) -> int:
 
 
 @contextlib.contextmanager
-def ray_session(address: str | None):
+def ray_session(address: str | None) -> Iterator[Any]:
     """Ray connected to the cluster at ADDRESS, or a Ray instance started on this machine for the run (no
     ADDRESS), shut down after it; a Ray the caller already started (a notebook, a test) is used as it is."""
     ray = import_ray(address)
@@ -92,7 +96,7 @@ def check_cluster_device(requested: str) -> None:
                          "its GPU), cpu or auto")
 
 
-def cluster_device(ray, requested: str) -> str:
+def cluster_device(ray: Any, requested: str) -> str:
     """`--device` (cpu, cuda or auto: `check_cluster_device`) of a run on a Ray cluster (`--ray-address`): the
     cluster's GPUs decide, not the driver's (a CPU-only machine may drive a GPU cluster). `auto` is `cuda` when
     the cluster has a GPU."""
@@ -110,20 +114,20 @@ def cluster_device(ray, requested: str) -> str:
 class RayExecutor:
     name = "ray"
 
-    def __init__(self, cfg, ctx, ontology, n_batches: int):
+    def __init__(self, cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology, n_batches: int):
         self.cfg, self.ctx, self.n_batches = cfg, ctx, n_batches
         self.setup = pickle.dumps(WorkerSetup.of_run(cfg, ctx, ontology))
         self.stage_seconds: dict[str, float] = {}
         self.workers = 0
         self.session = contextlib.ExitStack()
 
-    def __enter__(self):
+    def __enter__(self) -> RayExecutor:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool | None:
         return self.session.__exit__(*exc)
 
-    def connect(self):
+    def connect(self) -> Any:
         """Ray for this run, started (or connected) when there is something to score: a rerun of a complete run
         does not start Ray."""
         ray = self.session.enter_context(ray_session(self.cfg.ray_address))
@@ -131,14 +135,14 @@ class RayExecutor:
         ray.data.DataContext.get_current().enable_progress_bars = False
         return ray
 
-    def pipeline(self, batches: list):
+    def pipeline(self, batches: list[Batch]) -> list[RayStage]:
         """The pools for the stages these batches need, sized to the cluster (`ray_plan.plan`)."""
         stages = registry.stage_order(set().union(*(wanted for batch in batches for wanted in stages_wanted(batch))))
         resources = self.ray.cluster_resources()
         return plan(stages, self.cfg.device, resources.get("CPU", 1), resources.get("GPU", 0), len(batches),
                     self.cfg.cpu_workers, self.ctx.features)
 
-    def score(self, batches):
+    def score(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, list[Row]]]:
         batches = list(batches)
         if not batches:
             return
@@ -149,7 +153,7 @@ class RayExecutor:
         dataset = self.ray.data.from_items(items, override_num_blocks=blocks(len(items), self.workers))
         for kwargs in map_batches_args(pipeline, self.setup, self.cfg.max_pixels):
             dataset = dataset.map_batches(kwargs.pop("fn"), **kwargs)
-        waiting: dict[int, list] = {}
+        waiting: dict[int, list[BatchReport]] = {}
         next_index = 0
         for record in dataset.iter_rows():
             index = int(record["index"])

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Callable
 
+from ...runtime.device import CPU_STAGES, is_cuda, onnxruntime_provider
 from .. import registry
-from ..device import CPU_STAGES, is_cuda, onnxruntime_provider
 from .ray_stages import Decoder, Scorer, StageRunner
 
 GPU_ACTORS_PER_GPU = 2
@@ -39,7 +40,7 @@ RESOURCE_UNITS = 10_000   # Ray counts CPUs and GPUs in 1/10,000ths
 JUDGE_STAGES = ("hwpq", "judge.")   # a VLM behind an API: network-bound, whatever the device
 
 
-def uses_gpu(name: str, stage_params: dict) -> bool:
+def uses_gpu(name: str, stage_params: dict[str, Any]) -> bool:
     """Whether stage NAME puts work on the GPU of a `--device cuda` run: not the CPU-only libraries
     (`device.CPU_STAGES`), not the judge stages, not OCR unless `features.ocr.provider` is `cuda`, or `auto` with
     onnxruntime's CUDA provider installed (onnxruntime runs it on the CPU otherwise); every torch stage (and the
@@ -66,13 +67,13 @@ class RayStage:
     score: bool = False          # a stages pool that applies the metrics itself (the last group, on CPU)
 
 
-def group_stages(names: list[str], accelerated) -> list[tuple[str, ...]]:
+def group_stages(names: list[str], accelerated: Callable[[str], bool]) -> list[tuple[str, ...]]:
     """NAMES (dependencies first) as consecutive groups of one kind (`accelerated(name)`), fewest groups first:
     each group takes every stage of its kind whose dependencies are already computed."""
     left, done, groups = list(names), set(), []
     while left:
         kind = accelerated(left[0])   # the first left is always ready: its dependencies come earlier
-        group = []
+        group: list[str] = []
         for name in list(left):
             if accelerated(name) == kind and all(d in done for d in registry.feature_stage(name).requires):
                 group.append(name)
@@ -83,10 +84,12 @@ def group_stages(names: list[str], accelerated) -> list[tuple[str, ...]]:
 
 
 def plan(stages: list[str], device: str, cpus: float, gpus: float, n_batches: int, cpu_workers: int | None,
-         stage_params: dict | None = None) -> list[RayStage]:
+         stage_params: dict[str, Any] | None = None) -> list[RayStage]:
     """The pipeline for feature STAGES (dependency order) on a cluster of CPUS and GPUS (`features.<stage>`
     settings in STAGE_PARAMS)."""
-    accelerated = (lambda name: uses_gpu(name, stage_params or {})) if is_cuda(device) else (lambda name: False)
+    def accelerated(name: str) -> bool:
+        return is_cuda(device) and uses_gpu(name, stage_params or {})
+
     groups = group_stages(stages, accelerated)
     whole_cpus = max(1, int(cpus))
     workers = max(1, min(cpu_workers or whole_cpus, whole_cpus, n_batches))
@@ -118,12 +121,14 @@ def _share(whole: float, parts: int) -> float:
     return math.floor(whole * RESOURCE_UNITS / max(1, parts)) / RESOURCE_UNITS
 
 
-def map_batches_args(pipeline: list[RayStage], setup: bytes, max_pixels: int) -> list[dict]:
+def map_batches_args(pipeline: list[RayStage], setup: bytes, max_pixels: int) -> list[dict[str, Any]]:
     """The keyword arguments of each `Dataset.map_batches` call: one planned batch per call (the stages see the
     batch the local executor would), a fixed pool of single-threaded actors."""
     last_group = max((k for k, s in enumerate(pipeline) if s.role == "stages"), default=-1)
     calls = []
     for k, stage in enumerate(pipeline):
+        actor: type
+        kwargs: dict[str, Any]
         if stage.role == "decode":
             actor, kwargs = Decoder, {"max_pixels": max_pixels}
         elif stage.role == "metrics":

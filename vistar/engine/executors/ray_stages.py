@@ -15,10 +15,11 @@ import pickle
 import time
 import traceback
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ..batch import _apply_metric, _job_row, run_stage, stages_wanted
+from ..batch import Decoded, Features, _apply_metric, _job_row, run_stage, stages_wanted
 from ..prefetch import decode_image
 from .work import BatchReport, BatchWorker, _failed_rows, image_paths, single_thread_env, unpack
 
@@ -29,9 +30,9 @@ class InFlight:
     features computed so far (per image: stage name -> output or exception), and each actor's report."""
 
     packed: bytes
-    images: list = field(default_factory=list)
-    features: list = field(default_factory=list)
-    reports: list = field(default_factory=list)
+    images: list[Decoded | None] = field(default_factory=list)   # None: pixels no later actor reads
+    features: list[Features] = field(default_factory=list)
+    reports: list[BatchReport] = field(default_factory=list)
     failure: str | None = None   # an actor failed outside any stage: the batch ends as error rows
 
 
@@ -40,7 +41,7 @@ class _ExceptionsByValue(pickle.Pickler):
     for `MissingWeightError(name, hint)` builds another message) as its class, args and attributes, rebuilt
     without calling `__init__`."""
 
-    def reducer_override(self, obj):
+    def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, BaseException) and not _pickles_back(obj):
             return _rebuild_exception, (type(obj), obj.args, dict(vars(obj)))
         return NotImplemented
@@ -48,14 +49,17 @@ class _ExceptionsByValue(pickle.Pickler):
 
 def _pickles_back(exc: BaseException) -> bool:
     try:
-        rebuild, args = exc.__reduce_ex__(pickle.HIGHEST_PROTOCOL)[:2]
+        reduced = exc.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+        if isinstance(reduced, str):   # a global's name: not how exceptions reduce
+            return False
+        rebuild, args = reduced[:2]
         again = rebuild(*args)
     except Exception:
         return False
     return type(again) is type(exc) and str(again) == str(exc)
 
 
-def _rebuild_exception(cls, args, attrs):
+def _rebuild_exception(cls: type[BaseException], args: tuple[Any, ...], attrs: dict[str, Any]) -> BaseException:
     exc = cls.__new__(cls, *args)
     exc.args = args
     exc.__dict__.update(attrs)
@@ -77,7 +81,7 @@ def dumps(state: InFlight) -> bytes:
         return _dump(state)
 
 
-def _dump(obj) -> bytes:
+def _dump(obj: object) -> bytes:
     buf = io.BytesIO()
     _ExceptionsByValue(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
     return buf.getvalue()
@@ -89,7 +93,7 @@ class _Actor:
 
     out = "state"
 
-    def __call__(self, batch: dict) -> dict:
+    def __call__(self, batch: dict[str, Any]) -> dict[str, np.ndarray]:
         results = []
         for blob in batch["state"]:
             state = pickle.loads(bytes(blob))
@@ -153,7 +157,7 @@ class StageRunner(_Actor):
     a CPU run is one pool whose actors do what a `--cpu-workers` process does, and no pixels cross the object
     store."""
 
-    def __init__(self, setup: bytes, stages: tuple, device: str, keep_images: bool, max_pixels: int | None = None,
+    def __init__(self, setup: bytes, stages: tuple[str, ...], device: str, keep_images: bool, max_pixels: int | None = None,
                  score: bool = False):
         single_thread_env()
         self.worker = BatchWorker(pickle.loads(setup), device)
@@ -165,7 +169,7 @@ class StageRunner(_Actor):
         if self.max_pixels is not None:
             decode_batch(state, self.max_pixels)
         groups = unpack(state.packed)
-        live = [i for i, image in enumerate(state.images) if not isinstance(image, Exception)]
+        live = [i for i, image in enumerate(state.images) if isinstance(image, np.ndarray)]
         wanted = stages_wanted(groups)
         seconds: dict[str, float] = {}
         self.worker.new_ledger()

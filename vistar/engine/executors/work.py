@@ -15,22 +15,30 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from ...api import RunOptions, StageContext
 from ...models.provenance import loaded_models, record_loaded
+from ...ontology import Ontology
+from ...prompts_dsl import Prompt
+from ...runtime.device import prepare_process
 from .. import registry
 from ..batch import score_batch
-from ..device import prepare_process
-from ..plan import Job, row
+from ..images import ImageRecord
+from ..plan import Job, Row, row
 from ..prefetch import decode_image
+from .workers import ExecutorOptions
 
 # the driver's settings that decide which weights and caches a worker reads (a Ray worker or a pool started
 # earlier does not inherit the driver's environment as it is now)
 FORWARDED_ENV = ("VISTAR_", "HF_", "NUMBA_CACHE_DIR")
 
-LEDGER = "judge_ledger"   # the judge stages' count of calls and cost (`vlm.prices.Ledger`), summed by the driver
-
 # one thread per worker: N workers on N cores, not N x (cores) threads fighting for them (OpenCV sizes its own
 # thread pool from OPENCV_FOR_THREADS_NUM when imported, every core by default)
+PackedJob = tuple[ImageRecord, str, Prompt, str, Any, str]   # a Job with its metric by name (`pack`)
+
+
 SINGLE_THREAD_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                              "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENCV_FOR_THREADS_NUM")}
 
@@ -40,36 +48,37 @@ class WorkerSetup:
     """Everything a worker needs to score like the driver: its registry tables (tests and plugins replace them),
     its import path, the stage context's settings and the run's ontology."""
 
-    features: dict
-    metrics: dict
-    sys_path: list
+    features: dict[str, str]
+    metrics: dict[str, str]
+    sys_path: list[str]
     device: str
-    model_paths: dict
-    stage_params: dict
-    options: dict
-    ontology: object
+    model_paths: dict[str, str]
+    stage_params: dict[str, Any]
+    options: RunOptions
+    ledger_type: type | None   # the driver's judge ledger's class (`vlm.prices.Ledger`): each batch gets a fresh one
+    ontology: Ontology
     max_pixels: int
-    env: dict
+    env: dict[str, str]
 
     @classmethod
-    def of_run(cls, cfg, ctx, ontology) -> "WorkerSetup":
-        names = FORWARDED_ENV + ((ctx.options.get("judge_key_env"),) if ctx.options.get("judge_key_env") else ())
+    def of_run(cls, cfg: ExecutorOptions, ctx: StageContext, ontology: Ontology) -> WorkerSetup:
+        key_env = ctx.options.judge.key_env if ctx.options.judge is not None else None
+        names = FORWARDED_ENV + ((key_env,) if key_env else ())
         env = {k: v for k, v in os.environ.items() if k.startswith(names)}
-        options = {k: v for k, v in ctx.options.items() if k != LEDGER}  # each worker keeps its own, sent back per batch
-        options[LEDGER] = type(ctx.options[LEDGER]) if LEDGER in ctx.options else None  # its class: no engine -> vlm import
+        ledger_type = type(ctx.judge_ledger) if ctx.judge_ledger is not None else None  # its class: no engine -> vlm import
         return cls(dict(registry.FEATURES), dict(registry.METRICS), list(sys.path), ctx.device, dict(ctx.model_paths),
-                   dict(ctx.features), options, ontology, cfg.max_pixels, env)
+                   dict(ctx.features), ctx.options, ledger_type, ontology, cfg.max_pixels, env)
 
 
 @dataclass
 class BatchReport:
     """What a worker sends back for one batch."""
 
-    rows: list
-    models: dict = field(default_factory=dict)          # loaded_models() of the worker so far
-    stage_devices: dict = field(default_factory=dict)   # where stages said they ran
-    stage_seconds: dict = field(default_factory=dict)   # time per stage (and "decode", "metrics") in this batch
-    ledger: dict = field(default_factory=dict)          # the judge calls of this batch (Ledger fields)
+    rows: list[Row]
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)   # loaded_models() of the worker so far
+    stage_devices: dict[str, str] = field(default_factory=dict)       # where stages said they ran
+    stage_seconds: dict[str, float] = field(default_factory=dict)     # time per stage (and "decode", "metrics") in this batch
+    ledger: dict[str, Any] = field(default_factory=dict)              # the judge calls of this batch (Ledger fields)
 
 
 def pack(batch: list[list[Job]]) -> bytes:
@@ -77,7 +86,7 @@ def pack(batch: list[list[Job]]) -> bytes:
                          for group in batch], protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def image_paths(data: bytes) -> list:
+def image_paths(data: bytes) -> list[Path]:
     """The image file of each group of a packed batch (read without resolving the metrics)."""
     return [group[0][0].path for group in pickle.loads(data)]
 
@@ -100,9 +109,8 @@ class BatchWorker:
         registry.METRICS.clear()
         registry.METRICS.update(setup.metrics)
         self.setup = setup
-        self.make_ledger = setup.options.get(LEDGER)   # the driver's ledger class; the context holds this batch's one
-        self.ctx = registry.StageContext(device=device or setup.device, model_paths=setup.model_paths,
-                                         features=setup.stage_params, options=dict(setup.options))
+        self.ctx = StageContext(device=device or setup.device, model_paths=setup.model_paths,
+                                features=setup.stage_params, options=setup.options)
         prepare_process(self.ctx.device)
 
     def score(self, packed: bytes) -> BatchReport:
@@ -124,19 +132,19 @@ class BatchWorker:
 
     def new_ledger(self) -> None:
         """A fresh judge ledger for the next batch (the driver sums the batches' ledgers)."""
-        if self.make_ledger:
-            self.ctx.options[LEDGER] = self.make_ledger()
+        if self.setup.ledger_type is not None:
+            self.ctx.judge_ledger = self.setup.ledger_type()
 
-    def report(self, rows: list[dict], seconds: dict) -> BatchReport:
+    def report(self, rows: list[Row], seconds: dict[str, float]) -> BatchReport:
         """What this worker did for the batch: its rows, models, stage devices, stage times and judge calls."""
-        ledger = self.ctx.options.get(LEDGER)
+        ledger = self.ctx.judge_ledger
         spent = {k: v for k, v in vars(ledger).items() if not k.startswith("_")} if ledger else {}
-        return BatchReport(rows, loaded_models(), dict(self.ctx.cache.get("stage_devices", {})), seconds, spent)
+        return BatchReport(rows, loaded_models(), dict(self.ctx.stage_devices), seconds, spent)
 
 
-def _failed_rows(groups: list, message: str) -> list[dict]:
+def _failed_rows(groups: list[list[PackedJob]], message: str) -> list[Row]:
     """Error rows for a batch that never reached score_batch (from the packed form: no metric object needed)."""
-    rows = []
+    rows: list[Row] = []
     for group in groups:
         for rec, sha, prompt, name, _params, key in group:
             version = _metric_version(name)
@@ -151,17 +159,17 @@ def _metric_version(name: str) -> str:
         return "?"
 
 
-def absorb(report: BatchReport, ctx, stage_seconds: dict) -> None:
+def absorb(report: BatchReport, ctx: StageContext, stage_seconds: dict[str, float]) -> None:
     """Fold a worker's report into the driver: its loaded models into run.json's record, where its stages ran into
     the driver's context (read by `stage_devices`), and its stage times into the run's totals."""
     for name, entry in report.models.items():
         extra = {k: v for k, v in entry.items() if k not in ("path", "sha256")}
         if entry.get("sha256"):
             record_loaded(name, entry["path"], entry["sha256"], **extra)
-    ctx.cache.setdefault("stage_devices", {}).update(report.stage_devices)
+    ctx.stage_devices.update(report.stage_devices)
     for name, secs in report.stage_seconds.items():
         stage_seconds[name] = stage_seconds.get(name, 0.0) + secs
-    ledger = ctx.options.get(LEDGER)
+    ledger = ctx.judge_ledger
     if ledger is not None and report.ledger:
         with ledger._lock:
             for name, value in report.ledger.items():

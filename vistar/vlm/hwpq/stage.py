@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ...api import FeatureStage
-from ..errors import DataError, JudgeUnavailable
+from ..errors import DataError, JudgeError, JudgeUnavailable
 from ..images import image_sha256, png_bytes
-from ..runtime import failure, judge_from_context
+from ..runtime import Question, ask_batch, judge_from_context
 from ..types import JudgeRequest
 from . import online
+from .questionnaire import Questionnaire
 from .store import QuestionnaireStore
 
 VERSION = "1"
@@ -33,10 +34,11 @@ def _calls(q, png: bytes, sha: str, mode: str, votes: int) -> list[tuple[JudgeRe
 
 def compute(inputs, ctx) -> list:
     judge = judge_from_context(ctx)
-    store = QuestionnaireStore(ctx.options.get("hwpq_dir"))
+    store = QuestionnaireStore(ctx.options.hwpq_dir)
     mode, k = judge.cfg.mode, judge.cfg.votes
     outputs: list = [None] * len(inputs)
-    calls, owners, bill = [], [], []
+    questionnaires: dict[int, Questionnaire] = {}
+    questions = []
     for i, inp in enumerate(inputs):
         try:
             q = store.get(inp.prompt)
@@ -46,30 +48,26 @@ def compute(inputs, ctx) -> list:
         if q is None:
             outputs[i] = JudgeUnavailable(f"no HWPQ questionnaire for prompt '{inp.prompt.id}' in {store.dir}", GENERATE_HINT)
             continue
+        questionnaires[i] = q
         sha = image_sha256(inp.image)
         for req, parse, qid in _calls(q, png_bytes(inp.image, judge.cfg.image_max_side), sha, mode, k):
-            calls.append((req, parse))
-            owners.append((i, q, qid, req.vote))
-            bill.append((sha, inp.prompt.fingerprint))
-    replies = judge.ask(calls, bill=bill)
-    grouped: dict[int, list] = {}
-    for owner, reply in zip(owners, replies):
-        grouped.setdefault(owner[0], []).append((owner, reply))
-    for i, pairs in grouped.items():
-        err = failure([r for _, r in pairs], f"prompt '{inputs[i].prompt.id}'")
-        if err:
-            outputs[i] = err
-            continue
-        q = pairs[0][0][1]
-        votes: dict[str, list[bool]] = {qid: [False] * k for qid, _ in q.questions()}
-        for (_, _, qid, vote), reply in pairs:
-            if qid is None:
-                for question, answer in reply.parsed.items():
-                    votes[question][vote] = bool(answer)
-            else:
-                votes[qid][vote] = bool(reply.parsed)
-        outputs[i] = online.HwpqOutcome(q, votes, mode, judge.identity)
+            questions.append(Question(i, req, parse, (qid, req.vote), (sha, inp.prompt.fingerprint)))
+    answered = ask_batch(ctx, judge, questions, lambda i: f"prompt '{inputs[i].prompt.id}'")
+    for i, answers in answered.items():
+        outputs[i] = answers if isinstance(answers, JudgeError) else _outcome(questionnaires[i], answers, mode, k, judge.identity)
     return outputs
+
+
+def _outcome(q: Questionnaire, answers: list, mode: str, k: int, judge: str) -> online.HwpqOutcome:
+    """The votes of one image: a batched call answers every question of its vote, a per-question call one."""
+    votes: dict[str, list[bool]] = {qid: [False] * k for qid, _ in q.questions()}
+    for (qid, vote), parsed in answers:
+        if qid is None:
+            for question, answer in parsed.items():
+                votes[question][vote] = bool(answer)
+        else:
+            votes[qid][vote] = bool(parsed)
+    return online.HwpqOutcome(q, votes, mode, judge)
 
 
 STAGE = FeatureStage(name="hwpq", version=VERSION, compute=compute)

@@ -1,5 +1,6 @@
-"""What every sibling-benchmark protocol provides: versioned importer, prompt templates, reply parser and
-score formula. Everything here is pure (no I/O beyond reading the benchmark's own data files)."""
+"""What every sibling-benchmark protocol provides: versioned importer, prompt templates, reply parser, score
+formula, aggregation, and (when its benchmark publishes its judge code) the family of the benchmark's own
+questions. Everything here is pure (no I/O beyond reading the benchmark's own data files)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ from typing import Any, Callable
 from ...prompts_dsl.model import Prompt
 from ..errors import DataError
 from ..types import Parser, WireFormat, text_hash
+from .upstream_source import UPSTREAMS
 
 
 @dataclass(frozen=True)
@@ -23,8 +25,9 @@ class Query:
     with_image: bool = True
     extra_images: tuple[bytes, ...] = ()   # e.g. GenExam's ground-truth image, sent after the scored one
     max_tokens: int | None = None
-    wire: WireFormat | None = None           # upstream-exact request format (upstream_families)
-    encode: Callable[[Any], bytes] | None = None  # how the scored image is sent (default: PNG, judge's max side)
+    wire: WireFormat | None = None           # upstream-exact request format (a protocol's upstream Family)
+    # how the scored image is sent, from its pixels and its file (None: a PNG of the pixels at the judge's max side)
+    encode: Callable[[Any, Path | None], bytes] | None = None
 
 
 @dataclass
@@ -45,6 +48,45 @@ class Items(list):
         self.problems: list[str] = list(problems)
 
 
+UPSTREAM_TEMPLATE = "upstream"  # the prompt control value (`template="upstream"`) that asks for a Family's questions
+
+
+@dataclass(frozen=True)
+class Family:
+    """The benchmark's own questions for one protocol, built from the pinned pieces of the user's checkout of
+    its repository (upstream_source): `ask(folder, item, criteria, extra)` builds an item's questions from the
+    checkout FOLDER (`extra`: what the protocol's `extra_inputs` read), `criteria(folder, item)` its text-only
+    first question, if it has one. Scores from these are comparable with the benchmark's published tables."""
+
+    upstream: str       # UPSTREAMS key
+    ask: Callable[[str, Any, Any, dict], list[Query]]
+    criteria: Callable[[str, Any], Query | None] = lambda folder, item: None
+    note: str = ""      # what the upstream script leaves open and vistar fills
+
+    @property
+    def label(self) -> str:
+        return UPSTREAMS[self.upstream].label
+
+    @property
+    def version(self) -> str:
+        return f"upstream-{UPSTREAMS[self.upstream].commit[:7]}"
+
+    def template_hash(self) -> str:
+        return text_hash(*UPSTREAMS[self.upstream].pins.values())
+
+    def queries(self, folder: str | Path, item, criteria=None, **extra) -> list[Query]:
+        """The item's questions as the benchmark's script asks them (`extra`: e.g. GenExam's `ground_truth` image)."""
+        return self.ask(str(folder), item, criteria, extra)
+
+    def criteria_query(self, folder: str | Path, item) -> Query | None:
+        return self.criteria(str(folder), item)
+
+
+def vistar_label(suite: str, version: str) -> str:
+    """The template family of vistar's own questions, as run.json and the summary name it."""
+    return f"vistar-{suite}-{version}: not comparable with published tables"
+
+
 Score = Callable[[Outcome], tuple[float, dict]]  # a metric's value and details from the judge's outcome
 Facts = tuple[str, bool]  # the demo judge's reading of the image: dominant colour, bright (testing_server)
 
@@ -52,8 +94,10 @@ Facts = tuple[str, bool]  # the demo judge's reading of the image: dominant colo
 @dataclass(frozen=True)
 class Protocol:
     """Everything about one sibling benchmark, declared once: the registry routes its prompts to `scores`'
-    metrics, the judge stage asks `queries`, `vistar score --suite` prints `headline(aggregate(rows))`, and the
-    local demo judge answers its questions with `demo_reply`. A declaration missing a part fails at import."""
+    metrics, the judge stage (`stage.make_stage`, built from this declaration) asks `queries`, `vistar score
+    --suite` prints `headline(aggregate(rows))`, and the local demo judge answers its questions with
+    `demo_reply`. A declaration missing a part fails at import. With `--upstream`, the benchmark's own questions
+    come from its `upstream` family, given what `extra_inputs` reads."""
 
     name: str                        # suite name, e.g. "wise-verified"
     version: str                     # of the judge questions (part of every judge cache key)
@@ -69,6 +113,10 @@ class Protocol:
     data_subdir: str = ""            # folder name under a shared data root, e.g. "WISE"
     layout: str = "IMAGES/<model>/<prompt_id>.png"
     metric_version: str = ""         # scoring changed while the questions did not: only this moves ("" = version)
+    # inputs besides the item that the benchmark's own (upstream) questions send, read from its data folder:
+    # (item, data folder) -> keyword arguments of `upstream.queries`, e.g. GenExam's reference image
+    extra_inputs: Callable[[Any, Path], dict] = lambda item, data_dir: {}
+    upstream: Family | None = None   # the benchmark's own questions (`--upstream`), when it publishes its judge code
 
     def __post_init__(self):
         missing = [f for f in ("scores", "templates", "systems") if not getattr(self, f)]
@@ -80,18 +128,6 @@ class Protocol:
     @property
     def metrics(self) -> tuple[str, ...]:
         return tuple(self.scores)
-
-    def engine_stage(self):
-        """The judge feature stage `judge.<name>` (what the registry runs for this protocol)."""
-        from .stage import make_stage
-
-        return make_stage(self)
-
-    def engine_metrics(self) -> dict:
-        """Its engine metrics by name, one per score function, each declaring the protocol's name as angle."""
-        from .metrics import metrics_of
-
-        return metrics_of(self)
 
     @property
     def stage(self) -> str:

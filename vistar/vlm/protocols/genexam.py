@@ -4,20 +4,35 @@ Per item the judge answers every scoring point 0/1 (seeing the ground-truth imag
 and gives three global 0–2 scores (spelling, readability, logical consistency).
 strict = 1 iff all points are correct and all three globals are 2;
 relaxed = 0.7·Σ weights of correct points + 0.1·(spelling/2 + readability/2 + logic/2).
-Per subject: mean over samples; overall: the unweighted mean of the subject means (as the benchmark reports).
+Overall: the mean over all scored exams, as the benchmark's cal_score.py prints it; per subject beside it
+(`summarize`).
 """
 from __future__ import annotations
 
+import ast
+import base64
+import io
 import json
 import math
 import re
+from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from PIL import Image
 
 from ..errors import ReplyFormatError
+from ..images import png_bytes
 from ..replies import Reply, boolean, int_score
-from .base import Items, Outcome, Protocol, Query, make_prompt
+from ..types import WireFormat
+from .aggregate import means_by, missing_items, ok_rows
+from .base import Family, Items, Outcome, Protocol, Query, make_prompt
 from .demo import level, yes
+from .upstream_source import constant, function, verified_source
 
 NAME, VERSION = "genexam", "2"  # 2: relaxed rounded as the benchmark rounds it
 GLOBALS = ("spelling", "readability", "logic")
@@ -170,6 +185,73 @@ def queries(item: ExamItem, criteria=None, data_dir=None) -> list[Query]:
     return [Query("exam", user, make_parser(len(item.points)), SYSTEM, extra_images=(gt,) if gt else ())]
 
 
+# --- the benchmark's own questions: eval_prompt.py, run_eval.py ------------------------------------------------
+
+UPSTREAM_BODY = (("stream", False), ("reasoning_effort", "low"), ("verbosity", "medium"), ("max_completion_tokens", 16384))
+UPSTREAM_IMG_SIZE = 768  # eval_single's img_size
+
+
+@lru_cache(maxsize=None)
+def _upstream_pieces(folder: str):
+    prompt = constant("GenExam", folder, "eval_prompt.py", "prompt_for_eval")
+    encode = function("GenExam", folder, "run_eval.py", "encode_image", {"Image": Image, "io": io, "base64": base64})
+    for piece in ("call_gpt5", "eval_single"):
+        verified_source("GenExam", folder, "run_eval.py", piece)
+    return prompt, encode
+
+
+def upstream_queries(folder: str, item, criteria=None, extra=None) -> list[Query]:
+    prompt, encode = _upstream_pieces(str(folder))
+    ground_truth = (extra or {}).get("ground_truth")
+    if ground_truth is None:
+        raise ValueError(f"GenExam item {item.id}: the benchmark's run_eval.py requires the ground-truth image "
+                         f"({item.image_path}); put the data's images/ folder beside annotations/")
+
+    def jpeg(file) -> bytes:
+        """eval_single's encoding of an image file (a path, or bytes read as a file)."""
+        try:
+            return base64.b64decode(encode(file, target_size=UPSTREAM_IMG_SIZE))
+        except OSError as exc:  # e.g. an LA or 16-bit greyscale PNG: JPEG cannot hold its mode
+            raise ValueError(f"GenExam's encode_image cannot send this image ({exc}); the benchmark's run_eval.py "
+                             "fails on it too") from None
+
+    def generated(image: np.ndarray, source: Path | None) -> bytes:
+        return jpeg(source if source is not None else io.BytesIO(png_bytes(image, 0)))
+
+    try:
+        reference = jpeg(io.BytesIO(ground_truth))
+    except ValueError as exc:
+        raise ValueError(f"GenExam item {item.id}: the ground-truth image {item.image_path}: {exc}") from None
+    user = prompt.format(prompt=item.prompt, scoring_points=[q for q, _ in item.points])
+    wire = WireFormat(system_parts=False, image_mime="image/jpeg", image_detail="high", body=UPSTREAM_BODY, attempts=3)
+    return [Query("exam", user, upstream_parser(len(item.points)), wire=wire, encode=generated, extra_images=(reference,))]
+
+
+def upstream_parser(n_points: int) -> Callable[[str], dict]:
+    """run_eval.py's reading (the text after the last ```json fence, json.loads else a Python literal) and its
+    checks, then the fields cal_score.py reads."""
+    def parse(text: str) -> dict:
+        body = text.split("```json")[-1].split("```")[0]
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            try:
+                obj = ast.literal_eval(body)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                raise ReplyFormatError("the reply is neither JSON nor a Python literal after the last ```json") from None
+        try:
+            answers, ge = obj["answers"], obj["global_evaluation"]
+            ok = len(answers) == n_points and all(a["answer"] in [0, 1] for a in answers)
+            scores = {g: ge[name]["score"] for g, name in (("spelling", "Spelling"), ("readability", "Clarity and Readability"),
+                                                          ("logic", "Logical Consistency"))}
+        except (KeyError, TypeError, AttributeError):
+            raise ReplyFormatError("the reply lacks the benchmark's answers / global_evaluation fields") from None
+        if not ok or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores.values()):
+            raise ReplyFormatError(f"the reply needs {n_points} answers of 0 or 1 and numeric global scores")
+        return {"points": [int(a["answer"] == 1) for a in answers], **scores}
+    return parse
+
+
 def scores(item: ExamItem, answer: dict) -> dict:
     """As the benchmark's cal_score.py computes them, its rounding included (semantic 4, relaxed 3 decimals)."""
     correct = answer["points"]
@@ -191,10 +273,22 @@ def score(outcome: Outcome, which: str) -> tuple[float, dict]:
                                           "ground_truth_image": bool((outcome.context.get("extra_images") or {}).get("exam"))}
 
 
-def aggregate(df, items=None) -> dict:
-    from .aggregate import genexam
-
-    return genexam(df, items)
+def summarize(df: pd.DataFrame, items=None) -> dict:
+    """`pooled`: the mean over all scored exams, what cal_score.py prints as its Average (and, since the public
+    annotations carry no `subject` field, its only group); `subject_averaged`: the unweighted mean of the
+    per-subject means (subject = id prefix), which cal_score.py does not compute. Exams without a result are
+    left out of both, as cal_score.py averages the result files it finds; `missing` counts them."""
+    out: dict = defaultdict(dict)
+    for metric in ("genexam.strict", "genexam.relaxed"):
+        ok, coverage = ok_rows(df, metric)
+        for model, g in ok.groupby("model"):
+            subjects = means_by(g, "subject")
+            pooled = float(g["score"].mean())
+            out[model][metric] = {"overall": pooled, "pooled": pooled, "printed": f"{round(pooled * 100, 1)}%",
+                                  "subjects": subjects, "subject_averaged": sum(subjects.values()) / len(subjects),
+                                  "subject_averaged_rule": "vistar: unweighted mean of the subject means (not in cal_score.py)",
+                                  "missing": missing_items(g, items), "coverage": coverage.get(model)}
+    return dict(out)
 
 
 def headline(numbers: dict) -> dict:
@@ -209,5 +303,7 @@ def demo_reply(system: str, user: str, facts) -> str:
 
 PROTOCOL = Protocol(NAME, VERSION, {"genexam.strict": lambda o: score(o, "strict"),
                                     "genexam.relaxed": lambda o: score(o, "relaxed")},
-                    (SYSTEM, USER), load_items, queries, aggregate, headline, demo_reply, (SYSTEM,),
-                    data_subdir="GenExam")
+                    (SYSTEM, USER), load_items, queries, summarize, headline, demo_reply, (SYSTEM,),
+                    data_subdir="GenExam",
+                    extra_inputs=lambda item, data_dir: {"ground_truth": ground_truth_image(item, data_dir)},
+                    upstream=Family("GenExam", upstream_queries))

@@ -1,5 +1,5 @@
 """Engine metrics of the sibling protocols, built from each protocol's declared score functions: a pure
-function of the protocol's judge stage output. The registry asks a protocol for them (`engine_metrics`)."""
+function of the protocol's judge stage output. The registry builds them from a declaration (`PROTOCOL_PARTS`)."""
 from __future__ import annotations
 
 from ...api import Metric, MetricResult

@@ -15,14 +15,22 @@ evaluation script reads the image from that field), else `<law>_<n>`.
 """
 from __future__ import annotations
 
+import ast
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from ..errors import ReplyFormatError
+from ..images import file_as_is
 from ..replies import Reply, int_score
-from .base import Items, Outcome, Protocol, Query, make_prompt, read_json_list
+from ..types import WireFormat
+from .aggregate import means_by, missing_items, ok_rows
+from .base import Family, Items, Outcome, Protocol, Query, make_prompt, read_json_list
 from .demo import level
+from .upstream_source import constant, inner_assignment
 
 NAME, VERSION = "phybench", "1"  # the judge's questions (their cached answers stay valid)
 METRIC_VERSION = "2"  # 2: chemistry and physical properties apart; ids from the records' image paths
@@ -156,6 +164,46 @@ def queries(item: PhyItem, criteria: str | None = None, data_dir=None) -> list[Q
     return [Query("grade", JUDGE_USER.format(scene=item.scene, normal=item.normal, criteria=text), parse, JUDGE_SYSTEM)]
 
 
+# --- the benchmark's own questions: GPT_make_grading.py, GPT_make_eval.py -----------------------------------------
+
+def _upstream_text(folder: str, file: str, variables: dict, parts: tuple[str, ...]) -> str:
+    """`content` as the script concatenates it, each part evaluated from the pinned function's own code."""
+    values = dict(variables)
+    for name in parts:
+        if name not in values:
+            expr = inner_assignment("PhyBench", folder, file, "process_data", name)
+            values[name] = eval(compile(ast.Expression(expr), name, "eval"), {}, values)  # noqa: S307 - pinned text
+    return "".join(values[p] for p in parts)
+
+
+def upstream_criteria_query(folder: str, item) -> Query | None:
+    """GPT_make_grading.py's question, for an item whose data carries no criteria."""
+    if item.criteria:
+        return None
+    user = _upstream_text(str(folder), "GPT_make_grading.py", {"scene": item.scene, "normal": item.normal},
+                          ("task", "prompt", "template", "answer"))
+    wire = WireFormat(system_parts=False, body=(("max_tokens", 2000),))
+    return Query("criteria", user, _any_text, with_image=False, wire=wire)
+
+
+def upstream_queries(folder: str, item, criteria=None, extra=None) -> list[Query]:
+    folder, criteria = str(folder), item.criteria or criteria
+    task = constant("PhyBench", folder, "GPT_make_eval.py", "task")
+    answer = constant("PhyBench", folder, "GPT_make_eval.py", "answer")
+    user = _upstream_text(folder, "GPT_make_eval.py", {"scene": item.scene, "normal": item.normal, "grading": criteria,
+                                                       "extra": "", "task": task, "answer": answer},
+                          ("task", "prompt", "answer"))
+    wire = WireFormat(system_parts=False, image_mime="image/jpeg", body=(("max_tokens", 500),))
+    return [Query("grade", user, parse, wire=wire, encode=file_as_is)]
+
+
+def _any_text(text: str) -> str:
+    """GPT_make_grading.py keeps whatever the model wrote as the criteria."""
+    if not text.strip():
+        raise ReplyFormatError("empty criteria")
+    return text
+
+
 def score(outcome: Outcome, which: str) -> tuple[float, dict]:
     answer = outcome.answers.get("grade")
     if not isinstance(answer, dict):
@@ -164,10 +212,22 @@ def score(outcome: Outcome, which: str) -> tuple[float, dict]:
     return value, {**answer, "category": outcome.item.category, "law": outcome.item.law}
 
 
-def aggregate(df, items=None) -> dict:
-    from .aggregate import phybench
-
-    return phybench(df, items)
+def summarize(df: pd.DataFrame, items=None) -> dict:
+    """Per category of the paper's tables (mechanics, optics, thermodynamics, and material properties split into
+    chemistry and physics): mean of phy/3 and of scene/2 over images, and the raw 0-3 / 0-2 means. The
+    upstream repository publishes no aggregation (GPT_make_eval.py only stores the replies, and records
+    'no image' for an item without one), so items without a score are left out and counted in `missing`;
+    the overall, an unweighted mean over the categories present, is vistar's."""
+    out: dict = defaultdict(dict)
+    scale = {"phybench.phy": 3, "phybench.scene": 2}
+    for metric in ("phybench.phy", "phybench.scene"):
+        ok, coverage = ok_rows(df, metric)
+        for model, g in ok.groupby("model"):
+            cats = means_by(g, "category")
+            out[model][metric] = {"categories": cats, "raw_categories": {c: v * scale[metric] for c, v in cats.items()},
+                                  "overall": sum(cats.values()) / len(cats), "overall_rule": "vistar: mean over categories",
+                                  "missing": missing_items(g, items), "coverage": coverage.get(model)}
+    return dict(out)
 
 
 def headline(numbers: dict) -> dict:
@@ -183,6 +243,9 @@ def demo_reply(system: str, user: str, facts) -> str:
 
 
 PROTOCOL = Protocol(NAME, VERSION, {"phybench.phy": lambda o: score(o, "phy"), "phybench.scene": lambda o: score(o, "scene")},
-                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, aggregate,
+                    (CRITERIA_SYSTEM, CRITERIA_USER, JUDGE_SYSTEM, JUDGE_USER), load_items, queries, summarize,
                     headline, demo_reply, (CRITERIA_SYSTEM, JUDGE_SYSTEM), criteria, data_subdir="PhyBench",
-                    metric_version=METRIC_VERSION)
+                    metric_version=METRIC_VERSION,
+                    upstream=Family("PhyBench", upstream_queries, upstream_criteria_query,
+                                    note="GPT_make_eval.py appends an undefined `extra` to the prompt; vistar appends nothing. "
+                                         "Its replies are stored unparsed; vistar reads them as the vistar protocol does"))

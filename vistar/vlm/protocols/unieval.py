@@ -3,15 +3,24 @@
 The answer letter follows the benchmark's `check_answer`: the last `(X` or `X)`, else a trailing letter, else
 the option whose text occurs last in the reply; otherwise the answer is invalid and counts as wrong. Accuracy
 per L2 tag is averaged into L1 tags and L1 into L0; the headline UniScore is the mean over L1 tags (see
-`aggregate`).
+`summarize`).
 """
 from __future__ import annotations
 
+import ast
 import re
+from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from .base import Items, Outcome, Protocol, Query, make_prompt, read_json
+import pandas as pd
+
+from ..images import file_as_is
+from ..types import WireFormat
+from .aggregate import VISTAR_PARTIAL, ok_rows
+from .base import Family, Items, Outcome, Protocol, Query, make_prompt, read_json
+from .upstream_source import function, inner_assignment
 
 NAME, VERSION = "unieval", "2"  # 2: letter extraction as the benchmark's check_answer
 LETTERS = "ABCDE"
@@ -125,6 +134,31 @@ def queries(item: UniItem, criteria=None, data_dir=None) -> list[Query]:
     return [Query(f"qa{qa.id}", USER.format(question=qa.question), make_parser(qa), SYSTEM, max_tokens=64) for qa in item.qas]
 
 
+# --- the benchmark's own questions: uni_eval.py ----------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _upstream_pieces(folder: str):
+    check = function("UniEval", folder, "uni_eval.py", "check_answer", {"re": re})
+    options = compile(ast.Expression(inner_assignment("UniEval", folder, "uni_eval.py", "uni_eval", "options")), "options", "eval")
+    return check, options
+
+
+def upstream_queries(folder: str, item, criteria=None, extra=None) -> list[Query]:
+    check, options_expr = _upstream_pieces(str(folder))
+    queries = []
+    for qa in item.qas:
+        options = eval(options_expr, {}, {"QA": {"question": qa.question}})  # noqa: S307 - the pinned upstream expression
+
+        def parse(text: str, qa=qa, options=options) -> dict:
+            _, response = check(text, qa.answer, options)
+            letter = response if response in tuple("ABCDE") else None
+            return {"letter": letter} if letter else {"letter": None, "reply": text[:300]}
+
+        wire = WireFormat(system_parts=False, image_mime=None, body=(("temperature", 0.0), ("max_tokens", 64)))
+        queries.append(Query(f"qa{qa.id}", qa.question, parse, wire=wire, encode=file_as_is))
+    return queries
+
+
 def score(outcome: Outcome) -> tuple[float, dict]:
     """Case-level score: the share of this image's questions answered right; every answer kept in details."""
     item: UniItem = outcome.item
@@ -137,10 +171,80 @@ def score(outcome: Outcome) -> tuple[float, dict]:
     return sum(a["correct"] for a in answers) / len(answers), {"answers": answers}
 
 
-def aggregate(df, items=None) -> dict:
-    from .aggregate import unieval
+def summarize(df: pd.DataFrame, items=None) -> dict:
+    """As uni_eval.py's `statistics`: accuracy per L2 tag, L1 = mean of its L2 accuracies, L0 = mean of its L1;
+    every tag score rounded to 3 decimals, and UniScore = the 3-decimal mean of the *rounded* L1 scores. A
+    missing image or a failed judge answer is an invalid, wrong answer (upstream's empty reply): with `items`,
+    every question of every benchmark prompt counts on `samples` images, the most any prompt of the model
+    has. `vistar_observed` gives the earlier choice: only the answers that exist, unrounded."""
+    ok, coverage = ok_rows(df, "uniscore")
+    sub = df[df.metric == "uniscore"]
+    out = {}
+    for model in sorted(set(sub["model"])):
+        g = ok[ok.model == model]
+        answers = [(str(pid), a) for pid, d in zip(g["prompt_id"], g["d"]) for a in d.get("answers", [])]
+        observed = _uni_stats(answers, digits=None)
+        filled, missing = _with_missing(answers, sub[sub.model == model], items)
+        stats = _uni_stats(filled)
+        out[model] = {**stats, "missing_answers": missing, "coverage": coverage.get(model),
+                      "missing_rule": "upstream: a missing image or failed judge answer counts as a wrong (invalid) answer",
+                      "vistar_observed": {k: observed[k] for k in ("uniscore", "case_score", "l1")},
+                      "vistar_observed_rule": VISTAR_PARTIAL + " (unrounded)"}
+    return out
 
-    return unieval(df, items)
+
+def _with_missing(answers: list, rows: pd.DataFrame, items) -> tuple[list, int]:
+    """The answers plus one invalid answer per question the model's images did not answer."""
+    if items is None:
+        return answers, 0
+    samples = max(rows.groupby("prompt_id").size().max() if len(rows) else 1, 1)
+    have: dict[tuple, int] = defaultdict(int)
+    for pid, a in answers:
+        have[(pid, str(a["qa"]))] += 1
+    filled, missing = list(answers), 0
+    for item in items:
+        for qa in item.qas:
+            for _ in range(samples - have.get((str(item.id), str(qa.id)), 0)):
+                filled.append((str(item.id), {"qa": qa.id, "tags": list(qa.tags), "got": None, "correct": False}))
+                missing += 1
+    return filled, missing
+
+
+def _uni_stats(answers: list[tuple[str, dict]], digits: int | None = 3) -> dict:
+    """uni_eval.py's numbers from (prompt id, answer) pairs, rounded as it prints them (`digits=None`: unrounded)."""
+    def r(x):
+        return round(x, digits) if digits is not None else x
+
+    l2: dict[tuple, list[bool]] = defaultdict(list)
+    letters: dict[str, int] = defaultdict(int)
+    per_prompt: dict[str, list[bool]] = defaultdict(list)
+    for pid, a in answers:
+        l2[tuple(a["tags"])].append(bool(a["correct"]))
+        letters[a["got"] if a["got"] in tuple("ABCDE") else "invalid"] += 1
+        per_prompt[pid].append(bool(a["correct"]))
+    l2_acc = {t: sum(v) / len(v) for t, v in l2.items()}
+    l1_acc = _roll_up(l2_acc)
+    l0_acc = _roll_up(l1_acc)
+    l1_printed = {t: r(a) for t, a in l1_acc.items()}
+    cases = [v for v in per_prompt.values() if v]
+    total = sum(letters.values())
+    return {"uniscore": r(sum(l1_printed.values()) / len(l1_printed)) if l1_printed else None,
+            "l0": {t0: r(acc) for (t0,), acc in l0_acc.items()},
+            "l1": {" / ".join(t): a for t, a in l1_printed.items()},
+            "l2": {" / ".join(t): r(a) for t, a in l2_acc.items()},
+            "case_score": r(sum(sum(v) / len(v) for v in cases) / len(cases)) if cases else None,
+            "prompts_all_right": r(sum(all(v) for v in cases) / len(cases)) if cases else None,
+            "options": {k: r(v / total) for k, v in sorted(letters.items())} if total else {},
+            "invalid_rate": r(letters.get("invalid", 0) / total) if total else None}
+
+
+def _roll_up(accuracy: dict[tuple, float]) -> dict[tuple, float]:
+    """One tag level up: each parent's accuracy is the plain mean of its children's, so a tag with many
+    questions weighs no more than a sibling with few."""
+    children: dict[tuple, list[float]] = defaultdict(list)
+    for tags, acc in accuracy.items():
+        children[tags[:-1]].append(acc)
+    return {tags: sum(v) / len(v) for tags, v in children.items()}
 
 
 def headline(numbers: dict) -> dict:
@@ -153,6 +257,9 @@ def demo_reply(system: str, user: str, facts) -> str:
     return "(" + next((k for k, v in options.items() if re.search(rf"\b{facts[0]}\b", v, re.I)), "E") + ")"
 
 
-PROTOCOL = Protocol(NAME, VERSION, {"uniscore": score}, (SYSTEM, USER), load_items, queries, aggregate, headline,
+PROTOCOL = Protocol(NAME, VERSION, {"uniscore": score}, (SYSTEM, USER), load_items, queries, summarize, headline,
                     demo_reply, (SYSTEM,), data_subdir="UniEval",
-                    layout="IMAGES/<model>/<prompt_id>_<k>.png (several samples per prompt)")
+                    layout="IMAGES/<model>/<prompt_id>_<k>.png (several samples per prompt)",
+                    upstream=Family("UniEval", upstream_queries,
+                                    note="the script hands the question to each model's own `understand`; vistar sends it as "
+                                         "the user text before the image, with vistar's decoding"))

@@ -1,10 +1,22 @@
-"""Shared by both WISE protocols: the item, the importer for WISE's JSON files, category by prompt id."""
+"""Shared by both WISE protocols: the item, the importer for WISE's JSON files, category by prompt id, the
+benchmark's own questions of vllm_eval.py / WISE_legacy/gpt_eval.py and the aggregation of calculate_verified.py /
+WISE_legacy/Calculate.py (each protocol names its script, reply fields and category weights)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any, Callable, Dict, List
 
-from .base import Items, make_prompt, read_json_list
+import pandas as pd
+
+from ..errors import ReplyFormatError
+from ..images import file_as_is
+from ..types import WireFormat
+from .aggregate import VISTAR_PARTIAL, means_by, ok_rows, weighted_overall
+from .base import Family, Items, Query, make_prompt, read_json_list
+from .upstream_source import function, verified_source
 
 
 @dataclass(frozen=True)
@@ -84,11 +96,79 @@ def _integer(value) -> int | None:
         return None
 
 
-def weighted_overall(category_means: dict[str, float], weights: dict[str, float]) -> float | None:
-    """The WISE headline: fixed category weights; None unless every weighted category was scored."""
-    if any(c not in category_means for c in weights):
-        return None
-    return sum(w * category_means[c] for c, w in weights.items())
+# --- the benchmark's own questions: vllm_eval.py (verified) and WISE_legacy/gpt_eval.py ----------------------
+
+@dataclass(frozen=True)
+class Script:
+    """One WISE evaluation script: its file, the pinned function that sends the messages, the question id, the
+    reply fields its extract_scores must find, what the protocol keeps of them, and its request format."""
+
+    file: str
+    call: str
+    qid: str
+    keys: tuple[str, ...]
+    answer: Callable[[dict], dict]
+    wire: WireFormat
+
+
+_TYPING = {"Dict": Dict, "Any": Any, "List": List}  # the names the scripts' annotations use
+
+
+def upstream_family(script: Script) -> Family:
+    return Family("WISE", partial(upstream_queries, script))
+
+
+@lru_cache(maxsize=None)
+def _upstream_pieces(file: str, call: str, folder: str):
+    build = function("WISE", folder, file, "build_evaluation_messages", _TYPING)
+    extract = function("WISE", folder, file, "extract_scores", {"re": re, **_TYPING})
+    verified_source("WISE", folder, file, call)
+    return build, extract
+
+
+def upstream_queries(script: Script, folder: str, item, criteria=None, extra=None) -> list[Query]:
+    build, extract = _upstream_pieces(script.file, script.call, str(folder))
+    messages = build({"Prompt": item.prompt, "Explanation": item.explanation, "Subcategory": item.subcategory}, "")
+    system, user = messages[0]["content"][0]["text"], messages[1]["content"][0]["text"]
+
+    def parse(text: str) -> dict:
+        scores = extract(text)
+        missing = [k for k in script.keys if k not in scores]
+        if missing:
+            raise ReplyFormatError(f"the benchmark's extract_scores finds no {', '.join(missing)} in the reply")
+        return script.answer(scores)
+
+    return [Query(script.qid, user, parse, system, wire=script.wire, encode=file_as_is)]
+
+
+# --- aggregation: calculate_verified.py and WISE_legacy/Calculate.py ----------------------------------------------
+
+WISE_IDS = range(1, 1001)  # the upstream scripts' EXPECTED_PROMPT_RANGES["all"]
+
+
+def summarize_wise(df: pd.DataFrame, metric: str, weights: dict[str, float], value=None) -> dict:
+    """Category means over ok rows; the overall (`weights`: the script's category weights) only when every
+    prompt id 1-1000 has a score, as upstream (which aborts otherwise: a missing image or a failed judge answer
+    leaves the id out of its scores file). `printed` is what the upstream script prints: categories and the
+    overall (from the unrounded category means) with two decimals. `value(details, score)`: the number upstream
+    averages for a row (default: its score)."""
+    ok, coverage = ok_rows(df, metric)
+    if value is not None:
+        ok["score"] = [value(d, score) for d, score in zip(ok["d"], ok["score"])]
+    out = {}
+    for model, g in ok.groupby("model"):
+        cats = means_by(g, "category")
+        missing = sorted(set(WISE_IDS) - {int(p) for p in g["prompt_id"] if str(p).isdigit()})
+        overall = weighted_overall(cats, weights) if not missing else None
+        out[model] = {"categories": cats, "overall": overall, "coverage": coverage.get(model),
+                      "missing_ids": len(missing),
+                      "overall_rule": ("upstream: every prompt id 1-1000 must have a score, else no overall "
+                                       f"({len(missing)} missing)"),
+                      "printed": {"categories": {c.upper(): f"{v:.2f}" for c, v in cats.items()},
+                                  "overall": f"{overall:.2f}" if overall is not None else None},
+                      "vistar_overall_partial": weighted_overall(cats, weights),
+                      "vistar_overall_partial_rule": VISTAR_PARTIAL + " (needs every category, not every id)"}
+    return out
 
 
 def wise_headline(numbers: dict) -> dict:

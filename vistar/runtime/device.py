@@ -12,20 +12,24 @@
   (antialiased), as the torchvision-backed image processors resize.
 - `batch_invariant(fn, device, **inputs)`: a forward pass whose result for one image does not depend on the
   other images of the batch: bit for bit on CPU (one image at a time), to float tolerance on CUDA (batched).
-(The precision a stage's forward runs in is `engine/precision.py`'s.)
+(The precision a stage's forward passes run in is `runtime/precision.py`'s.)
 """
 from __future__ import annotations
 
 import os
 import warnings
-from typing import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .registry import StageContext
+from ..api import StageContext
+
+if TYPE_CHECKING:   # torch loads when a torch stage runs, not with this module
+    import torch
+    from torch import Tensor
 
 CUBLAS_WORKSPACE = ":4096:8"
-DEFAULT_SEED = 0
 
 
 def is_cuda(device: str) -> bool:
@@ -56,15 +60,15 @@ def resolve_device(requested: str) -> str:
 CPU_STAGES = frozenset({"faces", "pose", "panels", "thumbnail"})
 
 
-def ran_on(ctx, stage: str, device: str) -> None:
+def ran_on(ctx: StageContext, stage: str, device: str) -> None:
     """A stage saying where it really ran, when its runtime decides (OCR: the provider its session was given)."""
-    ctx.cache.setdefault("stage_devices", {})[stage] = device
+    ctx.stage_devices[stage] = device
 
 
-def stage_devices(stages, ctx) -> dict[str, str]:
+def stage_devices(stages: Iterable[str], ctx: StageContext) -> dict[str, str]:
     """Where each stage ran, for run.json: what it reported with `ran_on`, `cpu` for CPU-only libraries, else
     the run's device (torch and ultralytics stages put their models and tensors on it)."""
-    said = ctx.cache.get("stage_devices", {})
+    said = ctx.stage_devices
     return {name: said.get(name, "cpu" if name in CPU_STAGES else ctx.device) for name in stages}
 
 
@@ -103,11 +107,11 @@ def setup_torch(ctx: StageContext) -> None:
     torch.backends.cudnn.benchmark = False       # autotuning may pick different kernels run to run
     torch.backends.cudnn.deterministic = True
     _full_fp32(torch)
-    torch.manual_seed(int(ctx.options.get("seed", DEFAULT_SEED)))  # also seeds every CUDA device
+    torch.manual_seed(ctx.options.seed)  # also seeds every CUDA device
     ctx.cache["torch_setup"] = True
 
 
-def _full_fp32(torch) -> None:
+def _full_fp32(torch: ModuleType) -> None:
     """fp32 means IEEE fp32 on the GPU too: cuDNN convolutions default to TF32 (10-bit mantissa), which moves
     results by about 1e-3 relative; speed comes from `precision: bf16`, where the loss is chosen and measured.
     The legacy flags on purpose: setting the newer per-backend `fp32_precision` leaves torch's own legacy
@@ -116,21 +120,32 @@ def _full_fp32(torch) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def pixels_to_device(image: np.ndarray, device: str):
+def pixels_to_device(image: np.ndarray, device: str) -> Tensor:
     """uint8 (3, H, W) on `device`. On the CPU a view of IMAGE's own memory (a strided array is copied first): decoded
     images are read-only arrays, and copying 3 MB per 1024² image and stage only to silence torch's warning about
     that cost a millisecond or two of host time; nothing writes into stage inputs. On CUDA copied from pinned memory
-    without blocking."""
+    without blocking. An image given as a tensor (`vistar.Scorer`) carries it as `device_pixels`, laid out as this
+    copy: on `device` already, it is used as it is, without a round trip through the host."""
     import torch
 
+    given = getattr(image, "device_pixels", None)
+    if isinstance(given, torch.Tensor) and given.device == torch_device(device):
+        return given
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
         pixels = torch.from_numpy(np.ascontiguousarray(image, dtype=np.uint8))
     return to_device(pixels, device).permute(2, 0, 1)
 
 
+def torch_device(device: str) -> torch.device:
+    """`device` as torch compares it with a tensor's: plain `cuda` is the current CUDA device (`cuda:0`, say)."""
+    import torch
+
+    return torch.device("cuda", torch.cuda.current_device()) if device == "cuda" else torch.device(device)
+
+
 def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: Sequence[float], std: Sequence[float],
-                     device: str = "cpu", mode: str = "bicubic"):
+                     device: str = "cpu", mode: str = "bicubic") -> Tensor:
     """(N, 3, *size) float32 on `device`: each uint8 image resized as uint8 (antialiased, rounded and saturated, as
     transformers' torchvision-backed processors resize), then normalised as they do, (x - 255·mean) / (255·std).
     Images may differ in size; each is resized alone, so an image's tensor does not depend on the others."""
@@ -150,14 +165,14 @@ def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: 
     return out.sub_(mean_t).div_(std_t)
 
 
-def to_device(tensor, device: str):
+def to_device(tensor: Tensor, device: str) -> Tensor:
     """A CPU tensor onto `device`: from pinned memory without blocking the host when it is CUDA."""
     if not is_cuda(device):
         return tensor.to(device)
     return tensor.pin_memory().to(device, non_blocking=True)
 
 
-def batch_invariant(fn, device: str, **inputs):
+def batch_invariant(fn: Callable[..., Tensor], device: str, **inputs: Tensor) -> Tensor:
     """`fn(**inputs)` (tensors with the batch on dim 0), concatenated on dim 0.
 
     On CPU it runs one sample at a time: oneDNN convolutions and GEMMs pick their blocking, hence their

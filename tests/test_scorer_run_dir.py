@@ -1,0 +1,88 @@
+"""`Scorer(run_dir=...)` appends to a run folder under the writer lock of `vistar score`: `vistar report` and
+`vistar calibrate` read it, a held lock refuses the call, rows still right for an image are reused, and a folder
+`vistar score` wrote keeps its run.json."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from tests import engine_plugins
+from vistar import Scorer
+from vistar.cli import app
+from vistar.engine.runner import RunLocked, writer_lock
+from vistar.engine.store import read_scores
+
+LINE = 's{k}: [GD|TR] A sign that says "OPEN" {{text="OPEN"}}'
+
+
+@pytest.fixture(autouse=True)
+def fake_tr(monkeypatch):
+    engine_plugins.install(monkeypatch)
+
+
+def _rgb(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (24, 32, 3), dtype=np.uint8)
+
+
+def test_rows_appended_are_read_by_report_and_calibrate(tmp_path):
+    run = tmp_path / "run"
+    scorer = Scorer(run_dir=run)
+    first = scorer.score([_rgb(k) for k in range(3)], [LINE.format(k=k) for k in range(3)], model="a")
+    scorer.score([_rgb(10 + k) for k in range(3)], [LINE.format(k=k) for k in range(3)], model="b")
+    stored = read_scores(run)
+    assert len(stored) == 12 and set(stored["model"]) == {"a", "b"}
+    assert sorted(stored.loc[stored.model == "a", "key"]) == sorted(r.key for r in first)
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["command"] == "vistar.Scorer" and len(meta["history"]) == 2
+    report = CliRunner().invoke(app, ["report", str(run), "--resamples", "100"])
+    assert report.exit_code == 0, report.output
+    assert "2 model(s); angles scored: TR" in report.output and "This run has no run.json" not in report.output
+    pairs = tmp_path / "pairs.csv"   # in-memory images are named by their `image` column (or their key's sha256)
+    a = {r.prompt_id: r.image for r in first if r.metric == "TR"}
+    b = {r["prompt_id"]: r["image"] for r in stored[(stored.model == "b") & (stored.metric == "TR")].to_dict("records")}
+    pairs.write_text("image_a,image_b,preferred\n" + "".join(f"{a[p]},{b[p]},a\n" for p in sorted(a)))
+    calibrated = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--resamples", "100"])
+    assert calibrated.exit_code == 0, calibrated.output
+    metrics = json.loads((run / "calibration" / "calibration.json").read_text())
+    assert metrics["judgments"] == 3
+
+
+def test_a_held_writer_lock_refuses_the_call(tmp_path):
+    run = tmp_path / "run"
+    scorer = Scorer(run_dir=run)
+    with writer_lock(run):   # what a `vistar score` into the same folder holds
+        with pytest.raises(RunLocked, match="another `vistar score`"):
+            scorer.score(_rgb(0), LINE.format(k=0))
+    assert len(scorer.score(_rgb(0), LINE.format(k=0))) == 2
+
+
+def test_memory_samples_never_replace_earlier_rows(tmp_path):
+    run = tmp_path / "run"
+    Scorer(run_dir=run).score(_rgb(0), LINE.format(k=0))
+    again = Scorer(run_dir=run).score(_rgb(1), LINE.format(k=0))   # a new Scorer: numbering continues from the folder
+    assert {r.sample for r in again} == {1} and len(read_scores(run)) == 4
+
+
+def test_a_file_already_scored_is_reused_and_a_cli_run_json_is_kept(tmp_path):
+    folder = tmp_path / "images" / "m"
+    folder.mkdir(parents=True)
+    for k in range(2):
+        Image.fromarray(_rgb(k)).save(folder / f"s{k}.png")
+    (tmp_path / "p.vistar").write_text("".join(LINE.format(k=k) + "\n" for k in range(2)))
+    run = tmp_path / "run"
+    cli = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--prompts", str(tmp_path / "p.vistar"), "--out", str(run),
+                                   "--cpu-workers", "1"])
+    assert cli.exit_code == 0, cli.output
+    before = read_scores(run)
+    calls = len(engine_plugins.CALLS)
+    results = Scorer(run_dir=run).score([folder / "s0.png", folder / "s1.png"], [LINE.format(k=k) for k in range(2)])
+    assert len(engine_plugins.CALLS) == calls   # nothing scored again: the rows are the folder's
+    assert sorted((r.key, r.score) for r in results) == sorted(zip(before["key"], before["score"]))
+    assert read_scores(run).sort_values("key")["shard"].tolist() == before.sort_values("key")["shard"].tolist()
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["command"] != "vistar.Scorer" and meta["status"] == "complete"
+    assert meta["history"][-1]["command"] == "vistar.Scorer.score" and meta["history"][-1]["rows_reused"] == 4

@@ -1,0 +1,38 @@
+"""What the `ocr` stage gives TR: recognised lines with their boxes and confidences."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OcrLine:
+    text: str
+    confidence: float
+    box: tuple[tuple[float, float], ...]  # 4 corner points (x, y), clockwise from top-left
+
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        xs, ys = [p[0] for p in self.box], [p[1] for p in self.box]
+        return min(xs), min(ys), max(xs), max(ys)
+
+
+def text_corners(box: Iterable[Sequence[float]]) -> tuple[tuple[float, float], ...]:
+    """A text box's 4 corners clockwise (y down) from the corner where its rightward edge starts, so that edges
+    0-1 and 3-2 run along the text and 0-3, 1-2 across it. RapidOCR orders a box's corners by x: a tall narrow
+    box (a lone "1") tilted by more than about 14 degrees comes with a side edge first, and read as given its
+    width and height swap and its direction is off by 90 degrees."""
+    pts = [(float(x), float(y)) for x, y in list(box)[:4]]
+    if sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1])) < 0:
+        pts.reverse()   # counter-clockwise in image coordinates
+    k = min(range(4), key=lambda i: abs(math.atan2(pts[(i + 1) % 4][1] - pts[i][1], pts[(i + 1) % 4][0] - pts[i][0])))
+    return tuple(pts[k:] + pts[:k])
+
+
+@dataclass(frozen=True)
+class OcrResult:
+    lines: tuple[OcrLine, ...]
+    width: int
+    height: int
+    alphabet: frozenset[str] | None = None  # what the recogniser can output (None: unknown); TR skips other scripts
