@@ -11,13 +11,15 @@
 #   STEPS          the steps to run, space-separated (default: all, in this order)
 #   STAGE_COSTS_ARGS  workload options of the stage-cost bench (default: --n 48 --batch-sizes 1,8,32)
 #   EXECUTOR_ARGS  options of bench_executor.py (default: every core of the box; the mixed workload needs MediaPipe)
+# `STEPS=throughput` (its block below) measures each torch stage against its model, the precisions, OCR on the GPU
+# and the end-to-end rate within 8 minutes.
 set -u
 py=${PYTHON:-python3}
 out=${1:-gpu-results}
 mkdir -p "$out"
 limit=${STEP_LIMIT_S:-1800}
 cores=$(nproc)
-steps=${STEPS:-"env tests executor stage-costs kernels shadows psc cse pipeline examples"}
+steps=${STEPS:-"env throughput tests executor stage-costs kernels shadows psc cse pipeline examples"}
 
 step() {
   local name=$1
@@ -32,7 +34,7 @@ run() {
   case $1 in
     env) step env "$py" -c "import platform, torch; print(platform.platform(), platform.python_version()); print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0)); import os; print('cpus', os.cpu_count())" ;;
     tests) step tests "$py" -m pytest -q -p no:cacheprovider -m gpu tests/test_pipeline_device.py \
-      tests/test_pipeline_determinism.py tests/test_device_preprocess_instances.py tests/test_device_preprocess_sam.py \
+      tests/test_pipeline_determinism.py tests/test_device_preprocess_instances.py tests/test_pixel_prep.py \
       tests/test_cuda_executors.py ;;
     stage-costs) step stage-costs vistar bench --prompts benchmarks/stage_costs.vistar --device cuda --random-init --size 1024 \
       ${STAGE_COSTS_ARGS:---n 48 --batch-sizes 1,8,32} --json "$out/stage-costs-cuda.json" ;;
@@ -44,9 +46,29 @@ run() {
     pipeline) step pipeline "$py" benchmarks/bench_pipeline.py --images 256 --workers 0 4 8 --compute-ms 2 ;;
     examples) step examples vistar bench --prompts examples/prompts.vistar --device cuda --random-init --n 256 \
       --batch-sizes 1,8,32,64 --json "$out/bench-cuda.json" ;;
+    throughput*) throughput "$1" ;;
     *) echo "unknown step $1" >>"$out/summary.txt" ;;
   esac
 }
+
+# ---- throughput: stage vs model, precision, OCR on the GPU, end to end (docs/performance.md) ----------------------
+# `throughput` runs its four steps, each under its own limit (they sum to 8 minutes; STEP_LIMIT_S does not apply);
+# `throughput-stages` etc. run one. Full-size random-initialised models where the checkpoints are absent.
+throughput() {
+  local limit
+  case $1 in
+    throughput) for t in stages precision ocr e2e; do throughput "throughput-$t"; done ;;
+    throughput-stages) limit=120 step throughput-stages vistar bench --prompts benchmarks/torch_stages.vistar \
+      --device cuda --random-init --size 1024 --n 8 --batch-sizes 8 --repeats 1 --json "$out/throughput-stages.json" ;;
+    throughput-precision) limit=180 step throughput-precision "$py" benchmarks/bench_precision.py --device cuda --n 12 \
+      --size 1024 --batch 8 --json "$out/throughput-precision.json" ;;
+    throughput-ocr) limit=60 step throughput-ocr "$py" benchmarks/bench_ocr_provider.py --device cuda --n 8 --batch 8 ;;
+    throughput-e2e) limit=120 step throughput-e2e "$py" benchmarks/bench_end_to_end.py --device cuda --n 32 --size 1024 \
+      --cpu-workers 4 --batch 8 --json "$out/throughput-e2e.json" ;;
+    *) echo "unknown step $1" >>"$out/summary.txt" ;;
+  esac
+}
+# ---- end of the throughput block ------------------------------------------------------------------------------
 
 : >"$out/summary.txt"
 for s in $steps; do run "$s"; done

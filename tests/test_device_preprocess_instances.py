@@ -21,7 +21,13 @@ pytest.importorskip("ultralytics")
 from ultralytics.data.augment import LetterBox  # noqa: E402
 
 from vistar.features.instances import UltralyticsSegDetector  # noqa: E402
-from vistar.features.yolo_letterbox import PAD_VALUE, letterbox_geometry, letterbox_to_tensor  # noqa: E402
+from vistar.features.yolo_letterbox import (  # noqa: E402
+    PAD_VALUE,
+    DeviceLetterboxPredictor,
+    RgbPredictor,
+    letterbox_geometry,
+    letterbox_to_tensor,
+)
 from vistar.synth.scenes import scene_pair  # noqa: E402
 
 LEVEL = 1 / 255
@@ -140,9 +146,28 @@ def test_device_letterbox_detections_agree_when_resized(weights):
 
 
 def test_device_letterbox_is_the_cuda_default(weights):
-    assert UltralyticsSegDetector(weights, "cpu").predictor is None
+    assert UltralyticsSegDetector(weights, "cpu").predictor is RgbPredictor
     if torch.cuda.is_available():
-        assert UltralyticsSegDetector(weights, "cuda").predictor is not None
+        assert UltralyticsSegDetector(weights, "cuda").predictor is DeviceLetterboxPredictor
+
+
+def test_cpu_rgb_path_gives_ultralytics_own_detections_bit_for_bit(weights):
+    """The CPU default skips ultralytics' BGR round trip; ultralytics' own predictor on BGR arrays is the reference."""
+    from ultralytics import YOLO
+
+    detector, _ = _detectors(weights)
+    reference = YOLO(str(weights), task="segment")
+    images = [scene_pair(s, h, w)[0].image for s in range(2) for h, w in [(96, 160), (300, 300), (1024, 768)]]
+    found = 0
+    for image in images:
+        [ours] = detector([image])
+        [theirs] = reference.predict([np.ascontiguousarray(image[..., ::-1])], **detector.kwargs)
+        theirs = UltralyticsSegDetector._convert(theirs, image.shape[:2])
+        np.testing.assert_array_equal(ours.boxes, theirs.boxes)
+        np.testing.assert_array_equal(ours.confidences, theirs.confidences)
+        np.testing.assert_array_equal(ours.masks, theirs.masks)
+        found += len(ours)
+    assert found > 0
 
 
 @pytest.mark.gpu

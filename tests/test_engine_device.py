@@ -70,6 +70,7 @@ def test_run_json_records_the_device_asked_for_used_and_per_stage(tmp_path, monk
     run_score(ScoreConfig(imgs, prompts, tmp_path / "run", device="auto"))
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert (meta["device"], meta["device_requested"], meta["stage_devices"]) == ("cpu", "auto", {"fake_stats": "cpu"})
+    assert meta["stage_precisions"] == {}   # what each torch-model stage ran in: this run has none
 
 
 def test_ocr_reports_where_its_sessions_run_not_where_it_was_asked(monkeypatch):
@@ -100,6 +101,8 @@ def test_provenance_lines_state_what_ran(tmp_path):
     assert said(meta) == ["Device: cpu (--device auto); stages: faces on cpu, ocr on cpu.",
                           "rapidocr/PP-OCRv6_det_small ran on OpenVINO CPU f32 (no native BF16)."]
     assert said({"device": "cuda", "device_requested": "cuda"}) == ["Device: cuda."]
+    assert said({"stage_precisions": {"depth": "bf16", "clip_embed": "fp32"}}) == ["Precision: clip_embed fp32, depth bf16."]
+    assert said({"stage_precisions": {"depth": "fp32"}}) == []   # fp32, the validated baseline, goes without saying
     assert said({}) == [] and said([1]) == []
     (tmp_path / "run.json").unlink()
     assert run_provenance(tmp_path) == []

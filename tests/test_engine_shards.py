@@ -161,6 +161,21 @@ def test_metric_versions_must_agree_name_by_name(tmp_path, fake, workload):
     merge_runs(shards, tmp_path / "out")
 
 
+def test_stage_precisions_must_agree_name_by_name(tmp_path, fake, workload):
+    images, prompts = workload
+    shards = score_shards(tmp_path, images, prompts, 2)
+    for shard, precision in zip(shards, ("fp32", "bf16")):
+        meta = json.loads((shard / "run.json").read_text())
+        meta["stage_precisions"] = {"depth": precision}
+        (shard / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(MergeError, match="differ in stage_precisions.depth"):
+        merge_runs(shards, tmp_path / "out")
+    meta["stage_precisions"] = {"clip_embed": "bf16"}   # a stage the other shard never ran does not disagree
+    (shards[1] / "run.json").write_text(json.dumps(meta))
+    merge_runs(shards, tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["stage_precisions"] == {"clip_embed": "bf16", "depth": "fp32"}
+
+
 def test_a_source_being_scored_is_refused(tmp_path, fake, workload):
     import fcntl
 

@@ -45,10 +45,11 @@ def test_missing_weight_raises_unless_random_init_was_asked(tmp_path, monkeypatc
     assert loaded_models() == {}
 
     built = []
-    monkeypatch.setattr(random_init, "build_random", lambda name, seed, device: built.append((name, seed)) or ("M", "P"))
+    monkeypatch.setattr(random_init, "build_random",
+                        lambda name, seed, device, model_scale: built.append((name, seed, model_scale)) or ("M", "P"))
     ctx.options = RunOptions(random_init=True, seed=7)
     assert load_model("dpt-hybrid-midas", ctx, lambda path: pytest.fail("no weight"), lambda m, p: (m, p)) == ("M", "P")
-    assert built == [("dpt-hybrid-midas", 7)]
+    assert built == [("dpt-hybrid-midas", 7, "full")]
     record = loaded_models()["dpt-hybrid-midas"]
     assert record["random_init"] is True and record["seed"] == 7 and record["sha256"] is None
 

@@ -133,7 +133,7 @@ def _score(tmp_path, overlay: str, *extra: str):
     ("features:\n  pose:\n    max_people: 2.5\n", "features.pose.max_people: must be an integer, not 2.5"),
     ("metrics:\n  LI:\n    params:\n      anchors: [{phrase: up, vector: [0, 1]}]\n",
      "metrics.LI.params.anchors[0].vector: must be a list of 3 values"),
-    ("features:\n  depth:\n    precision: half\n", "features.depth.precision: must be one of 'fp32', 'bf16', 'fp16'"),
+    ("features:\n  depth:\n    precision: half\n", "features.depth.precision: must be one of 'auto', 'fp32', 'tf32', 'bf16', 'fp16'"),
     ("metrics:\n  TR:\n    params:\n      w_char: null\n", "metrics.TR.params.w_char: missing (this parameter has no default)"),
 ])
 def test_score_refuses_a_bad_overlay_with_exit_2_naming_key_and_file(tmp_path, overlay, named):

@@ -9,11 +9,11 @@ from .metric import Combine, Metric, MetricResult
 from .ocr import OcrLine, OcrResult, text_corners
 from .params import ParamsError, parse
 from .people import Face, FaceResult, PersonBox, PosePerson, PoseResult
-from .stage import DEFAULT_SEED, FeatureStage, RunOptions, StageContext, StageInput
+from .stage import DEFAULT_SEED, FeatureStage, ModelScale, RunOptions, StageContext, StageInput
 from .storyboard import ClipEmbeddings, PanelLayout, SubjectEmbeddings, SubjectMasks
 from .values import Instances, PadimResult, ShadowMap, mask_box
 
 __all__ = ["DEFAULT_SEED", "ClipEmbeddings", "Combine", "Face", "FaceResult", "FeatureStage", "Instances", "Metric",
-           "MetricResult", "OcrLine", "OcrResult", "PadimResult", "PanelLayout", "ParamsError", "PersonBox", "PosePerson",
+           "MetricResult", "ModelScale", "OcrLine", "OcrResult", "PadimResult", "PanelLayout", "ParamsError", "PersonBox", "PosePerson",
            "PoseResult", "RunOptions", "ShadowMap", "StageContext", "StageInput", "SubjectEmbeddings", "SubjectMasks",
            "mask_box", "parse", "text_corners"]

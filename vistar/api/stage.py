@@ -2,15 +2,17 @@
 run-wide context every stage receives."""
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, TypeVar
+from typing import Any, Callable, Literal, Protocol, TypeVar
 
 import numpy as np
 
 from .params import parse
 
 P = TypeVar("P")
+ModelScale = Literal["full", "tiny"]   # the size of random-init stand-ins (vistar.models.random_init)
 DEFAULT_SEED = 0
 
 
@@ -40,12 +42,19 @@ class RunOptions:
 
     seed: int = DEFAULT_SEED           # torch's seed, and the random-init stand-ins' (`vistar bench --random-init`)
     random_init: bool = False          # `vistar bench --random-init`: a missing weight becomes a random-init model
+    # `vistar bench --model-scale tiny`: small random-init variants replace every catalogued model, weights or not
+    model_scale: ModelScale = "full"
     judge: JudgeSettings | None = None   # the VLM judge (`--judge-url`, `--judge-model`, `--judge-config`, ...)
     hwpq_dir: str | None = None        # the HWPQ questionnaires' folder (`--hwpq-dir`)
     data_dir: str | None = None        # a judge protocol's public data folder (`--data-dir`)
     upstream_dir: str | None = None    # a checkout of a benchmark's repository (`--upstream`)
     # {protocol name: its items}, loaded once by a `--suite` run and shipped to every scoring process
     benchmark_items: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.model_scale not in typing.get_args(ModelScale):   # what the type says, for callers the checker misses
+            raise ValueError(f"model_scale must be one of {', '.join(map(repr, typing.get_args(ModelScale)))}, "
+                             f"not {self.model_scale!r}")
 
 
 @dataclass
@@ -81,3 +90,9 @@ class FeatureStage:
     # the frozen dataclass `features.<name>` is parsed into (vistar.api.params), checked when the run is planned;
     # None: the stage reads no parameters
     params: type[Any] | None = None
+    # the torch modules whose forward passes are "the model" once the stage has run in CTX: `vistar bench` times
+    # the stage's wall time outside them as host work and replays their calls alone (None: no torch model)
+    model_modules: Callable[[StageContext], list[Any]] | None = None
+    # the raw `features.<name>` block as it takes effect on a device, for row keys (e.g. `provider: auto` as the
+    # provider it picks there); None: the block is hashed as written
+    key_params: Callable[[dict[str, Any], str], dict[str, Any]] | None = None

@@ -20,6 +20,8 @@ def bench(
     batch_sizes: str = typer.Option("1,2,4,8", "--batch-sizes", help="Comma-separated batch sizes timed per stage"),
     repeats: int = typer.Option(3, "--repeats", min=1, help="Timed repetitions per stage and batch size"),
     random_init: bool = typer.Option(False, "--random-init", help="Stages whose weights are absent use random-initialised full-size models"),
+    model_scale: str = typer.Option("full", "--model-scale", 
+                                     help="full, or tiny: every model a small random-initialised one of its architecture"),
     model_path: Optional[list[str]] = ModelPathOpt,
     ontology: Optional[Path] = OntologyOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full report here"),
@@ -36,6 +38,8 @@ def bench(
         used = resolve_device(device)
     except ValueError as exc:
         fail(str(exc))
+    if model_scale not in ("full", "tiny"):
+        fail(f"--model-scale must be full or tiny, not {model_scale!r}")
     try:
         check_params(Ontology.load(ontology))   # a bad file fails here, before any image is made
         items = load_items(prompts, images, n, size)
@@ -45,7 +49,7 @@ def bench(
     paths = parse_model_paths(model_path)
     try:
         report = run_bench(items, device=used, batch_sizes=sizes, repeats=repeats, ontology_file=ontology,
-                           model_paths=paths, random_init=random_init)
+                           model_paths=paths, random_init=random_init, model_scale=model_scale)
     except (RuntimeError, ValueError) as exc:   # e.g. the timed run wrote other rows than the bench measured
         fail(f"the benchmark stopped: {exc}")
     report["fingerprint"]["device_requested"] = device
@@ -62,7 +66,8 @@ def _print(report: dict, wide: bool = False) -> None:
     fp = report["fingerprint"]
     asked = f" (--device {fp['device_requested']})" if fp.get("device_requested", fp["device"]) != fp["device"] else ""
     out.print(f"device {fp['device']}{asked} · {fp['hardware'].get('gpu') or fp['hardware'].get('processor') or fp['hardware']['machine']}"
-              f" · {fp['hardware']['cpu_count']} cpus · random_init={fp['random_init']}", highlight=False)
+              f" · {fp['hardware']['cpu_count']} cpus · random_init={fp['random_init']}"
+              f"{' · model scale ' + fp['model_scale'] if fp.get('model_scale', 'full') != 'full' else ''}", highlight=False)
     table = Table(title="feature stages (p50/p95 after a warm-up call; 1st = that call, model loading included)")
     columns = ["stage", "status", "p50 ms", "p95 ms", "1st ms", "img/s", "batch"]
     if wide:
@@ -80,8 +85,10 @@ def _print(report: dict, wide: bool = False) -> None:
         table.add_row(*row)
     print_table(table)
     _notes(report["stages"], "name")   # why a stage was skipped: below the table, where a long reason can wrap
+    _print_models(report["stages"])
+    size = "full-size architecture, same FLOPs" if fp.get("model_scale", "full") == "full" else "tiny variant of the architecture"
     for stage, models in (fp.get("random_init_models") or {}).items():
-        out.print(f"random_init: {stage} ran on random-initialised {', '.join(models)} (full-size architecture, same FLOPs; "
+        out.print(f"random_init: {stage} ran on random-initialised {', '.join(models)} ({size}; "
                   "outputs and metric values are meaningless)", highlight=False)
     metrics = Table(title="metrics (pure functions on precomputed features, timed after one warm-up call each)")
     for col in ("metric", "status", "p50 ms", "p95 ms", "1st ms"):
@@ -97,6 +104,20 @@ def _print(report: dict, wide: bool = False) -> None:
         return
     for line in naive_vs_engine_lines(cmp_):
         out.print(line, highlight=False)
+
+
+def _print_models(stages: list[dict]) -> None:
+    """Torch stages against their models' forward passes alone, at the best batch: what the work around the model costs."""
+    rows = [s for s in stages if s.get("model_images_per_s")]
+    if not rows:
+        return
+    table = Table(title="torch stages vs their model alone (best batch; host = stage time outside the model)")
+    for col in ("stage", "precision", "batch", "img/s", "model img/s", "ratio", "host ms/img"):
+        table.add_column(col, justify="left" if col == "stage" else "right")
+    for s in rows:
+        table.add_row(s["name"], s["precision"], _fmt(s["best_batch"], "d"), _fmt(s["images_per_s"]),
+                      _fmt(s["model_images_per_s"]), _fmt(s["model_ratio"], ".2f"), _fmt(s["host_ms_per_image"], ".2f"))
+    print_table(table)
 
 
 def _notes(entries: list[dict], key: str) -> None:

@@ -2,7 +2,9 @@
 
 What is measured (see docs/bench.md):
 - per stage: latency p50/p95 at batch 1 (after warm-up, CUDA synchronised), throughput at each batch size and
-  the best one, FLOPs per image (torch stages, counted by torch's FlopCounterMode) and the achieved fraction of
+  the best one; for torch stages at the best batch, the model's forward calls replayed alone (its own images/s at
+  the same device, precision, batch and inputs) and the host milliseconds per image outside them; FLOPs per image
+  (torch stages, counted by torch's FlopCounterMode) and the achieved fraction of
   the device's peak where the peak is known, process peak RSS and peak GPU memory;
 - per metric: latency of the pure metric function on precomputed features;
 - naive baseline: every image scored alone, each metric decoding it from disk and recomputing its own features
@@ -25,13 +27,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..api import FeatureStage, Metric, RunOptions, StageContext, StageInput
+from ..api import FeatureStage, Metric, ModelScale, RunOptions, StageContext, StageInput
 from ..models.errors import MissingWeightError, as_missing_dependency
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from ..prompts_dsl import resolved_controls
+from ..runtime import precision
 from . import registry
 from .batch import Features
+from .bench_forward import input_shapes, recording, replay_seconds
 from .bench_inputs import Item, Workload, write_workload
 from .images import load_rgb
 from .params import metric_params
@@ -54,6 +58,14 @@ class StageReport:
     first_call_ms: float | None = None   # the warm-up call: model loading, JIT compilation, caches
     throughput: dict[int, float] = field(default_factory=dict)   # batch size -> images/s
     best_batch: int | None = None
+    images_per_s: float | None = None          # at the best batch
+    # torch stages (`model_modules`), at the best batch: the model's forward calls replayed alone, and the rest
+    model_images_per_s: float | None = None
+    model_ratio: float | None = None           # images_per_s / model_images_per_s
+    host_ms_per_image: float | None = None     # stage wall time outside the model's forward calls
+    host_cpu_ms_per_image: float | None = None   # the process's CPU time there (all threads; a shared CPU's honest figure)
+    precision: str | None = None
+    model_inputs: list[str] = field(default_factory=list)   # "Module NxCxHxW": what the replayed calls took
     flops_per_image: float | None = None
     peak_fraction: float | None = None
     peak_rss_mib: float | None = None
@@ -106,8 +118,11 @@ def _flops(fn: Callable[[], object]) -> float | None:
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
-    with counter:
-        fn()
+    try:
+        with counter:
+            fn()
+    except RuntimeError:   # the counter's decompositions fail on some ops under autocast (SAM's, bf16): not counted
+        return None
     total = counter.get_total_flops()
     return float(total) if total else None
 
@@ -152,12 +167,39 @@ def bench_stage(name: str, items: list[Item], feats: list[Features], ctx: StageC
         secs = min(_timed(lambda: [stage.compute(c, ctx) for c in chunks], ctx.device) for _ in range(max(1, repeats // 2)))
         rep.throughput[bs] = len(inputs) / secs
     rep.best_batch = max(rep.throughput, key=lambda bs: rep.throughput[bs])
+    rep.images_per_s = rep.throughput[rep.best_batch]
+    if stage.model_modules is not None:
+        _model_share(rep, stage, inputs, ctx, repeats)
     rep.flops_per_image = _flops(lambda: stage.compute(inputs[:1], ctx))
     peak = _peak(ctx.device)
     if rep.flops_per_image and peak:
         rep.peak_fraction = rep.flops_per_image * rep.throughput[rep.best_batch] / peak
     rep.peak_rss_mib, rep.peak_gpu_mib = _rss_mib(), _gpu_peak(ctx.device)
     return rep
+
+
+def _model_share(rep: StageReport, stage: FeatureStage, inputs: list[StageInput], ctx: StageContext, repeats: int) -> None:
+    """The stage at its best batch once more with its model's forward calls recorded: host ms per image is the wall
+    time outside them; the calls replayed alone give the model's images/s for the very same work."""
+    assert stage.model_modules is not None
+    modules = stage.model_modules(ctx)
+    rep.precision = precision.stage_precision(ctx, stage)
+    if not modules:
+        return
+    bs = rep.best_batch or 1
+    chunks = [inputs[i:i + bs] for i in range(0, len(inputs), bs)]
+    value = precision.setting(ctx, stage)
+    with recording(modules, partial(_sync, ctx.device)) as record:
+        cpu = time.process_time()
+        wall = _timed(lambda: [stage.compute(c, ctx) for c in chunks], ctx.device)
+        cpu = time.process_time() - cpu
+    model_s = replay_seconds(record, lambda: precision.compute(ctx, stage.name, value), partial(_sync, ctx.device),
+                             max(2, repeats))   # its best
+    rep.host_ms_per_image = 1000 * max(wall - record.model_s, 0.0) / len(inputs)
+    rep.host_cpu_ms_per_image = 1000 * max(cpu - record.model_cpu_s, 0.0) / len(inputs)
+    rep.model_images_per_s = len(inputs) / model_s if model_s > 0 else None
+    rep.model_ratio = rep.images_per_s / rep.model_images_per_s if rep.images_per_s and rep.model_images_per_s else None
+    rep.model_inputs = input_shapes(record)
 
 
 def bench_metric(metric: Metric, items: list[Item], feats: list[Features], ontology: Ontology, repeats: int) -> dict[str, Any]:
@@ -255,10 +297,11 @@ def compare(items: list[Item], ctx: StageContext, ontology: Ontology, ontology_f
 
 def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes: Sequence[int] = (1, 2, 4, 8), repeats: int = 3,
               ontology_file: Path | None = None, model_paths: dict[str, str] | None = None,
-              random_init: bool = False) -> dict[str, Any]:
+              random_init: bool = False, model_scale: ModelScale = "full") -> dict[str, Any]:
+    """MODEL_SCALE `tiny`: every catalogued model replaced by its small random-initialised variant (models.yaml)."""
     ontology = Ontology.load(ontology_file)
     ctx = StageContext(device=device, model_paths=model_paths or {}, features=ontology.data.get("features") or {},
-                       options=RunOptions(random_init=random_init))
+                       options=RunOptions(random_init=random_init, model_scale=model_scale))
     metrics = sorted({m for it in items for m in registry.metrics_for_prompt(it.prompt)})
     needed = {f for m in metrics for f in registry.metric(m).all_features}
     feats: list[Features] = [dict() for _ in items]
@@ -273,7 +316,7 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes: Sequence[i
                 f[name] = RuntimeError(f"{name}: a stage it requires was skipped")
             continue
         rep = bench_stage(name, [items[i] for i in idx], mine, ctx, ontology, list(batch_sizes), repeats)
-        if random_init:
+        if random_init or model_scale != "full":
             rep.random_init = [m for m in registry.feature_stage(name).models if loaded_models().get(m, {}).get("random_init")]
         if rep.status != "ok":
             for f in mine:
@@ -286,7 +329,7 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes: Sequence[i
         best = max((s.best_batch or 1 for s in stages), default=1)
         comparison = compare(items, ctx, ontology, ontology_file, best)
     return {"fingerprint": {"versions": versions(), "hardware": hardware(), "python": platform.python_version(),
-                            "device": device, "random_init": random_init,
+                            "device": device, "random_init": random_init, "model_scale": model_scale,
                             "random_init_models": {s.name: s.random_init for s in stages if s.random_init},
                             "models": models},   # path and sha256 of each weight, or random_init
             "stages": [s.__dict__ for s in stages], "metrics": metric_reports, "naive_vs_engine": comparison}

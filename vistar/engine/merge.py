@@ -118,7 +118,8 @@ def _check_compatible(sources: list[Path], metas: list[dict[str, Any]], partial:
     checked = SAME_WORK + (SAME_SHARD_WORK if any(shards) else ())
     for key in checked:
         _same(key, sources, [meta.get(key) for meta in metas])
-    for key in ("metric_versions", "stage_versions"):  # a shard may have used fewer metrics: compare name by name
+    # a shard may have used fewer metrics: compare name by name (a stage in bf16 on one shard, fp32 on another: refused)
+    for key in ("metric_versions", "stage_versions", "stage_precisions"):
         for name in sorted({n for meta in metas for n in (meta.get(key) or {})}):
             values = [(src, (meta.get(key) or {})[name]) for src, meta in zip(sources, metas) if name in (meta.get(key) or {})]
             _same(f"{key}.{name}", [s for s, _ in values], [v for _, v in values])
@@ -225,5 +226,6 @@ def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[
             "images": roots[0] if len(roots) == 1 else roots,
             **{key: metas[0].get(key) for key in SAME_WORK + ("prompts", "work_digest")},
             "metric_versions": union("metric_versions"), "stage_versions": union("stage_versions"),
+            "stage_precisions": union("stage_precisions"),
             "models": models, "versions": versions(), "missing_shards": summary.missing_shards,
             "counts": summary.rows_by_status, **ending, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -13,6 +13,7 @@ from ..api import Metric
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt, PromptFile, read_prompts, validate_prompt
 from ..prompts_dsl.validate import as_issue, with_ontology_codes
+from ..runtime import precision
 from . import registry
 from .hashes import hash_files
 from .images import ImageRecord
@@ -38,6 +39,8 @@ class PlanOptions(Protocol):
     def retry_errors(self) -> bool: ...
     @property
     def model_paths(self) -> dict[str, str] | None: ...
+    @property
+    def device(self) -> str: ...
 
 
 @dataclass
@@ -141,12 +144,15 @@ def _absent(model: str, model_paths: dict[str, str] | None) -> bool:
     return False
 
 
-def resolve_scorer(name: str, ontology: Ontology, model_paths: dict[str, str] | None = None) -> Scorer:
+def resolve_scorer(name: str, ontology: Ontology, model_paths: dict[str, str] | None = None,
+                   device: str = "cpu") -> Scorer:
     """Import the metric and its stages now, so a missing dependency becomes `skipped` rows, not a crash mid-run;
     its parameters are parsed once here (a bad block raises OntologyError: the run stops, no row fails for it).
 
-    The signature names the catalogued weights of its stages that are absent: a row scored without an optional
-    weight (CPA without the person detector) is scored again once the weight is fetched, not reused."""
+    The signature hashes each stage's parameters as they take effect on DEVICE (its precision:
+    runtime/precision.py; what the stage's own `key_params` resolves, e.g. OCR's provider), and names the catalogued
+    weights of its stages that are absent: a row scored without an optional weight (CPA without the person
+    detector) is scored again once the weight is fetched, not reused."""
     try:
         metric = registry.metric(name)
         stages = [registry.feature_stage(s) for s in registry.stage_order(set(metric.all_features))]
@@ -156,7 +162,9 @@ def resolve_scorer(name: str, ontology: Ontology, model_paths: dict[str, str] | 
     features = ontology.data.get("features") or {}
     for stage in stages:
         stage_params(ontology, stage)
-        parts.append(f"{stage.name}:{stage.version}:{_params_hash(features.get(stage.name) or {})}")
+        hashed = precision.key_params(stage.name, dict(features.get(stage.name) or {}), device)
+        hashed = stage.key_params(hashed, device) if stage.key_params else hashed
+        parts.append(f"{stage.name}:{stage.version}:{_params_hash(hashed)}")
     absent = sorted({m for stage in stages for m in stage.models if _absent(m, model_paths)})
     parts += [f"absent:{','.join(absent)}"] if absent else []
     return Scorer(name, metric, "|".join(parts), params=metric_params(ontology, metric))
@@ -220,7 +228,7 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
                     rows.append(row(rec, sha, prompt, name, None, None, "error", f"invalid prompt '{prompt.id}': {why}", {}, key))
                 continue
             if name not in scorers:
-                scorers[name] = resolve_scorer(name, ontology, cfg.model_paths)
+                scorers[name] = resolve_scorer(name, ontology, cfg.model_paths, cfg.device)
                 if (why_not := scorers[name].unavailable) is not None:
                     summary.problems.append({"kind": "metric_unavailable", "item": name, "message": why_not})
             scorer = scorers[name]

@@ -177,6 +177,9 @@ def run_provenance(run_dir: Path) -> list[str]:
         stages: dict[str, str] = meta["stage_devices"] if isinstance(meta.get("stage_devices"), dict) else {}
         where = "; stages: " + ", ".join(f"{name} on {dev}" for name, dev in sorted(stages.items())) if stages else ""
         lines.append(f"Device: {device}" + (f" (--device {asked})" if asked and asked != device else "") + where + ".")
+    precisions: dict[str, str] = meta["stage_precisions"] if isinstance(meta.get("stage_precisions"), dict) else {}
+    if any(p != "fp32" for p in precisions.values()):   # fp32, the validated baseline, goes without saying
+        lines.append("Precision: " + ", ".join(f"{name} {p}" for name, p in sorted(precisions.items())) + ".")
     models: dict[str, Any] = meta["models"] if isinstance(meta.get("models"), dict) else {}
     for name, entry in sorted(models.items()):
         if isinstance(entry, dict) and entry.get("provider"):

@@ -22,11 +22,13 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from ..api import RunOptions, StageContext
 from ..atomic import write_text_atomic
+from ..models import random_init
 from ..models.provenance import clear_loaded, loaded_models
 from ..ontology import Ontology
 from ..runtime.device import prepare_process, resolve_device, stage_devices
+from ..runtime.precision import stage_precisions
 from ..textsafe import escape_unsafe, json_escape
-from . import shards
+from . import registry, shards
 from .executors import open_executor
 from .images import DEFAULT_MAX_PIXELS, ImageRecord, Mapping, discover, file_sha256
 from .outcome import RunIOError, nothing_reason
@@ -66,6 +68,7 @@ class ScoreConfig:
     cpu_workers: int | None = 1    # local: scoring processes (None: usable cores for long CPU runs); ray: actors
     ray_address: str | None = None  # --executor ray: `auto` or HOST:PORT of a running cluster (None: start one here)
     recorded: dict[str, Any] = field(default_factory=dict)  # what run.json also says, from the caller (e.g. judge_templates)
+    benchmark: bool = False        # a benchmark's throwaway run (benchmarks/bench_end_to_end.py): random_init allowed
 
 
 class RunLocked(RuntimeError):
@@ -76,7 +79,7 @@ def run_score(cfg: ScoreConfig, progress: Progress = None, *,
               warm: StageContext | None = None) -> RunSummary:
     """`warm`: a stage context whose models are already loaded, so `vistar bench` can time a run without model
     loading; its options apply as they are (bench's random_init among them: the score CLI never passes one)."""
-    if cfg.options.random_init:   # random weights give meaningless scores: a `vistar bench` option only
+    if random_init.wanted(cfg.options) and not cfg.benchmark:   # random weights give meaningless scores: benchmarks only
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
     if cfg.executor == "ray" and cfg.ray_address and cfg.device != "cpu":   # the cluster's GPUs count, not this machine's
         from .executors.ray_exec import check_cluster_device, cluster_device, ray_session
@@ -202,6 +205,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     store.compact()
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
+    meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
     ending: dict[str, Any] = {"status": "complete"}
     if summary.scored == 0 and summary.reused == 0:  # exit 4: no scheduler may read this folder as done

@@ -2,16 +2,19 @@
 
 All panel crops of a batch of storyboards go through the image tower together, and all sub-prompts of
 the batch through the text tower together (in chunks of `batch_size`), so a 4-panel storyboard costs a
-quarter of a forward pass's batch, not four passes. Panels are preprocessed by the checkpoint's own
-processor (shortest side resized, centre crop), as CLIP was trained.
+quarter of a forward pass's batch, not four passes. Panels are preprocessed as the checkpoint's own processor
+does (shortest side resized, centre crop), as CLIP was trained, on the run's device from the image sent there once
+(pixel_prep.py; `preprocess: host` runs the processor itself on host arrays).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..api import ClipEmbeddings, FeatureStage, StageContext, StageInput
-from ..runtime.device import autocast, batch_invariant, setup_torch, to_device
+from ..runtime import precision
+from ..runtime.device import batch_invariant, pixels_to_device, setup_torch, to_device
 from .hf_models import EmbedParams, load_pretrained, pooled, torch_dtype
+from .pixel_prep import centre_crops, on_host
 
 MODEL = "clip-vit-large-patch14"
 
@@ -37,6 +40,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     from transformers import CLIPModel, CLIPProcessor
     setup_torch(ctx)
     model, processor = ctx.model("clip_embed", lambda: load_pretrained(MODEL, ctx, CLIPModel, CLIPProcessor, dtype))
+    host = on_host(params.preprocess, processor.image_processor)
     outputs: list = [None] * len(batch)
     crops, texts, owners = [], [], []
     for i, item in enumerate(batch):
@@ -46,19 +50,24 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             outputs[i] = exc
             continue
         layout = item.deps["panels"]
-        crops += layout.crops(item.image)
+        if host:
+            crops += layout.crops(item.image)
+        else:
+            pixels = pixels_to_device(item.image, ctx.device)
+            crops += [pixels[:, y0:y1, x0:x1] for x0, y0, x1, y1 in layout.boxes]
         texts += shots
         owners.append((i, len(layout), len(shots)))
     image_vecs, text_vecs = [], []
     max_tokens = model.config.text_config.max_position_embeddings   # fixed padding: same result in any batch
-    with torch.inference_mode(), autocast(ctx.device, params.precision):
+    with torch.inference_mode(), precision.compute(ctx, "clip_embed", params.precision):
         for chunk in _chunks(crops, size):
-            pixels = to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device).to(torch_dtype(dtype))
-            vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=pixels)
+            values = (to_device(processor(images=chunk, return_tensors="pt")["pixel_values"], ctx.device) if host
+                      else centre_crops(chunk, processor.image_processor)).to(torch_dtype(dtype))
+            vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=values)
             image_vecs.append(vecs.float().cpu().numpy())
         for chunk in _chunks(texts, size):
-            tokens = processor(text=chunk, padding="max_length", truncation=True, max_length=max_tokens,
-                               return_tensors="pt").to(ctx.device)
+            tokens = processor.tokenizer(chunk, padding="max_length", truncation=True, max_length=max_tokens,
+                                         return_tensors="pt").to(ctx.device)   # the processor's text half, called alone
             vecs = batch_invariant(lambda **x: pooled(model.get_text_features(**x)), ctx.device, **tokens)
             text_vecs.append(vecs.float().cpu().numpy())
     image_all = np.concatenate(image_vecs) if image_vecs else np.zeros((0, 0), np.float32)
@@ -70,5 +79,10 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
     return outputs
 
 
+def _model_modules(ctx: StageContext) -> list:
+    model, _ = ctx.cache["clip_embed"]
+    return [model.vision_model, model.visual_projection, model.text_model, model.text_projection]
+
+
 STAGE = FeatureStage(name="clip_embed", version="1", compute=_compute, requires=("panels",), models=(MODEL,),
-                     params=EmbedParams)
+                     params=EmbedParams, model_modules=_model_modules)

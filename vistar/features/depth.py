@@ -4,7 +4,9 @@ The values are affine-invariant (unknown scale and shift per image), so consumer
 ratios of differences (PSC's chaos ratio) or range-normalise first (GC's normal and curvature cues).
 Default model: DPT-hybrid MiDaS via transformers; any checkpoint loadable by `DPTForDepthEstimation` works
 with `--model-path dpt-hybrid-midas=DIR`. Input: RGB resized to the model's square `image_size` (bicubic,
-antialiased, on the run's device), normalised with mean = std = 0.5 (MiDaS's DPT normalisation). MiDaS's own pipeline keeps the
+antialiased, as uint8 on the run's device, as DPT's torchvision-backed processor resizes; 10x faster on a CPU than
+dpt/1's float resize, whose inputs it matches to about 1 grey level on smooth scenes and 4 on photos), normalised
+with mean = std = 0.5 (MiDaS's normalisation). MiDaS's own pipeline keeps the
 aspect ratio; a square input lets images of any shape share a batch and fits the hybrid's position grid.
 """
 from __future__ import annotations
@@ -16,7 +18,9 @@ import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput
 from ..models import load_model
-from ..runtime.device import Precision, autocast, batch_invariant, images_to_tensor, setup_torch
+from ..runtime import precision
+from ..runtime.device import batch_invariant, images_to_tensor, setup_torch
+from ..runtime.precision import Precision
 
 
 class DptDepth:
@@ -41,11 +45,13 @@ class DptDepth:
         with torch.inference_mode(), cast or contextlib.nullcontext():
             pred = batch_invariant(lambda pixel_values: self.model(pixel_values=pixel_values).predicted_depth,
                                    self.device, pixel_values=batch)
-        out = []
-        for im, p in zip(images, pred.float().cpu()):
-            full = F.interpolate(p[None, None], size=im.shape[:2], mode="bilinear", align_corners=False)[0, 0]
-            out.append(full.numpy().astype(np.float32))
-        return out
+        if self.device == "cpu":   # OpenCV's bilinear: the same half-pixel mapping within 2e-7, 4x torch's speed
+            import cv2
+
+            return [cv2.resize(p.numpy(), im.shape[1::-1], interpolation=cv2.INTER_LINEAR)
+                    for im, p in zip(images, pred.float())]
+        return [F.interpolate(p[None, None], size=im.shape[:2], mode="bilinear", align_corners=False)[0, 0].cpu().numpy()
+                for im, p in zip(images, pred.float())]
 
 
 def load_depth_model(name: str, ctx: StageContext) -> DptDepth:
@@ -60,7 +66,7 @@ class DepthParams:
 
     model: str = "dpt-hybrid-midas"
     batch_size: int = 4
-    precision: Precision = "fp32"      # autocast: fp32 | bf16 | fp16
+    precision: Precision = "auto"      # the forward pass's arithmetic (runtime/precision.py)
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
@@ -69,8 +75,13 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[np.ndarray]:
     size = max(1, params.batch_size)
     out: list[np.ndarray] = []
     for i in range(0, len(batch), size):
-        out += model([item.image for item in batch[i:i + size]], autocast(ctx.device, params.precision))
+        out += model([item.image for item in batch[i:i + size]], precision.compute(ctx, "depth", params.precision))
     return out
 
 
-STAGE = FeatureStage(name="depth", version="dpt/1", compute=_compute, models=("dpt-hybrid-midas",), params=DepthParams)
+def _model_modules(ctx: StageContext) -> list:
+    return [ctx.cache[f"depth:{ctx.params('depth', DepthParams).model}"].model]
+
+
+STAGE = FeatureStage(name="depth", version="dpt/2", compute=_compute, models=("dpt-hybrid-midas",), params=DepthParams,
+                     model_modules=_model_modules)

@@ -11,18 +11,21 @@ from typing import Literal
 
 from ..api import StageContext
 from ..models import load_model
-from ..runtime.device import Precision
+from ..runtime.precision import Precision
+from .pixel_prep import Preprocess
 
 DType = Literal["float32", "bfloat16", "float16"]   # a transformers stage's `dtype` parameter
 
 
 @dataclass(frozen=True)
 class EmbedParams:
-    """`features.clip_embed` and `features.dino_embed`: weights' dtype, images per forward pass, autocast."""
+    """`features.clip_embed` and `features.dino_embed`: weights' dtype, images per forward pass, the arithmetic of the
+    forward pass (runtime/precision.py), where the processor's resize and normalisation run (pixel_prep.py)."""
 
     dtype: DType = "float32"
     batch_size: int = 64
-    precision: Precision = "fp32"
+    precision: Precision = "auto"
+    preprocess: Preprocess = "device"
 
 
 def torch_dtype(name: str):

@@ -14,7 +14,9 @@ import numpy as np
 
 from ..api import FeatureStage, Instances, StageContext, StageInput
 from ..models import load_model, spec
+from ..runtime import precision
 from ..runtime.device import is_cuda
+from ..runtime.precision import Precision
 
 
 class Detector(Protocol):
@@ -25,8 +27,8 @@ class UltralyticsSegDetector:
     """YOLO segmentation checkpoint (.pt) through ultralytics; masks at full image resolution.
 
     `letterbox_on_device` (default: when `device` is CUDA) letterboxes on the device instead of ultralytics'
-    CPU letterbox (`yolo_letterbox`); the CPU default keeps ultralytics' own path, whose cv2 resize the
-    device one matches only to one grey level."""
+    CPU letterbox (`yolo_letterbox`); the CPU default keeps ultralytics' own letterbox, whose cv2 resize the
+    device one matches only to one grey level, on the RGB arrays as they are (`RgbPredictor`)."""
 
     def __init__(self, weights: Path, device: str = "cpu", imgsz: int = 640, conf: float = 0.25, iou: float = 0.7,
                  max_det: int = 100, letterbox_on_device: bool | None = None):
@@ -45,11 +47,9 @@ class UltralyticsSegDetector:
                            retina_masks=True, rect=False)
         self.batched = is_cuda(device)
         on_device = is_cuda(device) if letterbox_on_device is None else letterbox_on_device
-        self.predictor = None   # a predictor class for `predict`; None: ultralytics' default
-        if on_device:
-            from .yolo_letterbox import DeviceLetterboxPredictor
+        from .yolo_letterbox import DeviceLetterboxPredictor, RgbPredictor
 
-            self.predictor = DeviceLetterboxPredictor
+        self.predictor = DeviceLetterboxPredictor if on_device else RgbPredictor   # both take RGB arrays
 
     def __call__(self, images: list[np.ndarray]) -> list[Instances]:
         # CPU: one image per forward, as `batch_invariant` does, so detections never depend on the batch size
@@ -57,10 +57,13 @@ class UltralyticsSegDetector:
         results = [r for chunk in chunks for r in self._predict(chunk)]
         return [self._convert(r, im.shape[:2]) for r, im in zip(results, images)]
 
+    def modules(self) -> list:
+        """The network ultralytics' predictor runs (its AutoBackend), once a prediction has set it up."""
+        predictor = getattr(self.model, "predictor", None)
+        return [predictor.model] if predictor is not None else []
+
     def _predict(self, images: list[np.ndarray]) -> list:
-        if self.predictor is not None:   # takes the RGB arrays as they are
-            return self.model.predict(images, predictor=self.predictor, **self.kwargs)
-        return self.model.predict([np.ascontiguousarray(im[..., ::-1]) for im in images], **self.kwargs)  # BGR
+        return self.model.predict(images, predictor=self.predictor, **self.kwargs)
 
     @staticmethod
     def _convert(result, shape: tuple[int, int]) -> Instances:
@@ -85,6 +88,7 @@ class InstancesParams:
     conf: float = 0.25        # detections below this confidence are dropped
     iou: float = 0.7          # NMS IoU
     max_det: int = 100
+    precision: Precision = "auto"   # the forward pass's arithmetic (runtime/precision.py)
 
 
 def _ultralytics(path: Path, ctx: StageContext, params: InstancesParams) -> Detector:
@@ -107,11 +111,21 @@ def load_detector(name: str, ctx: StageContext, params: InstancesParams) -> Dete
     return load_model(name, ctx, lambda path: build(path, ctx, params), lambda model, _: build(model, ctx, params))
 
 
+def _detector_key(ctx: StageContext) -> str:
+    return f"instances:{ctx.params('instances', InstancesParams).model}"
+
+
 def _compute(batch: list[StageInput], ctx: StageContext) -> list[Instances]:
     params = ctx.params("instances", InstancesParams)
-    detector = ctx.model(f"instances:{params.model}", lambda: load_detector(params.model, ctx, params))
-    return detector([item.image for item in batch])
+    detector = ctx.model(_detector_key(ctx), lambda: load_detector(params.model, ctx, params))
+    with precision.compute(ctx, "instances", params.precision):
+        return detector([item.image for item in batch])
+
+
+def _model_modules(ctx: StageContext) -> list:
+    modules = getattr(ctx.cache[_detector_key(ctx)], "modules", None)   # a backend without it: no model timing
+    return modules() if modules else []
 
 
 STAGE = FeatureStage(name="instances", version="yolo-seg/2", compute=_compute, models=("yolov8l-seg",),
-                     params=InstancesParams)
+                     params=InstancesParams, model_modules=_model_modules)

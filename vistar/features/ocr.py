@@ -14,7 +14,7 @@ import logging
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -35,7 +35,9 @@ class OcrSettings:
     det_limit_type: Literal["max", "min"] = "max"   # ... its "max" side is at most / its "min" side at least det_limit_side
     use_cls: bool = False            # 180° text-orientation classifier (upside-down text only)
     rec_batch_size: int = 6          # text lines per recogniser call (lines are padded to the widest)
-    provider: Literal["cpu", "cuda"] = "cpu"   # "cuda": onnxruntime's CUDA provider when --device cuda (else CPU, noted in run.json)
+    # onnxruntime's CUDA provider on a --device cuda run when installed (else CPU, noted in run.json); "cpu": always
+    # the CPU; "cuda": as auto, noted on a CPU run too
+    provider: Literal["auto", "cpu", "cuda"] = "auto"
     space_prob: float = 0.1          # a word gap the greedy CTC decode left blank gets a space when p(space) reaches this
     runtime: Literal["onnxruntime", "openvino"] = "onnxruntime"   # "openvino": OpenVINO on the CPU (needed for bf16)
     precision: Literal["fp32", "bf16"] = "fp32"   # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
@@ -51,8 +53,8 @@ class OcrSettings:
             raise ValueError(f"space_prob must be in (0, 1], got {self.space_prob!r}")
         if self.runtime == "onnxruntime" and self.precision != "fp32":
             raise ValueError("precision: bf16 needs runtime: openvino (onnxruntime runs the OCR in fp32)")
-        if self.runtime == "openvino" and self.provider != "cpu":
-            raise ValueError("runtime: openvino runs on the CPU; use provider: cpu with it")
+        if self.runtime == "openvino" and self.provider == "cuda":
+            raise ValueError("runtime: openvino runs on the CPU; use provider: cpu (or auto) with it")
 
 
 class RapidOcrBackend:
@@ -64,7 +66,8 @@ class RapidOcrBackend:
         from rapidocr import RapidOCR
 
         self.settings = settings
-        self.provider, note = onnxruntime_provider(settings.provider, device)
+        # OpenVINO replaces the sessions below with CPU ones: onnxruntime's provider choice is moot there
+        self.provider, note = onnxruntime_provider("cpu" if settings.runtime == "openvino" else settings.provider, device)
         self.engine = RapidOCR(params={
             "Global.log_level": "error",
             "Global.text_score": 0.0,  # keep every line; the metric filters (and reports what it dropped)
@@ -169,5 +172,15 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list[OcrResult | Exc
     return [ocr_steps.read_one(backend, item.image) for item in batch]
 
 
+def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
+    """`provider` as it resolves on DEVICE (row keys): `auto` on a CPU run hashes as the `cpu` it runs, as keys did
+    before `auto` existed; OCR on onnxruntime's CUDA provider as `cuda` (its lines agree with the CPU's only within
+    a tolerance, docs/performance.md)."""
+    runtime = params.get("runtime", "onnxruntime")
+    provider, _ = onnxruntime_provider("cpu" if runtime == "openvino" else str(params.get("provider", "auto")), device)
+    ran = "cuda" if provider == "CUDAExecutionProvider" else "cpu"
+    return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
+
+
 STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/8", compute=_compute, models=("rapidocr",),
-                     params=OcrSettings)
+                     params=OcrSettings, key_params=_key_params)

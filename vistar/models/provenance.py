@@ -25,9 +25,10 @@ def record_loaded(name: str, path: str | Path, sha256: str | None = None, **extr
     _LOADED[name] = {"path": str(path), "sha256": sha256 or sha256_of(path), **extra}
 
 
-def record_random(name: str, seed: int, builder: str) -> None:
-    """A random-initialised stand-in (benchmarks only): no file, so no sha256."""
-    _LOADED[name] = {"path": None, "sha256": None, "random_init": True, "seed": seed, "builder": builder}
+def record_random(name: str, seed: int, builder: str, model_scale: str = "full") -> None:
+    """A random-initialised stand-in (benchmarks only): no file, so no sha256; a tiny one says so."""
+    _LOADED[name] = {"path": None, "sha256": None, "random_init": True, "seed": seed, "builder": builder,
+                     **({"scale": model_scale} if model_scale != "full" else {})}
 
 
 def clear_loaded() -> None:

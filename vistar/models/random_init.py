@@ -6,6 +6,11 @@ outputs are meaningless. Loaders fall back to it only when the weight is missing
 it (`random_init: true`, set by `vistar bench --random-init`; `run_score` refuses that option). The load is
 recorded in run provenance with `random_init: true` and no sha256.
 
+Scale (`model_scale` option, `vistar bench --model-scale`): `full` (the default) is the checkpoint's size; `tiny`
+merges the block's `tiny` overrides over it (same architecture and processor, so the same input sizes and the same
+host work around the model, a few layers of small width) and is used even where the real weight exists, so a CPU
+measures the stages' host work in seconds. An entry without a `tiny` block builds its full size at either scale.
+
 Entry fields by `builder`:
 - transformers: `model` and `config` (class names in `transformers`), `params` (config keyword arguments),
   optional `processor`: {class, kwargs, image_processor: {class, kwargs}, tokenizer: {class, vocabulary}}.
@@ -21,25 +26,44 @@ from __future__ import annotations
 import contextlib
 import string
 
-from ..api import DEFAULT_SEED
+from ..api import DEFAULT_SEED, RunOptions
 from .catalog import spec
 from .provenance import record_random
 
 
-def recipe(name: str) -> dict:
-    """The `random_init` block of catalogue entry NAME (KeyError when it has none)."""
+def wanted(options: RunOptions) -> bool:
+    """Whether the run asked for random weights in place of missing ones (a tiny scale always runs on them)."""
+    return options.random_init or options.model_scale == "tiny"
+
+
+def always(options: RunOptions) -> bool:
+    """Whether random weights replace even the weights that exist: a tiny scale has no checkpoint of its own."""
+    return options.model_scale == "tiny"
+
+
+def recipe(name: str, model_scale: str = "full") -> dict:
+    """The `random_init` block of catalogue entry NAME at MODEL_SCALE (KeyError when it has none)."""
     block = spec(name).random_init
     if not block:
         raise KeyError(f"model '{name}' has no random_init entry in the catalogue")
-    return block
+    full = {k: v for k, v in block.items() if k != "tiny"}
+    return _merged(full, block.get("tiny") or {}) if model_scale == "tiny" else full
 
 
-def build_random(name: str, seed: int = DEFAULT_SEED, device: str = "cpu"):
-    """(model, processor or None): NAME's full-size architecture with seeded random weights, built on DEVICE
+def _merged(base: dict, over: dict) -> dict:
+    """BASE with OVER's values, nested dicts merged key by key (a config's sub-config keeps what OVER leaves)."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def build_random(name: str, seed: int = DEFAULT_SEED, device: str = "cpu", model_scale: str = "full"):
+    """(model, processor or None): NAME's architecture at MODEL_SCALE with seeded random weights, built on DEVICE
     ("meta" builds the structure without allocating it; ultralytics models are always built on the CPU)."""
     import torch
 
-    block = recipe(name)
+    block = recipe(name, model_scale)
     builder = block.get("builder")
     if builder not in _BUILDERS:
         raise ValueError(f"model '{name}': unknown random_init builder {builder!r} (known: {sorted(_BUILDERS)})")
@@ -52,10 +76,10 @@ def build_random(name: str, seed: int = DEFAULT_SEED, device: str = "cpu"):
     return model.eval() if hasattr(model, "eval") else model, processor
 
 
-def build_recorded(name: str, device: str, seed: int):
-    """`build_random` with the run's seed, recorded in provenance as random-initialised."""
-    model, processor = build_random(name, seed, device)
-    record_random(name, seed, recipe(name).get("builder", ""))
+def build_recorded(name: str, device: str, options: RunOptions):
+    """`build_random` with the run's seed and scale, recorded in provenance as random-initialised."""
+    model, processor = build_random(name, options.seed, device, options.model_scale)
+    record_random(name, options.seed, recipe(name).get("builder", ""), options.model_scale)
     return model, processor
 
 

@@ -1,4 +1,4 @@
-"""What every torch stage does the same way: deterministic settings, getting a batch onto the device, autocast.
+"""What every torch stage does the same way: deterministic settings, getting a batch onto the device.
 
 - `resolve_device(requested)`: `--device auto` to `cuda` or `cpu`; a CUDA device the machine lacks is an error
   naming what torch found, not a silent CPU run.
@@ -8,18 +8,18 @@
 - `pixels_to_device(image, device)`: one uint8 HxWx3 array -> uint8 3xHxW on the device. The raw pixels
   travel (a quarter of the float32 bytes), from pinned memory with a non-blocking copy on CUDA; resizing and
   normalising then run there (`images_to_tensor`, the `instances` letterbox, the `subject_masks` processors).
-- `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device, resized (antialiased) there.
+- `images_to_tensor(...)`: uint8 HxWx3 arrays -> normalised float NCHW on the device, resized there as uint8
+  (antialiased), as the torchvision-backed image processors resize.
 - `batch_invariant(fn, device, **inputs)`: a forward pass whose result for one image does not depend on the
   other images of the batch: bit for bit on CPU (one image at a time), to float tolerance on CUDA (batched).
-- `autocast(device, precision)`: a stage's `precision: fp32 | bf16 | fp16` (`Precision`); fp32 (the default) runs as is.
-  docs/performance.md#pipeline gives the tolerances measured against fp32.
+(The precision a stage's forward passes run in is `runtime/precision.py`'s.)
 """
 from __future__ import annotations
 
-import contextlib
 import os
+import warnings
 from types import ModuleType
-from typing import TYPE_CHECKING, Callable, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:   # torch loads when a torch stage runs, not with this module
     import torch
     from torch import Tensor
 
-Precision = Literal["fp32", "bf16", "fp16"]   # a torch stage's `precision` parameter
 CUBLAS_WORKSPACE = ":4096:8"
 
 
@@ -121,26 +120,20 @@ def _full_fp32(torch: ModuleType) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def autocast(device: str, precision: Precision) -> contextlib.AbstractContextManager[object]:
-    """The autocast context for a stage's `precision` on `device` (a null context for fp32)."""
-    import torch
-
-    if precision == "fp32":
-        return contextlib.nullcontext()
-    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
-    return torch.autocast(device_type="cuda" if is_cuda(device) else "cpu", dtype=dtype)
-
-
 def pixels_to_device(image: np.ndarray, device: str) -> Tensor:
-    """uint8 (3, H, W) on `device`, a view of the (H, W, 3) copy; from pinned memory without blocking on CUDA.
-    An image given as a tensor (`vistar.Scorer`) carries it as `device_pixels`, laid out as this copy: on `device`
-    already, it is used as it is, without a round trip through the host."""
+    """uint8 (3, H, W) on `device`. On the CPU a view of IMAGE's own memory (a strided array is copied first): decoded
+    images are read-only arrays, and copying 3 MB per 1024² image and stage only to silence torch's warning about
+    that cost a millisecond or two of host time; nothing writes into stage inputs. On CUDA copied from pinned memory
+    without blocking. An image given as a tensor (`vistar.Scorer`) carries it as `device_pixels`, laid out as this
+    copy: on `device` already, it is used as it is, without a round trip through the host."""
     import torch
 
     given = getattr(image, "device_pixels", None)
     if isinstance(given, torch.Tensor) and given.device == torch_device(device):
         return given
-    pixels = torch.from_numpy(np.require(image, np.uint8, ['C', 'W']))  # copies only read-only/strided arrays
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        pixels = torch.from_numpy(np.ascontiguousarray(image, dtype=np.uint8))
     return to_device(pixels, device).permute(2, 0, 1)
 
 
@@ -153,22 +146,23 @@ def torch_device(device: str) -> torch.device:
 
 def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: Sequence[float], std: Sequence[float],
                      device: str = "cpu", mode: str = "bicubic") -> Tensor:
-    """(N, 3, *size) float32 on `device`: each image scaled to [0, 1], resized (antialiased), clamped to [0, 1]
-    (bicubic overshoots), then normalised with `mean`/`std`. Images may differ in size; each is resized alone,
-    so an image's tensor does not depend on the others in the batch."""
+    """(N, 3, *size) float32 on `device`: each uint8 image resized as uint8 (antialiased, rounded and saturated, as
+    transformers' torchvision-backed processors resize), then normalised as they do, (x - 255·mean) / (255·std).
+    Images may differ in size; each is resized alone, so an image's tensor does not depend on the others."""
     import torch
     import torch.nn.functional as F
 
-    out: list[Tensor] = []
-    for image in images:
-        pixels = pixels_to_device(image, device)[None].float() / 255.0
-        align: dict[str, bool] = {} if mode in ("nearest", "area") else {"align_corners": False}
-        antialias = mode in ("bilinear", "bicubic")
-        out.append(F.interpolate(pixels, size=tuple(size), mode=mode, antialias=antialias, **align))
-    batch = torch.cat(out).clamp_(0, 1)
-    mean_t = torch.tensor(mean, dtype=batch.dtype, device=batch.device).view(1, -1, 1, 1)
-    std_t = torch.tensor(std, dtype=batch.dtype, device=batch.device).view(1, -1, 1, 1)
-    return (batch - mean_t) / std_t
+    out = torch.empty((len(images), 3, *size), dtype=torch.float32, device=device)
+    for i, image in enumerate(images):
+        pixels = pixels_to_device(image, device)[None].contiguous(memory_format=torch.channels_last)  # uint8's fast layout
+        if tuple(pixels.shape[-2:]) != tuple(size):
+            pixels = F.interpolate(pixels, size=tuple(size), mode=mode, antialias=mode in ("bilinear", "bicubic"),
+                                   **({} if mode == "nearest" else {"align_corners": False}))
+        out[i] = pixels[0]
+    scale = 1.0 / (1 / 255)   # the processors' rescale factor folded into mean and std, as they fold it
+    mean_t = (torch.tensor(mean, device=device) * scale).view(1, -1, 1, 1)
+    std_t = (torch.tensor(std, device=device) * scale).view(1, -1, 1, 1)
+    return out.sub_(mean_t).div_(std_t)
 
 
 def to_device(tensor: Tensor, device: str) -> Tensor:
@@ -194,13 +188,14 @@ def batch_invariant(fn: Callable[..., Tensor], device: str, **inputs: Tensor) ->
 
 
 def onnxruntime_provider(requested: str, device: str) -> tuple[str, str | None]:
-    """(execution provider to use, why it is not the requested one) for `provider: cpu | cuda` on `device`.
+    """(execution provider to use, why it is not the requested one) for `provider: auto | cpu | cuda` on `device`.
 
     CUDA needs both `--device cuda` (the run was given the GPU) and onnxruntime's CUDA provider (the
-    onnxruntime-gpu package matching the CUDA/cuDNN install); otherwise the CPU one runs and the note says why."""
-    if requested not in ("cpu", "cuda"):
-        raise ValueError(f"provider must be cpu or cuda, not {requested!r}")
-    if requested == "cpu":
+    onnxruntime-gpu package matching the CUDA/cuDNN install); otherwise the CPU one runs and the note says why.
+    `auto` asks for CUDA on a CUDA run only: a CPU run's CPU provider needs no note."""
+    if requested not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"provider must be auto, cpu or cuda, not {requested!r}")
+    if requested == "cpu" or (requested == "auto" and not is_cuda(device)):
         return "CPUExecutionProvider", None
     if not is_cuda(device):
         return "CPUExecutionProvider", "provider cuda ignored: the run's device is cpu (score with --device cuda)"
@@ -209,5 +204,19 @@ def onnxruntime_provider(requested: str, device: str) -> tuple[str, str | None]:
     available = onnxruntime.get_available_providers()
     if "CUDAExecutionProvider" not in available or onnxruntime.get_device() != "GPU":
         return "CPUExecutionProvider", (f"CUDAExecutionProvider is not available in this onnxruntime (providers: "
-                                        f"{', '.join(available)}); install onnxruntime-gpu matching your CUDA to use it")
+                                        f"{', '.join(available)}); {_onnxruntime_gpu_hint()}")
     return "CUDAExecutionProvider", None
+
+
+def _onnxruntime_gpu_hint() -> str:
+    """How to get the CUDA provider: the GPU build shares the `onnxruntime` module with the CPU build the core
+    depends on, and whichever was installed last owns its files (docs/performance.md, "OCR on the GPU")."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version("onnxruntime-gpu")
+    except PackageNotFoundError:
+        return ("install onnxruntime-gpu matching your CUDA to use it: pip install 'vistar[gpu]', then "
+                "pip install --force-reinstall --no-deps onnxruntime-gpu")
+    return ("onnxruntime-gpu is installed, but the CPU build's files are in place (both are installed): "
+            "pip install --force-reinstall --no-deps onnxruntime-gpu")

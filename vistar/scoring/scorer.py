@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..api import RunOptions, StageContext
+from ..engine import registry
 from ..engine.executors.local import InProcess
 from ..engine.hashes import hash_files
 from ..engine.images import DEFAULT_MAX_PIXELS, ImageRecord
@@ -30,6 +31,7 @@ from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt
 from ..runtime.device import prepare_process, resolve_device, stage_devices
+from ..runtime.precision import stage_precisions
 from .prompts import LOCATION, prompt_per_image
 from .results import Result, Results, rows_frame
 from .sources import MemoryImage, Source, decode_source, image_sources
@@ -217,7 +219,9 @@ class Scorer:
             "ontology_hash": self.ontology.hash, "device": self.device, "device_requested": self.device,
             "batch_size": self._cfg.batch_size, "angles": self.angles, "models": loaded_models(),
             "metric_versions": {n: s.metric.version for n, s in sorted(self._metrics.items()) if s.metric},
-            "stage_versions": stages, "stage_devices": stage_devices(stages, self.context), "history": history + [call]})
+            "stage_versions": stages, "stage_devices": stage_devices(stages, self.context),
+            "stage_precisions": stage_precisions(map(registry.feature_stage, stages), self.context),
+            "history": history + [call]})
 
 
 def _results(records: list[ImageRecord], prompts: list[Prompt], rows: list[dict[str, Any]],

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ...runtime.device import CPU_STAGES, is_cuda
+from ...runtime.device import CPU_STAGES, is_cuda, onnxruntime_provider
 from .. import registry
 from .ray_stages import Decoder, Scorer, StageRunner
 
@@ -42,12 +42,14 @@ JUDGE_STAGES = ("hwpq", "judge.")   # a VLM behind an API: network-bound, whatev
 
 def uses_gpu(name: str, stage_params: dict[str, Any]) -> bool:
     """Whether stage NAME puts work on the GPU of a `--device cuda` run: not the CPU-only libraries
-    (`device.CPU_STAGES`), not the judge stages, not OCR unless `features.ocr.provider` is `cuda` (onnxruntime
-    runs it on the CPU otherwise); every torch stage (and the shadow detector's torch path) does."""
+    (`device.CPU_STAGES`), not the judge stages, not OCR unless `features.ocr.provider` is `cuda`, or `auto` with
+    onnxruntime's CUDA provider installed (onnxruntime runs it on the CPU otherwise); every torch stage (and the
+    shadow detector's torch path) does."""
     if name in CPU_STAGES or name.startswith(JUDGE_STAGES):
         return False
     if name == "ocr":
-        return bool((stage_params.get("ocr") or {}).get("provider", "cpu") == "cuda")
+        provider = str((stage_params.get("ocr") or {}).get("provider", "auto"))
+        return provider == "cuda" or (provider == "auto" and onnxruntime_provider("auto", "cuda")[0] == "CUDAExecutionProvider")
     return True
 
 

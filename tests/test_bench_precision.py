@@ -1,0 +1,47 @@
+"""The precision benchmark (vistar/engine/bench_precision.py): the effect measures, the rule that picks a CUDA
+default, and a small CPU run where TF32, which a CPU runs as fp32, must show no effect at all."""
+from __future__ import annotations
+
+import pytest
+
+from vistar.engine.bench_e2e import core_items
+from vistar.engine.bench_inputs import Item
+from vistar.engine.bench_precision import TOLERANCE, PrecisionRow, choose, effect, measure
+from vistar.prompts_dsl import parse_prompt
+from vistar.suites.loader import load_suite
+
+
+def _items(angles):
+    return [Item(None, parse_prompt(f"[SA|{a}] a scene")) for a in angles]
+
+
+def test_effect_per_angle_hand_computed():
+    items = _items(["PSC", "PSC", "PSC", "GC", "GC"])
+    base = {(0, "PSC"): 0.1, (1, "PSC"): 0.5, (2, "PSC"): 0.9, (3, "GC"): 0.2, (4, "GC"): None}
+    other = {(0, "PSC"): 0.6, (1, "PSC"): 0.5, (2, "PSC"): 0.95, (3, "GC"): 0.2, (4, "GC"): 0.7}
+    out = effect(items, base, other, {"PSC", "GC"})
+    # PSC: |d| = 0.5, 0, 0.05; order (0.1, 0.5, 0.9) -> (0.6, 0.5, 0.95): pairs (0,1) discordant, (0,2) and (1,2) concordant
+    assert out["PSC"] == {"n": 3, "max_abs_delta": pytest.approx(0.5), "kendall_tau": pytest.approx(1 / 3)}
+    assert out["GC"] == {"n": 1, "max_abs_delta": 0.0, "kendall_tau": 1.0}   # identical lists: tau 1; the unscored image left out
+
+
+def test_the_rule_takes_the_fastest_setting_inside_the_tolerance():
+    close = {"PSC": {"n": 9, "max_abs_delta": TOLERANCE["max_abs_delta"] / 2, "kendall_tau": 0.999}}
+    far = {"PSC": {"n": 9, "max_abs_delta": 0.2, "kendall_tau": 0.999}}
+    rows = [PrecisionRow("depth", "fp32", 10, 11, {}), PrecisionRow("depth", "tf32", 20, 21, close),
+            PrecisionRow("depth", "bf16", 40, 41, far),   # fastest, but moves scores: not chosen
+            PrecisionRow("clip_embed", "fp32", 50, 60, {}), PrecisionRow("clip_embed", "bf16", 45, 70, close)]
+    assert choose(rows) == {"depth": "tf32"}   # clip_embed: nothing faster than fp32, so no entry (fp32)
+
+
+def test_a_small_cpu_run_shows_tf32_as_fp32():
+    pytest.importorskip("transformers")
+    rows = measure(core_items(load_suite("core").prompts, 4, 96), device="cpu", precisions=("fp32", "tf32"), batch=2, model_scale="tiny")
+    stages = {r.stage for r in rows}
+    assert {"clip_embed", "subject_masks", "dino_embed", "instances"} <= stages
+    for r in rows:
+        assert r.images_per_s > 0 and r.model_images_per_s > 0
+        assert r.effect, r.stage   # the angles the stage feeds
+        for e in r.effect.values():
+            assert e["max_abs_delta"] in (None, 0.0) and e["kendall_tau"] in (None, 1.0)
+    assert {a for r in rows if r.stage == "clip_embed" for a in r.effect} == {"CSE"}

@@ -1,0 +1,111 @@
+"""The checkpoints' image processors as tensor operations on the run's device (CLIP, DINOv2, SAM, GroundingDINO).
+
+transformers 5's image processors are torchvision-backed: they resize a uint8 tensor (antialiased), centre-crop,
+rescale and normalise in float32, and pad. Called per crop on host arrays they convert, copy and check every crop on
+the CPU, and on a GPU box the float32 result crosses the bus. Here the same steps, with the processor object's own
+settings and its own `resize`, `center_crop` and `rescale_and_normalize`, run on the raw uint8 image, which goes to
+the device once (`pixels_to_device`): panel and subject crops are views of it, each crop is resized alone (its
+tensor never depends on its batch neighbours), and the float batch is written once, contiguous, as the processor
+returns it. On the CPU the tensors equal the processor's bit for bit (tests/test_pixel_prep.py); on CUDA its resize
+kernels differ from the CPU's by one grey level at most (docs/performance.md#pipeline).
+"""
+from __future__ import annotations
+
+from typing import Literal, Sequence
+
+import numpy as np
+
+from ..runtime.device import to_device
+
+Preprocess = Literal["device", "host"]   # a stage's `preprocess` parameter
+
+
+def on_host(preprocess: Preprocess, *image_processors) -> bool:
+    """Whether a stage runs its checkpoint's processors themselves on host arrays, as these stages did before:
+    `features.<stage>.preprocess: host` (the naive baseline of benchmarks/bench_end_to_end.py), or an image
+    processor that is not torch-backed (a PIL one works on arrays). `device` (the default): the tensor path below."""
+    return preprocess == "host" or any(getattr(ip, "backend", None) != "torchvision" for ip in image_processors)
+
+
+def _resized(pixels, processor, size=None):
+    """(1, 3, H, W) uint8: a (3, h, w) view resized as PROCESSOR resizes, from a channels-last copy (the layout torch's
+    uint8 antialiased kernels run fastest on; same values)."""
+    import torch
+
+    dense = pixels[None].contiguous(memory_format=torch.channels_last)
+    return processor.resize(dense, size=size or processor.size, resample=processor.resample)
+
+
+def _normalise_into(out, pixels, processor) -> None:
+    """OUT (3, h, w) float32 := PROCESSOR's fused rescale and normalisation of the uint8 PIXELS: the same float32
+    operations as its `rescale_and_normalize` (x - 255·mean, then / 255·std), in place. The copy converts the
+    channels-last pixels to OUT's layout and type in one pass, the fastest order measured."""
+    import torch
+
+    out.copy_(pixels)
+    if processor.do_normalize:
+        fold = 1.0 / processor.rescale_factor if processor.do_rescale else 1.0
+        mean = torch.tensor(tuple(processor.image_mean), device=out.device) * fold
+        std = torch.tensor(tuple(processor.image_std), device=out.device) * fold
+        out.sub_(mean.view(-1, 1, 1)).div_(std.view(-1, 1, 1))
+    elif processor.do_rescale:
+        out.mul_(processor.rescale_factor)
+
+
+def _stacked(images: list, height: int, width: int, processor, with_mask: bool = False):
+    """(N, 3, HEIGHT, WIDTH) float32, contiguous as the processor returns it: each (1, 3, h, w) uint8 image
+    normalised into its top-left corner, zero elsewhere (the processors pad with 0 after normalising); and, WITH_MASK,
+    the (N, HEIGHT, WIDTH) int64 mask of the real pixels, as GroundingDINO's processor gives it (else None)."""
+    import torch
+
+    device = images[0].device
+    out = torch.empty((len(images), 3, height, width), dtype=torch.float32, device=device)
+    mask = torch.zeros((len(images), height, width), dtype=torch.int64, device=device) if with_mask else None
+    for i, image in enumerate(images):
+        h, w = image.shape[-2:]
+        _normalise_into(out[i, :, :h, :w], image[0], processor)
+        out[i, :, h:].zero_()
+        out[i, :, :h, w:].zero_()
+        if mask is not None:
+            mask[i, :h, :w] = 1
+    return out, mask
+
+
+def centre_crops(crops: Sequence, processor):
+    """(N, 3, crop_h, crop_w) pixel values of (3, h, w) uint8 crops: shortest edge resized, centre crop, normalised
+    (CLIP's and DINOv2's processors)."""
+    size = processor.crop_size
+    return _stacked([processor.center_crop(_resized(c, processor), size) for c in crops], size.height, size.width,
+                    processor)[0]
+
+
+def padded(images: Sequence, processor, pad_to: tuple[int, int] | None = None, with_mask: bool = True):
+    """(pixel values (N, 3, H, W), pixel mask (N, H, W) or None, resized (h, w) of each image) for (3, h, w) uint8
+    images: each resized as PROCESSOR resizes, normalised, padded bottom-right with zeros to PAD_TO (SAM's fixed
+    square, which needs no mask) or to the batch's largest size (GroundingDINO)."""
+    resized = [_resized(p, processor) for p in images]
+    sizes = [(int(r.shape[-2]), int(r.shape[-1])) for r in resized]
+    height, width = pad_to or (max(h for h, _ in sizes), max(w for _, w in sizes))
+    values, mask = _stacked(resized, height, width, processor, with_mask)
+    return values, mask, sizes
+
+
+def masked_square(pixels, mask: np.ndarray, fill: np.ndarray):
+    """(3, side, side) uint8 on PIXELS' device: the (3, H, W) image inside MASK's bounding box, FILL (RGB) outside
+    the mask and around it, centred in a square (features.dino_embed.masked_crop, computed on the device)."""
+    import torch
+
+    rows, cols = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
+    if len(rows) == 0:
+        raise ValueError("empty mask")
+    y0, y1, x0, x1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    h, w = y1 - y0, x1 - x0
+    side = max(h, w)
+    inside = to_device(torch.from_numpy(np.ascontiguousarray(mask[y0:y1, x0:x1])), str(pixels.device))[..., None]
+    colour = torch.as_tensor(fill, dtype=torch.uint8, device=pixels.device).view(1, 1, 3)
+    square = torch.empty((side, side, 3), dtype=torch.uint8, device=pixels.device)   # the image's own memory order
+    top, left = (side - h) // 2, (side - w) // 2
+    for strip in (square[:top], square[top + h:], square[top:top + h, :left], square[top:top + h, left + w:]):
+        strip.copy_(colour.expand_as(strip))
+    torch.where(inside, pixels.permute(1, 2, 0)[y0:y1, x0:x1], colour, out=square[top:top + h, left:left + w])
+    return square.permute(2, 0, 1)
