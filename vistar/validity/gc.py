@@ -204,7 +204,7 @@ def fitted_padim():
     from ..models.fetch import FetchError, fetch
     from .cpa import PHOTOS as PEOPLE, load
 
-    config = BackboneConfig(model="efficientnet-lite0-imagenet")
+    config = BackboneConfig(model="efficientnet-lite0")
     try:
         resolve_weight(config.model)
     except MissingWeightError:
