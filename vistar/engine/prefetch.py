@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 import numpy as np
 
 from .images import ImageError, load_rgb
+from .signal_hold import held_signals
 
 Decoded = np.ndarray | ImageError   # an image's pixels, or why its file cannot be scored
 Decoder = Callable[[Path, int], Decoded]
@@ -103,7 +104,8 @@ class Prefetcher:
         if self.pool is None:  # no prefetch, no workers: decode when the batch is needed
             return path
         try:
-            return self.pool.submit(self.decode, path, self.max_pixels)
+            with held_signals():  # submit may start a worker: see signal_hold
+                return self.pool.submit(self.decode, path, self.max_pixels)
         except BrokenProcessPool as exc:  # a worker died after earlier batches were queued: retried alone later
             failed: Future[Decoded] = Future()
             failed.set_exception(exc)
@@ -125,7 +127,9 @@ class Prefetcher:
             if pool is None:   # only a pool's futures fail this way; without one, decode here
                 return self.decode(path, self.max_pixels)
             try:
-                return pool.submit(self.decode, path, self.max_pixels).result()
+                with held_signals():
+                    future = pool.submit(self.decode, path, self.max_pixels)
+                return future.result()
             except BrokenProcessPool:  # the broken pool itself (submit refuses), or this image killed a fresh one
                 pool.shutdown(cancel_futures=True)
                 self.pool = self._new_pool()

@@ -31,6 +31,7 @@ from ...ontology import Ontology
 from ..batch import score_batch
 from ..plan import Batch, Row
 from ..prefetch import Decoder, Prefetcher, _exit_with_parent
+from ..signal_hold import held_signals
 from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
 from .workers import ExecutorOptions, local_workers
 
@@ -143,7 +144,8 @@ class ProcessPool:
         if self.pool is None:
             raise RuntimeError("the pool scores inside its `with` block")
         try:
-            return self.pool.submit(_score_in_worker, packed)
+            with held_signals():  # submit may start a worker: see signal_hold
+                return self.pool.submit(_score_in_worker, packed)
         except BrokenProcessPool:  # a worker died after earlier batches were queued: this one is retried alone
             return None
 
@@ -162,7 +164,9 @@ class ProcessPool:
             if self.pool is None:
                 self.pool = self._new_pool()
             try:
-                return self.pool.submit(_score_in_worker, packed).result()
+                with held_signals():
+                    future = self.pool.submit(_score_in_worker, packed)
+                return future.result()
             except BrokenProcessPool:  # the broken pool itself, or this batch killed a fresh one
                 self.pool.shutdown(cancel_futures=True)
                 self.pool = self._new_pool()
