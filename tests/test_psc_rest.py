@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from vistar.engine.params import metric_params
-from vistar.metrics.psc import METRIC, score_pairs
+from vistar.metrics.psc import score_pairs
 from vistar.metrics.psc_rest import face_plane, rim_height
 from vistar.ontology import Ontology
 from vistar.synth.scenes import Box, Sphere, render
