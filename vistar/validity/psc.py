@@ -3,9 +3,9 @@ against it, or floating in front of it, rendered with exact depth (vistar.synth.
 or cube on a block's top face seen from above, sunk into it or resting on it (vistar.synth.block_top: the contact
 is in view). PSC must score the sunk solid below the others (ROC-AUC over all sunk vs not-sunk scenes).
 
-TUNING (`python benchmarks/bench_psc_validity.py ball --split tuning`) is what the flush rule and the support rule
-(version 3: `support_relax`, `step_frac`) were chosen on; VALIDATION differs in seeds, camera
-elevation and image size.
+TUNING (`python benchmarks/bench_psc_validity.py ball --split tuning`) is what the flush rule, the support rule
+(version 3: `support_relax`, `step_frac`) and the rim reading (version 4: `rim_low_frac`, `rim_high_frac`) were
+chosen on; VALIDATION differs in seeds, camera elevation and image size.
 """
 from __future__ import annotations
 
@@ -93,7 +93,8 @@ def run_shape(shape: str, n: int, seed: int, split: Split = VALIDATION, family: 
         s = scores(split, n, seed, model_like, shape, family)
         auc = roc_auc(s["sunk"], [v for kind, values in s.items() if kind != "sunk" for v in values])
         met = goal is None or auc >= goal
-        note = f"{note}; camera elevation {low:g}-{high:g}°" + ("" if met and goal else f"; {SHORTFALL[shape, family]}")
+        cause = "" if met and goal else f"; {'' if met else 'shortfall: '}{SHORTFALL[shape, family]}"
+        note = f"{note}; camera elevation {low:g}-{high:g}°{cause}"
         rows.append(ValidityRow("PSC", f"{shape} {NAMES[family]}", len(s) * n, f"ROC-AUC sunk vs not, {label}", auc,
                                 "report" if goal is None else f">= {goal:g}", bool(met), note))
     return rows
