@@ -1,13 +1,14 @@
 """PSC ranking on held-out generated scenes: other seeds, image sizes and camera elevations.
 
     python benchmarks/bench_psc_validity.py            # ranking of the scene pairs
-    python benchmarks/bench_psc_validity.py ball [--split tuning]   # ball or cube sunk / resting / floating at a block face
+    python benchmarks/bench_psc_validity.py ball [--split tuning]   # ball or cube at a block's face and on its top
 
 For each seed, vistar.synth.scenes builds a penetrating and a non-penetrating scene of the same two solids;
 PSC must score the non-penetrating one strictly higher. Seeds 20000+ (the tests use 0-119), ground-truth
 features or model-like ones (imperfect_features: depth blurred 1.5 px, masks ±1 px); image sizes 96x128 (the
 generator's default) to 384x512, square and portrait; camera elevations 10°-45° (the generator draws 18°-32°).
-`ball`: vistar.validity.psc, a ball and a cube, 60 layouts x 3 placements each, ROC-AUC of sunk vs resting/floating.
+`ball`: vistar.validity.psc, a ball and a cube, 60 layouts x 3 placements each at a block's front face (sunk,
+resting, floating) and 60 x 2 on its top face (sunk, resting), ROC-AUC of sunk vs the rest.
 """
 from __future__ import annotations
 

@@ -8,39 +8,22 @@ compares the depth step across the contact band with the step between the object
 resting contact leaves a step at the contact (C large); interpenetration makes the surfaces meet there
 (C ≈ 0). Each pair's consistency s = C / (C + c_ref) (c_ref relaxed for attached pairs: enclosed and flush
 with the surface around them; and for a front object standing on something rather than hanging on the face
-behind it, whose top edge may meet that face in resting contact) is weighted by the
-product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pair score; no interacting pair → 1.
+behind it, whose top edge may meet that face in resting contact) is raised, for a solid sitting on
+a face seen from above (the contact in view), to what its lower rim's height above that face says (psc_rest); it is
+weighted by the product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pair score; no interacting pair → 1.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..api import Instances, Metric, MetricResult
 from ..kernels.chaos import pair_stats
+from .psc_params import PSCParams
+from .psc_rest import rim_height
 from .psc_support import support_below
-
-
-@dataclass(frozen=True)
-class PSCParams:
-    """`metrics.PSC.params` (values and meaning: vistar/data/ontology.yaml, docs/metrics/psc.md)."""
-
-    touch_frac: float
-    band_frac: float
-    eps_frac: float
-    c_ref: float
-    attach_enclosure: float
-    attach_relax: float
-    flush_frac: float
-    support_relax: float
-    step_frac: float
-    min_confidence: float
-    min_area_frac: float
-    min_region_px: int
-    kernel: Literal["auto", "numpy", "numba", "triton"] = "auto"
 
 
 def candidate_pairs(boxes: np.ndarray, reach: float) -> np.ndarray:
@@ -119,13 +102,32 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> l
                     and _flush(row, small_is_a=small == i, tolerance=params.flush_frac * scale))
         front, back = (i, j) if row[0] / row[1] >= row[2] / row[3] else (j, i)   # nearer at the contact
         support = support_below(masks[front], masks[back], depth, touch + 2, params.step_frac * scale)
+        rim = _rim(masks[i], masks[j], depth, touch, scale)
         c_ref = params.c_ref * (params.attach_relax if attached else 1.0)
         c_ref *= 1.0 - (1.0 - params.support_relax) * support
         consistency = chaos / (chaos + c_ref)
+        if rim is not None:   # a contact in view on a top face: the rim's height is the evidence of resting
+            low, high = params.rim_low_frac, params.rim_high_frac
+            consistency = max(consistency, min(1.0, max(0.0, (rim - low) / (high - low))))
         weight = float(conf[i] * conf[j])
         out.append({**pair, "status": "scored", "chaos": round(chaos, 6), "attached": attached,
-                    "support": round(support, 6), "weight": round(weight, 6), "score": 1.0 - weight * (1.0 - consistency)})
+                    "support": round(support, 6),
+                    "rim": None if rim is None else round(rim, 6), "weight": round(weight, 6), "score": 1.0 - weight * (1.0 - consistency)})
     return out
+
+
+def _rim(mask_a: np.ndarray, mask_b: np.ndarray, depth: np.ndarray, margin: int, scale: float) -> float | None:
+    """Height of the lower rim of whichever object sits on the other's face seen from above (psc_rest), in units
+    of the depth range; None when neither does. Read in a window around each object (cheap on large images)."""
+    heights = []
+    for solid, face in ((mask_a, mask_b), (mask_b, mask_a)):
+        rows, cols = np.nonzero(solid)
+        pad = 3 * margin + 4
+        window = np.s_[max(0, rows.min() - pad):rows.max() + pad + 1, max(0, cols.min() - pad):cols.max() + pad + 1]
+        height = rim_height(solid[window], face[window], depth[window], margin, margin)
+        if height is not None:
+            heights.append(height / scale)
+    return max(heights) if heights else None
 
 
 def _flush(row: np.ndarray, small_is_a: bool, tolerance: float) -> bool:
@@ -165,4 +167,4 @@ def _psc(features: dict[str, Any], controls: dict[str, Any], params: PSCParams, 
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="3", features=("instances", "depth"), fn=_psc, params=PSCParams)
+METRIC = Metric(name="PSC", angle="PSC", version="4", features=("instances", "depth"), fn=_psc, params=PSCParams)
