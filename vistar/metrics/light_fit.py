@@ -58,19 +58,27 @@ def light_vector(azimuth: float, elevation: float) -> np.ndarray:
 def predicted_shadow(models: list[SolidModel], azimuth: float, elevation: float, px: np.ndarray,
                      py: np.ndarray) -> np.ndarray:
     """Which of the points (PX, PY) (image pixels) lie in some object's predicted ground shadow."""
+    return _predicted(models, _ground(models, px, py), azimuth, elevation)
+
+
+def _ground(models: list[SolidModel], px: np.ndarray, py: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The points in each object's ground frame (x, z relative to its base): fixed for the whole search."""
+    return [(px - m.base[0], (py - m.base[1]) / m.sin_pitch) for m in models]
+
+
+def _predicted(models: list[SolidModel], ground: list[tuple[np.ndarray, np.ndarray]], azimuth: float,
+               elevation: float) -> np.ndarray:
     away = -np.array([np.sin(azimuth), np.cos(azimuth)])        # ground direction the shadows run (x, z)
     cot = np.cos(elevation) / max(np.sin(elevation), 1e-3)
-    inside = np.zeros(px.shape, bool)
-    for m in models:
-        gx = px - m.base[0]
-        gz = (py - m.base[1]) / m.sin_pitch
+    inside = np.zeros(ground[0][0].shape if ground else 0, bool)
+    for m, (gx, gz) in zip(models, ground):
         along = gx * away[0] + gz * away[1]
         across = gx * away[1] - gz * away[0]
         if m.round:
             centre, semi = m.radius * cot, m.radius / max(np.sin(elevation), 1e-3)
             inside |= ((along - centre) / semi) ** 2 + (across / m.radius) ** 2 <= 1.0
         else:
-            t = np.clip(along, 0.0, m.height * cot)
+            t = np.minimum(np.maximum(along, 0.0), m.height * cot)
             inside |= (along - t) ** 2 + across ** 2 <= m.radius ** 2
     return inside
 
@@ -109,9 +117,10 @@ def fit_light(models: list[SolidModel], observed: np.ndarray, hidden: np.ndarray
         return None
     px, py = xs * stride + 0.5, ys * stride + 0.5
     obs = observed[ys * stride, xs * stride]
+    ground = _ground(models, px, py)
 
     def score(az: float, el: float) -> float:
-        pred = predicted_shadow(models, az, el, px, py)
+        pred = _predicted(models, ground, az, el)
         union = int((pred | obs).sum())
         return float((pred & obs).sum()) / union if union else 0.0
 
