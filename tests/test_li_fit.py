@@ -79,3 +79,17 @@ def test_fit_needs_models_and_shadow_pixels():
     assert model is not None and not model.round
     assert fit_light([model], np.zeros_like(mask), mask) is None
     assert fit_light([], mask, mask) is None
+
+
+def test_objects_covering_every_shadow_pixel_are_a_skip_not_a_crash():
+    # a shadow mask that lies entirely under the objects (a detector that ignored the masks): nothing is
+    # ground, so nothing can be compared
+    mask = np.zeros((60, 80), bool)
+    mask[10:50, 10:70] = True
+    shadow = np.zeros_like(mask)
+    shadow[45:50, 20:60] = True
+    model = solid_model(mask, 35.0)
+    assert fit_light([model], shadow, mask) is None
+    result = METRIC.fn({"instances": _instances([mask]), "shadows": ShadowMap(shadow, "hand")},
+                       {"light": "light from the upper left"}, PARAMS, None)
+    assert result.status == "skipped" and result.score is None

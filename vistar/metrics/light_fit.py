@@ -117,6 +117,8 @@ def fit_light(models: list[SolidModel], observed: np.ndarray, hidden: np.ndarray
         return None
     px, py = xs * stride + 0.5, ys * stride + 0.5
     obs = observed[ys * stride, xs * stride]
+    if not obs.any():                          # every shadow pixel lies under an object: nothing to compare
+        return None
     ground = _ground(models, px, py)
 
     def score(az: float, el: float) -> float:
