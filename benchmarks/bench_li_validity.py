@@ -47,7 +47,7 @@ def error(scene, exact: bool = False, shapes: list | None = None) -> float:
     shadow = scene.shadow if exact else DETECTOR(scene.image, scene.instances)
     estimate, pairs, _ = estimate_light(scene.instances, shadow, PARAMS, resize_longest(scene.image, 256))
     if shapes is not None:
-        shapes += [p["shape"] for p in pairs if p.get("used") and "shape" in p]
+        shapes += [p["shape"] for p in pairs if "shape" in p]
     return 90.0 if estimate is None else math.degrees(angle_between(estimate, scene.light))
 
 
@@ -64,7 +64,7 @@ def one_solid(kind: str, rng: np.random.Generator) -> Solid:
 
 
 def report_both(label: str, scenes) -> None:
-    """Exact shadows and the classical detector on the same scenes, with the share of used pairs that the
+    """Exact shadows and the classical detector on the same scenes, with the share of pairs (with a direction) that the
     round (ball) model explained."""
     for exact, source in ((True, "exact shadows"), (False, "detector")):
         shapes: list[str] = []
