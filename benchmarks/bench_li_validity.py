@@ -14,7 +14,8 @@ crowded: 100 scenes each of 4 and 5 objects as in `count`, seeds 700000 + 1000·
 The classical shadow detector is used except for `kinds`; a scene without a usable pair counts as 90°, and
 a low-confidence (frontal) estimate is counted with its error: these sets measure the direction alone.
 pitch: the validity set of vistar.validity.li (camera pitch 10°-45°, varied focal length and light elevation,
-200 scenes; `--split tuning` for the set the pitch cue was chosen on), one line per measure.
+200 scenes; `--split tuning` for the set the pitch cue was chosen on) and its crowded set (3-5 solids in
+each other's shadows, 200 scenes), one line per measure.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from vistar.metrics.li import estimate_light
 from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology
 from vistar.synth.lighting import Solid, random_solids, render, sample_scene
-from vistar.validity.li import TUNING, VALIDATION, run_scenes
+from vistar.validity.li import CROWDED_TUNING, CROWDED_VALIDATION, TUNING, VALIDATION, run_crowded, run_scenes
 
 PARAMS = metric_params(Ontology.load(), "LI")
 ANCHORS = anchors_from_params(PARAMS.anchors)
@@ -46,7 +47,7 @@ def error(scene, exact: bool = False, shapes: list | None = None) -> float:
     shadow = scene.shadow if exact else DETECTOR(scene.image, scene.instances)
     estimate, pairs, _ = estimate_light(scene.instances, shadow, PARAMS, resize_longest(scene.image, 256))
     if shapes is not None:
-        shapes += [p["shape"] for p in pairs if p.get("used") and "shape" in p]
+        shapes += [p["shape"] for p in pairs if "shape" in p]
     return 90.0 if estimate is None else math.degrees(angle_between(estimate, scene.light))
 
 
@@ -63,7 +64,7 @@ def one_solid(kind: str, rng: np.random.Generator) -> Solid:
 
 
 def report_both(label: str, scenes) -> None:
-    """Exact shadows and the classical detector on the same scenes, with the share of used pairs that the
+    """Exact shadows and the classical detector on the same scenes, with the share of pairs (with a direction) that the
     round (ball) model explained."""
     for exact, source in ((True, "exact shadows"), (False, "detector")):
         shapes: list[str] = []
@@ -138,8 +139,9 @@ def main(parts: list[str]) -> None:
 
     if "pitch" in parts:
         split = TUNING if "--split" in parts and "tuning" in parts else VALIDATION
-        for row in run_scenes(200, 0, split):
-            print(f"{row.measure:32s} n={row.n:4d}  {row.value:7.3f}  goal {row.goal:6s}  {row.note}")
+        crowded = CROWDED_TUNING if split is TUNING else CROWDED_VALIDATION
+        for row in run_scenes(200, 0, split) + run_crowded(200, 0, crowded):
+            print(f"{row.set:15s} {row.measure:32s} n={row.n:4d}  {row.value:7.3f}  goal {row.goal:6s}  {row.note}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vistar.engine.params import metric_params
-from vistar.metrics.light_geometry import anchors_from_params, find_anchor, li_score, pair_direction, parse_light, robust_direction, silhouette_fits
+from vistar.metrics.light_geometry import anchors_from_params, find_anchor, li_score, pair_direction, parse_light, silhouette_fits
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.prompts_dsl.derive import resolved_controls
@@ -104,15 +104,6 @@ def test_shadow_down_the_image_means_light_from_behind():
     shadow[100:160, 46:54] = True
     v = pair_direction(obj, shadow, pitch_deg=35).vector
     assert v[2] < -0.5 and abs(v[0]) < 0.05
-
-
-def test_robust_direction_ignores_one_outlier():
-    good = [np.array([0.0, 0.6, 0.8]), np.array([0.05, 0.6, 0.79]), np.array([-0.05, 0.6, 0.79])]
-    bad = np.array([1.0, 0.0, 0.0])
-    est = robust_direction(good + [bad])
-    assert math.degrees(math.acos(est @ np.array([0.0, 0.6, 0.8]))) < 6
-    mean = np.mean(good + [bad], 0)
-    assert math.degrees(math.acos(mean @ np.array([0.0, 0.6, 0.8]) / np.linalg.norm(mean))) > 10
 
 
 def test_li_deriver_fills_light_from_core_and_explicit_control_wins():

@@ -75,9 +75,10 @@ def test_unknown_light_phrase_is_an_error_naming_the_anchors():
     assert res.status == "error" and "light from the upper left" in res.error
 
 
-def test_truncated_shadow_is_used_only_when_nothing_better_exists():
+def test_shadow_leaving_the_frame_is_marked_and_keeps_the_azimuth():
     inst, shadow = _scene()
-    shadow[135:139, 162:300] = True   # object 1's shadow now runs off the right edge
+    shadow[135:139, 162:300] = True   # object 1's shadow now runs off the right edge: its length is unknown
     res = METRIC.fn({"instances": inst, "shadows": ShadowMap(shadow, "hand")}, {"light": "low light from the left"}, PARAMS, None)
-    used = {p["object"]: p.get("used") for p in res.details["pairs"]}
-    assert used == {0: True, 1: False}
+    tiers = {p["object"]: p["tier"] for p in res.details["pairs"]}
+    assert tiers == {0: "clean", 1: "shadow leaves the frame"}
+    assert res.details["estimate"]["azimuth_deg"] == pytest.approx(-90, abs=5)

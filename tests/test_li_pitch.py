@@ -57,7 +57,7 @@ def test_unknown_pitch_is_measured_and_recorded_and_the_fallback_is_named():
 
 def test_frontal_light_is_a_low_confidence_skip_with_the_tentative_estimate():
     # light from the camera's side: each shadow falls behind its object, where the object hides its tip
-    scene = render((POST, BOX), light_vector(15, 40), pitch_deg=25, fov_deg=50)
+    scene = render((POST, BOX), light_vector(5, 40), pitch_deg=25, fov_deg=50)
     result = METRIC.fn({"instances": scene.instances, "shadows": ShadowMap(scene.shadow, "exact"),
                         "thumbnail": resize_longest(scene.image, 256)}, {"light": list(scene.light)}, PARAMS, None)
     assert result.status == "skipped" and result.score is None

@@ -34,3 +34,27 @@ def test_median_angular_error_over_all_anchors_is_at_most_15_degrees():
             # a scene without a usable pair counts as a 90-degree miss, not as missing
             errors.append(90.0 if estimate is None else math.degrees(angle_between(estimate, anchor.vector)))
     assert np.median(errors) <= 15.0, sorted(np.round(errors, 1))
+
+
+def test_crowded_solids_stand_in_a_shadow_or_cast_one_on_another_solid():
+    # independent check by shadow rays: a point just above each solid's footprint centre, cast towards the
+    # light, hits another solid (it stands in a shadow), or its own shadow covers another's footprint centre
+    from vistar.synth.lighting import _HIT, crowded_solids
+    from vistar.validity.li import light_vector
+
+    def shaded(foot_of, caster):
+        origin = np.array([[foot_of.centre[0], 0.02, foot_of.centre[1]]])
+        return np.isfinite(_HIT[caster.kind](origin, light[None], caster)[0][0])
+
+    crowded = []
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        light = light_vector(rng.uniform(-180, 180), rng.uniform(20, 55))
+        solids = crowded_solids(rng, 4, light)
+        assert len(solids) == 4
+        for k, solid in enumerate(solids):
+            others = [s for j, s in enumerate(solids) if j != k]
+            crowded.append(any(shaded(solid, s) or shaded(s, solid) for s in others))
+    # a solid that finds no room in the frame is placed anywhere free (1 in 13 of 792 solids in 200
+    # scenes of 3-5 lit at 15-60°; 4 of 40 here)
+    assert np.mean(crowded) >= 0.85, crowded

@@ -1,12 +1,13 @@
 """LI — lighting integrity: does the light direction implied by cast shadows match the requested one?
 
-Salient objects (`instances`) are paired with the cast-shadow pixels (`shadows`) that touch them; each
-reliable pair gives a light direction from its geometry (light_geometry.pair_direction), read at the camera
-pitch measured in the image (camera_pitch: the horizon, else the assumed pitch); the scene
-direction is their robust (geometric) median; LI = 1 − angle(estimate, expected)/(π/2), clipped to [0, 1].
-No pair → `skipped` with the reason, never a silent 0. Light from the front casts shadows behind the
-objects, where they hide their own tips: such an estimate is low-confidence and skipped with the tentative
-direction in the details (docs/metrics/li.md).
+Salient objects (`instances`) are paired with the cast-shadow pixels (`shadows`) that touch them, read at the
+camera pitch measured in the image (camera_pitch: the horizon, else the assumed pitch). The scene direction
+is fitted jointly to all of them (light_fit: each candidate light predicts every object's shadow, scored by
+its overlap with the detected ones), so merged shadows, shadows cut by a neighbour and shadows half hidden
+behind their objects still count; each pair's own direction (light_geometry.pair_direction) is reported in
+the details. LI = 1 − angle(estimate, expected)/(π/2), clipped to [0, 1]. No pair → `skipped` with the
+reason, never a silent 0. Light from straight in front casts shadows hidden behind the objects: such an
+estimate is low-confidence and skipped with the tentative direction in the details (docs/metrics/li.md).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from scipy import ndimage
 from ..api import Instances, Metric, MetricResult, ShadowMap
 from .camera_pitch import CameraPitch, estimate_pitch
 from .li_params import LIParams
-from .light_geometry import PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light, robust_direction
+from .light_fit import fit_light, solid_model
+from .light_geometry import PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light
 
 
 def salient_objects(instances: Instances, min_confidence: float, min_area_frac: float) -> list[int]:
@@ -72,17 +74,18 @@ def _truncated(shadow: np.ndarray, geometry: PairGeometry, margin: int = 2) -> b
     return x < margin or y < margin or x > w - margin or y > h - margin
 
 
-# Pair quality tiers, best first: the scene direction uses only the best tier that has any pair.
+# Pair quality tiers, best first, reported per pair (the joint fit reads every pair's shadow pixels).
 _TIERS = ("clean", "shares a shadow with another object", "shadow leaves the frame")
 
 
 @dataclass(frozen=True)
 class LightReading:
     vector: np.ndarray | None     # scene light direction, None without a usable pair
-    pairs: list[dict[str, Any]]             # per object-shadow pair: tier, shape, direction, used
+    pairs: list[dict[str, Any]]             # per object-shadow pair: tier, shape, its own direction
     n_objects: int
     pitch: CameraPitch
     frontal: bool                 # the shadows run away from the camera, behind their objects: low confidence
+    fit: dict[str, Any] | None = None        # the joint fit's agreement (IoU) and the spread of near-best directions
 
 
 def read_light(instances: Instances, shadow: np.ndarray, params: LIParams, image: np.ndarray | None = None) -> LightReading:
@@ -92,28 +95,32 @@ def read_light(instances: Instances, shadow: np.ndarray, params: LIParams, image
     pitch = estimate_pitch(image, [instances.masks[i] for i in objects], shadow.shape[0], params)
     pairs = associate(instances, objects, shadow, float(params.touch_frac))
     min_area = float(params.min_shadow_area_frac) * shadow.size
-    candidates, rows = [], []
-    for idx in sorted(pairs):
+    rows, models, observed = [], [], np.zeros(shadow.shape, bool)
+    for idx in objects:
+        local = min(max(pitch.local(float(np.nonzero(instances.masks[idx])[0].max()) + 1.0), 1.0), 89.0)
+        model = solid_model(instances.masks[idx], local)
+        if model is not None:
+            models.append(model)
+        if idx not in pairs:
+            continue
         pixels, contested = pairs[idx]
+        observed |= pixels
         row = {"object": idx, "class": instances.class_names[idx], "shadow_pixels": int(pixels.sum())}
-        local = pitch.local(float(np.nonzero(instances.masks[idx])[0].max()) + 1.0)
-        geometry = pair_direction(instances.masks[idx], pixels, min(max(local, 1.0), 89.0))
+        geometry = pair_direction(instances.masks[idx], pixels, local)
         if pixels.sum() < min_area or geometry is None:
             row["tier"] = "shadow too small"
         else:
             row["tier"] = _TIERS[2] if _truncated(shadow, geometry) else _TIERS[1] if contested else _TIERS[0]
             row.update(_describe(geometry.vector), tip=[round(v, 1) for v in geometry.tip], shape=geometry.shape,
                        local_pitch_deg=round(local, 1))
-            candidates.append((_TIERS.index(row["tier"]), geometry.vector, row))
         rows.append(row)
-    if not candidates:
+    hidden = np.asarray(instances.masks[objects].any(0), bool)      # ground behind the objects is never seen
+    fit = fit_light(models, observed, hidden) if any("vector" in r for r in rows) else None
+    if fit is None:
         return LightReading(None, rows, len(objects), pitch, False)
-    best = min(tier for tier, _, _ in candidates)
-    for tier, _, row in candidates:
-        row["used"] = tier == best
-    vector = robust_direction([v for tier, v, _ in candidates if tier == best])
-    frontal = math.degrees(math.atan2(abs(vector[0]), vector[2])) < float(params.frontal_cone_deg)
-    return LightReading(vector, rows, len(objects), pitch, frontal)
+    frontal = math.degrees(math.atan2(abs(fit.vector[0]), fit.vector[2])) < float(params.frontal_cone_deg)
+    record = {"iou": round(fit.iou, 3), "near_best_spread_deg": round(fit.runner_up_deg, 1)}
+    return LightReading(fit.vector, rows, len(objects), pitch, frontal, record)
 
 
 def estimate_light(instances: Instances, shadow: np.ndarray, params: LIParams,
@@ -141,7 +148,7 @@ def _li(features: dict[str, Any], controls: dict[str, Any], params: LIParams, pr
     shadows: ShadowMap = features["shadows"]
     reading = read_light(features["instances"], shadows.mask, params, features.get("thumbnail"))
     info = {"expected": label, "expected_vector": [round(float(c), 4) for c in expected], "n_objects": reading.n_objects,
-            "pairs": reading.pairs, "shadow_source": shadows.source, "camera": reading.pitch.record()}
+            "pairs": reading.pairs, "shadow_source": shadows.source, "camera": reading.pitch.record(), "fit": reading.fit}
     if reading.vector is None:
         reason = "no salient object" if reading.n_objects == 0 else "no object-shadow pair found"
         return MetricResult.skipped(reason, **info)
@@ -149,11 +156,11 @@ def _li(features: dict[str, Any], controls: dict[str, Any], params: LIParams, pr
     if reading.frontal:
         return MetricResult.skipped(
             f"low confidence: the shadows run away from the camera (light within {params.frontal_cone_deg}° of "
-            "the front), behind their objects, which can hide their tips", **info, tentative_estimate=estimate)
+            "the front), hidden behind their objects", **info, tentative_estimate=estimate)
     angle = angle_between(reading.vector, expected)
     return MetricResult.ok(li_score(reading.vector, expected), **info, estimate=estimate,
-                           angle_deg=round(math.degrees(angle), 2), n_pairs=sum(bool(p.get("used")) for p in reading.pairs))
+                           angle_deg=round(math.degrees(angle), 2), n_pairs=sum("vector" in p for p in reading.pairs))
 
 
-METRIC = Metric(name="LI", angle="LI", version="3", features=("instances", "shadows"), fn=_li, optional=("thumbnail",),
+METRIC = Metric(name="LI", angle="LI", version="4", features=("instances", "shadows"), fn=_li, optional=("thumbnail",),
                 params=LIParams)

@@ -185,22 +185,6 @@ def pair_direction(object_mask: np.ndarray, shadow_mask: np.ndarray, pitch_deg: 
     return PairGeometry(base, tip, height, length, vector)
 
 
-def robust_direction(vectors: list[np.ndarray]) -> np.ndarray:
-    """Spherical geometric median (Weiszfeld iterations from the normalised mean): one wrong pair among
-    several cannot drag the scene direction far, unlike a mean."""
-    pts = np.asarray(vectors, float)
-    est = pts.mean(0)
-    est = est / np.linalg.norm(est) if np.linalg.norm(est) > 0 else pts[0]
-    for _ in range(50):
-        d = np.maximum(np.linalg.norm(pts - est, axis=1), 1e-9)
-        new = (pts / d[:, None]).sum(0) / (1 / d).sum()
-        new = new / np.linalg.norm(new) if np.linalg.norm(new) > 0 else est
-        if np.linalg.norm(new - est) < 1e-9:
-            break
-        est = new
-    return np.asarray(est, float)
-
-
 def derive_light(prompt: Any, ontology: Any = None) -> dict[str, Any]:
     """LI deriver: an anchor phrase (or alias) in the core becomes `light=` when the prompt gives none."""
     if ontology is None:

@@ -94,27 +94,91 @@ def _hit_sphere(o, d, s: Solid):
     return t, (p - centre) / r
 
 
+_KINDS = ("box", "cylinder", "sphere")
 _HIT = {"box": _hit_box, "cylinder": _hit_cylinder, "sphere": _hit_sphere}
+
+
+def _random_size(rng: np.random.Generator, kind: str) -> tuple[tuple[float, ...], float]:
+    """(size, footprint radius) of one solid of KIND, drawn so typical shadows stay in frame."""
+    if kind == "box":
+        size = (rng.uniform(0.2, 0.35), rng.uniform(0.2, 0.35), rng.uniform(0.7, 1.2), rng.uniform(0, np.pi / 2))
+        return size, float(np.hypot(size[0], size[1]))
+    if kind == "cylinder":
+        size = (rng.uniform(0.2, 0.35), rng.uniform(0.7, 1.2))
+        return size, size[0]
+    size = (rng.uniform(0.3, 0.45),)
+    return size, size[0]
+
+
+def _height(solid: Solid) -> float:
+    return solid.size[2] if solid.kind == "box" else solid.size[1] if solid.kind == "cylinder" else 2 * solid.size[0]
+
+
+def _footprint(solid: Solid) -> float:
+    return float(np.hypot(solid.size[0], solid.size[1])) if solid.kind == "box" else solid.size[0]
 
 
 def random_solids(rng: np.random.Generator, n: int) -> tuple[Solid, ...]:
     """n non-overlapping solids near the origin, sizes drawn so typical shadows stay in frame."""
     solids: list[Solid] = []
     while len(solids) < n:
-        kind = ("box", "cylinder", "sphere")[int(rng.integers(3))]
+        kind = _KINDS[int(rng.integers(3))]
         x, z = rng.uniform(-1.6, 1.6), rng.uniform(-1.0, 1.0)
-        if kind == "box":
-            size = (rng.uniform(0.2, 0.35), rng.uniform(0.2, 0.35), rng.uniform(0.7, 1.2), rng.uniform(0, np.pi / 2))
-            radius = np.hypot(size[0], size[1])
-        elif kind == "cylinder":
-            size = (rng.uniform(0.2, 0.35), rng.uniform(0.7, 1.2))
-            radius = size[0]
-        else:
-            size = (rng.uniform(0.3, 0.45),)
-            radius = size[0]
+        size, radius = _random_size(rng, kind)
         if all(np.hypot(x - s.centre[0], z - s.centre[1]) > radius + 0.9 for s in solids):
             colour = tuple(rng.uniform(0.25, 0.9, 3))
             solids.append(Solid(kind, (x, z), size, colour))
+    return tuple(solids)
+
+
+def _shades(caster: Solid, other: Solid, light: np.ndarray) -> bool:
+    """OTHER's footprint centre lies in CASTER's cast shadow: its ray towards the light hits CASTER."""
+    foot = np.array([[other.centre[0], 0.02, other.centre[1]]])
+    return bool(np.isfinite(_HIT[caster.kind](foot, light[None], caster)[0][0]))
+
+
+def crowded_solids(rng: np.random.Generator, n: int, light, tries: int = 400) -> tuple[Solid, ...]:
+    """n non-overlapping solids, each after the first standing in the cast shadow of one placed before it or
+    casting its shadow on one (under LIGHT, footprint centres tested by shadow rays): crowded scenes, where
+    shadows fall on other objects and are cut by them. A solid that finds no such place in TRIES draws is
+    placed anywhere free, so n is always reached."""
+    light = np.asarray(light, float) / np.linalg.norm(light)
+    away = -np.array([light[0], light[2]])
+    away = away / np.linalg.norm(away) if np.linalg.norm(away) > 1e-6 else np.array([0.0, -1.0])
+    across = np.array([-away[1], away[0]])
+    cot = np.hypot(light[0], light[2]) / max(light[1], 1e-3)
+    solids: list[Solid] = []
+
+    def free(x: float, z: float, radius: float) -> bool:
+        return abs(x) <= 1.6 and abs(z) <= 1.0 and all(
+            np.hypot(x - s.centre[0], z - s.centre[1]) > radius + _footprint(s) + 0.08 for s in solids)
+
+    while len(solids) < n:
+        colour = tuple(rng.uniform(0.25, 0.9, 3))
+        if not solids:
+            kind = _KINDS[int(rng.integers(3))]
+            solids.append(Solid(kind, (rng.uniform(-0.8, 0.8), rng.uniform(-0.5, 0.5)), _random_size(rng, kind)[0], colour))
+            continue
+        placed = None
+        for _ in range(tries):                           # kind and size redrawn: two balls under a high sun cannot
+            kind = _KINDS[int(rng.integers(3))]          # reach each other's footprint with their shadows
+            size, radius = _random_size(rng, kind)
+            anchor = solids[int(rng.integers(len(solids)))]
+            downstream = bool(rng.integers(2))          # in the anchor's shadow, or casting one on it
+            caster_height = _height(anchor) if downstream else _height(Solid(kind, (0, 0), size, colour))
+            gap = _footprint(anchor) + radius + 0.08
+            d = rng.uniform(gap, gap + caster_height * cot)
+            side = rng.uniform(-0.5, 0.5) * min(_footprint(anchor), radius)
+            x, z = np.array(anchor.centre) + (d if downstream else -d) * away + side * across
+            candidate = Solid(kind, (float(x), float(z)), size, colour)
+            if free(candidate.centre[0], candidate.centre[1], radius) and (
+                    _shades(anchor, candidate, light) if downstream else _shades(candidate, anchor, light)):
+                placed = candidate
+                break
+        while placed is None:
+            x, z = rng.uniform(-1.6, 1.6), rng.uniform(-1.0, 1.0)
+            placed = Solid(kind, (float(x), float(z)), size, colour) if free(x, z, radius) else None
+        solids.append(placed)
     return tuple(solids)
 
 

@@ -2,7 +2,8 @@
 detector and the LI light estimate (camera pitch measured in the image, docs/metrics/li.md).
 
 TUNING is what the pitch cue and the frontal rule were chosen on (`python benchmarks/bench_li_validity.py
-pitch --split tuning`); VALIDATION differs in seeds, field of view, light elevation and object count.
+pitch --split tuning`); VALIDATION differs in seeds, field of view, light elevation and object count. The
+CROWDED_ pair holds 3-5 solids placed in each other's shadows (synth.lighting.crowded_solids).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ..features.thumbnail import resize_longest
 from ..metrics.li import read_light
 from ..metrics.light_geometry import angle_between
 from ..ontology import Ontology
-from ..synth.lighting import LightScene, random_solids, render
+from ..synth.lighting import LightScene, crowded_solids, random_solids, render
 from . import ValidityRow
 
 
@@ -28,10 +29,13 @@ class Split:
     fov_deg: tuple[float, float]          # vertical field of view (focal length)
     elevation_deg: tuple[float, float]    # light elevation
     objects: tuple[int, int]              # inclusive range of solids per scene
+    crowded: bool = False                 # solids placed in each other's shadows (synth.lighting.crowded_solids)
 
 
 TUNING = Split(800_000, (10, 45), (35, 65), (15, 65), (1, 3))
 VALIDATION = Split(3_000_000, (10, 45), (30, 70), (10, 70), (1, 4))
+CROWDED_TUNING = Split(810_000, (10, 45), (35, 65), (15, 60), (3, 5), crowded=True)
+CROWDED_VALIDATION = Split(3_100_000, (10, 45), (30, 70), (15, 60), (3, 5), crowded=True)
 FRONT_DEG = 30   # true light within this azimuth of the camera: its shadows fall behind the objects
 
 
@@ -44,9 +48,15 @@ def light_vector(azimuth_deg: float, elevation_deg: float) -> np.ndarray:
 def sample(split: Split, index: int) -> tuple[LightScene, float]:
     """(scene, true light azimuth) for item INDEX of SPLIT: everything drawn from one seeded generator."""
     rng = np.random.default_rng(split.seed_offset + index)
-    solids = random_solids(rng, int(rng.integers(split.objects[0], split.objects[1] + 1)))
-    azimuth = float(rng.uniform(-180, 180))
-    light = light_vector(azimuth, float(rng.uniform(*split.elevation_deg)))
+    n = int(rng.integers(split.objects[0], split.objects[1] + 1))
+    if split.crowded:
+        azimuth = float(rng.uniform(-180, 180))
+        light = light_vector(azimuth, float(rng.uniform(*split.elevation_deg)))
+        solids = crowded_solids(rng, n, light)
+    else:
+        solids = random_solids(rng, n)
+        azimuth = float(rng.uniform(-180, 180))
+        light = light_vector(azimuth, float(rng.uniform(*split.elevation_deg)))
     scene = render(solids, light, pitch_deg=float(rng.uniform(*split.pitch_deg)),
                    fov_deg=float(rng.uniform(*split.fov_deg)), seed=index)
     return scene, azimuth
@@ -94,5 +104,22 @@ def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow
     ]
 
 
-SETS = {"rendered scenes": run_scenes}
-FULL_N = {"rendered scenes": 200}
+def run_crowded(n: int, seed: int, split: Split = CROWDED_VALIDATION) -> list[ValidityRow]:
+    """3-5 solids, each standing in the cast shadow of another: merged and cut shadows, shadows on objects."""
+    m = measure(split, n, seed)
+    scored = [e for e, f in zip(m["error"], m["frontal"]) if e is not None and not f]
+    med = float(np.median(scored)) if scored else float("nan")
+    p90 = float(np.percentile(scored, 90)) if scored else float("nan")
+    note = (f"{split.objects[0]}-{split.objects[1]} solids in each other's shadows, light elevation "
+            f"{split.elevation_deg[0]:g}-{split.elevation_deg[1]:g}°, pitch and fov as rendered scenes")
+    return [
+        ValidityRow("LI", "crowded scenes", len(scored), "median error (deg), scored", med, "report", True, note),
+        ValidityRow("LI", "crowded scenes", len(scored), "p90 error (deg), scored", p90, "<= 20",
+                    bool(p90 <= 20), "shadows cut by or falling on other objects"),
+        ValidityRow("LI", "crowded scenes", n, "share of scenes scored", len(scored) / n, "report", True,
+                    "the rest: no object-shadow pair, or low confidence"),
+    ]
+
+
+SETS = {"rendered scenes": run_scenes, "crowded scenes": run_crowded}
+FULL_N = {"rendered scenes": 200, "crowded scenes": 200}
