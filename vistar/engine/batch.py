@@ -9,7 +9,7 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
-from ..api import MetricResult, StageContext, StageInput
+from ..api import FeatureStage, MetricResult, StageContext, StageInput
 from ..models.errors import MissingWeightError, as_missing_dependency
 from ..ontology import Ontology
 from ..prompts_dsl import resolved_controls
@@ -51,6 +51,12 @@ def stages_wanted(groups: list[list[Job]]) -> list[set[str]]:
     return [set(registry.stage_order({f for job in group for f in job.metric.all_features})) for group in groups]
 
 
+def failed_dependency(stage: FeatureStage, feats: Features) -> BaseException | None:
+    """The failure or skip (an exception value) of the first feature STAGE requires that has one: the stage does
+    not run on that image and takes that value, so a skip stays a skip down the chain."""
+    return next((feats[d] for d in stage.requires if isinstance(feats.get(d), BaseException)), None)
+
+
 def run_stage(name: str, images: Sequence[Decoded | None], groups: list[list[Job]], features: list[Features], wanting: list[int],
               ctx: StageContext, ontology: Ontology, timings: dict[str, float]) -> None:
     """Stage NAME once over the images at indices WANTING, into `features[i][name]`: a failed dependency fails it
@@ -59,7 +65,7 @@ def run_stage(name: str, images: Sequence[Decoded | None], groups: list[list[Job
     stage = registry.feature_stage(name)
     idx = []
     for i in wanting:
-        failed = next((features[i][d] for d in stage.requires if isinstance(features[i].get(d), BaseException)), None)
+        failed = failed_dependency(stage, features[i])
         if failed is None:
             idx.append(i)
         else:

@@ -34,7 +34,7 @@ from ..ontology import Ontology
 from ..prompts_dsl import resolved_controls
 from ..runtime import precision
 from . import registry
-from .batch import Features
+from .batch import Features, failed_dependency
 from .bench_forward import input_shapes, recording, replay_seconds
 from .bench_inputs import Item, Workload, write_workload
 from .images import load_rgb
@@ -232,11 +232,16 @@ def naive_seconds(items: list[Item], paths: list[Path], ctx: StageContext, ontol
                 image = load_rgb(path)
                 for sname in registry.stage_order(set(metric.all_features)):
                     stage = registry.feature_stage(sname)
+                    failed = failed_dependency(stage, feats)
+                    if failed is not None:   # as the engine does: a failed or skipped dependency ends the chain
+                        feats[sname] = failed
+                        continue
                     inp = StageInput(image, it.prompt, resolved_controls(it.prompt, ontology),
                                               {d: feats[d] for d in stage.requires})
                     feats[sname] = stage.compute([inp], ctx)[0]
-                metric.fn(metric.inputs(feats), resolved_controls(it.prompt, ontology),
-                          metric_params(ontology, metric), it.prompt)
+                if not any(isinstance(feats.get(n), BaseException) for n in metric.features):
+                    metric.fn(metric.inputs(feats), resolved_controls(it.prompt, ontology),
+                              metric_params(ontology, metric), it.prompt)
             total += _timed(run_chain, ctx.device)
         per_image.append(total)
     return per_image

@@ -20,7 +20,7 @@ from ..ontology import Ontology
 from ..prompts_dsl import resolved_controls
 from ..runtime.precision import Ran
 from . import registry
-from .batch import Features
+from .batch import Features, failed_dependency
 from .bench import StageReport, _wanted, bench_stage
 from .bench_inputs import Item
 from .params import metric_params
@@ -73,9 +73,16 @@ def _compute(names: list[str], items: list[Item], feats: list[Features], ctx: St
             report = bench_stage(name, subset, mine, ctx, ontology, [batch], 1)
             continue
         stage = registry.feature_stage(name)
+        ready = []
+        for it, f in zip(subset, mine):
+            failed = failed_dependency(stage, f)
+            if failed is None:
+                ready.append((it, f))
+            else:   # as the engine does: a failed or skipped dependency ends the chain
+                f[name] = failed
         inputs = [StageInput(it.image, it.prompt, resolved_controls(it.prompt, ontology), {d: f[d] for d in stage.requires})
-                  for it, f in zip(subset, mine)]
-        for f, out in zip(mine, stage.compute(inputs, ctx)):
+                  for it, f in ready]
+        for (_, f), out in zip(ready, stage.compute(inputs, ctx) if inputs else []):
             f[name] = out
     return report
 
