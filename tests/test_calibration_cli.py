@@ -122,7 +122,7 @@ def test_pairs_file_without_required_columns(run, tmp_path):
 
 
 def test_odd_pairs_files_are_reported_not_fatal(tmp_path):
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
 
     run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", 0.2), row("B", "q", "TR", 0.5),
                                        row("A", "q", "TR", None, status="error", error="image: empty file (0 bytes)")])
@@ -145,7 +145,7 @@ def test_odd_pairs_files_are_reported_not_fatal(tmp_path):
 
 
 def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
 
     run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", 0.2)])
     pairs = tmp_path / "pairs.csv"
@@ -159,7 +159,7 @@ def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
 def test_a_file_with_no_usable_judgment_fails_with_the_reasons(tmp_path):
     """Every line names images the run has, but none has an ok score on both sides: exit 4, each line's reason,
     no output files (an empty metrics.csv would read as 'calibrated, nothing to see')."""
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
 
     run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", None, status="error", error="unreadable"),
                                        row("A", "q", "TR", 0.4), row("B", "q", "TR", 0.5)])
@@ -174,7 +174,7 @@ def test_a_file_with_no_usable_judgment_fails_with_the_reasons(tmp_path):
 
 
 def test_dedupe_option(tmp_path):
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
     from vistar.engine.store import ResultStore
 
     first, later = row("A", "p", "TR", 0.9), row("A", "p2", "TR", 0.1)

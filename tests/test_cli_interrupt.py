@@ -5,7 +5,7 @@ import signal
 
 import pytest
 
-from tests.test_engine_lifecycle import scene, start_cli, wait_for
+from tests.support.live_cli import scene, start_cli, wait_for
 from vistar.cli.exit_codes import interrupted_code
 from vistar.engine.runmeta import Interrupted
 

@@ -6,8 +6,8 @@ import tracemalloc
 import pytest
 from typer.testing import CliRunner
 
-from tests import engine_plugins
-from tests.test_engine_run import png, prompts
+from tests.support import engine_plugins
+from tests.support.run_inputs import png, prompts
 from vistar.cli import app
 from vistar.cli.common import printable
 from vistar.prompts_dsl import read_prompts

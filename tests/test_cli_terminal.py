@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from rich.cells import cell_len
 
-from tests.scores_builder import TWO_ANGLE_JUDGMENTS, two_angle_rows, write_run
+from tests.support.scores_builder import TWO_ANGLE_JUDGMENTS, two_angle_rows, write_run
 from vistar.cli.common import printable
 from vistar.cli.exit_codes import PIPE_CLOSED
 

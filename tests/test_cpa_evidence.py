@@ -9,9 +9,9 @@ import pytest
 from matplotlib import cbook
 from PIL import Image
 
-from tests.fetched_weights import fetched_person_weights
-from tests.test_cli_score_exit_codes import last_line, score
-from tests.test_engine_run import prompts
+from tests.support.fetched_weights import fetched_person_weights
+from tests.support.run_inputs import prompts
+from tests.support.score_cli import last_line, score
 from vistar.cli.summary import degraded_lines
 from vistar.engine.store import read_scores
 

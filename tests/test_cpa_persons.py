@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from skimage import data
 
-from tests.fetched_weights import fetched_person_weights
+from tests.support.fetched_weights import fetched_person_weights
 from vistar.api import StageContext, StageInput
 from vistar.engine.params import metric_params
 from vistar.features import faces, pose

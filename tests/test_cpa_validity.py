@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tests.fetched_weights import fetched_person_weights
+from tests.support.fetched_weights import fetched_person_weights
 from vistar.features.persons import inside_share
 from vistar.validity import ValidityRow
 from vistar.validity.cpa import PHOTOS, SETS, TUNING, VALIDATION, _row, crop_count, draw_crops
@@ -70,7 +70,7 @@ def test_slice_of_each_set(home, monkeypatch):
 
 
 def test_expression_rows_match_each_labelled_face_to_its_person(tmp_path_factory, monkeypatch):
-    from tests.fetched_weights import fetched_expression_weights
+    from tests.support.fetched_weights import fetched_expression_weights
     from vistar.validity.cpa import run_expressions
 
     home = fetched_expression_weights(tmp_path_factory).parents[2]   # VISTAR_HOME/models/NAME/FILE

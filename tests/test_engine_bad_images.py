@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.engine.images import ImageError, load_rgb
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
@@ -86,7 +86,7 @@ ERRORS = {"zero": "empty file (0 bytes)", "text": "not a recognised image format
 
 
 def test_every_bad_image_has_its_defined_behaviour(tmp_path, monkeypatch, huge_jpeg):
-    engine_plugins.install(monkeypatch, {"TR": "tests.engine_plugins:METRIC_MEAN"})
+    engine_plugins.install(monkeypatch, {"TR": "tests.support.engine_plugins:METRIC_MEAN"})
     files = _bad_set(tmp_path / "imgs", huge_jpeg)
     lines = [f'{name}: [GD|TR] "A"' for name in files]
     (tmp_path / "p.vistar").write_text("\n".join(lines) + "\n")

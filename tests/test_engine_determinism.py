@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image, ImageDraw
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
 

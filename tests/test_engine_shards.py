@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.cli import app
 from vistar.engine.merge import MergeError, merge_runs
 from vistar.engine.runner import ScoreConfig, run_score

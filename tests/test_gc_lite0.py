@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 torch = pytest.importorskip("torch")
 
-from tests.fetched_weights import fetched_weights  # noqa: E402
+from tests.support.fetched_weights import fetched_weights  # noqa: E402
 from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.cli import app  # noqa: E402
 from vistar.engine.registry import feature_stage  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.scores_builder import row, write_run
+from tests.support.scores_builder import row, write_run
 from vistar.engine.store import read_scores
 from vistar.ontology import Ontology
 from vistar.report import build_report_data

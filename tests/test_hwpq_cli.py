@@ -9,11 +9,10 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.vlm_helpers import BLUE, RED, solid
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.vlm.testing_server import JudgeServer, image_facts
-
-from .vlm_helpers import BLUE, RED, solid
 
 SECRET = "sk-vistar-e2e-7f3a9c"
 PROMPTS = "s1: [GD|SF] a poster fusing ukiyo-e and art deco\ns2: [IL|SF] a cat drawn in cubist and baroque manner\ns3: [GD|SF] a teapot mixing bauhaus and rococo\n"

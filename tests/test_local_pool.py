@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tests.executor_helpers import fake_table, fake_workload
+from tests.support.executor_helpers import fake_table, fake_workload
 from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine import registry
 

@@ -12,7 +12,7 @@ from PIL import Image
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.test_models_loading import save_tiny_dpt  # noqa: E402
+from tests.support.tiny_checkpoints import save_tiny_dpt  # noqa: E402
 from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402

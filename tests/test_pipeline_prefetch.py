@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from tests import engine_plugins, pipeline_helpers
+from tests.support import engine_plugins, pipeline_helpers
 from vistar.engine import prefetch
 from vistar.engine.prefetch import Prefetcher
 from vistar.engine.runner import ScoreConfig, run_score

@@ -20,13 +20,12 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.protocol_helpers import shared
+from tests.support.upstream_helpers import fake_module, load_module, upstream_dir
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.vlm.protocols import PROTOCOLS
 from vistar.vlm.testing_server import JudgeServer
-
-from .protocol_helpers import shared
-from .upstream_helpers import fake_module, load_module, upstream_dir
 
 RNG = np.random.default_rng(11)
 RGB = RNG.integers(0, 256, (36, 48, 3), dtype=np.uint8)

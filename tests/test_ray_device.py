@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_engine_run import png, prompts
+from tests.support.run_inputs import png, prompts
 from vistar.engine import runner
 from vistar.engine.executors import ray_exec
 from vistar.engine.runner import ScoreConfig, run_score

@@ -7,9 +7,9 @@ import pandas as pd
 from PIL import Image
 from typer.testing import CliRunner
 
-from tests.protocol_helpers import shared
-from tests.scores_builder import row, write_run
-from tests.vlm_helpers import BLACK, WHITE, solid
+from tests.support.protocol_helpers import shared
+from tests.support.scores_builder import row, write_run
+from tests.support.vlm_helpers import BLACK, WHITE, solid
 from vistar.cli import app
 from vistar.report import build_report
 from vistar.vlm.protocols import PROTOCOLS

@@ -10,7 +10,7 @@ from PIL import Image
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.test_models_loading import save_tiny_dpt  # noqa: E402
+from tests.support.tiny_checkpoints import save_tiny_dpt  # noqa: E402
 from vistar import Scorer  # noqa: E402
 from vistar.api.stage import StageContext  # noqa: E402
 from vistar.models import provenance  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar import Scorer
 from vistar.cli import app
 from vistar.engine.runner import RunLocked, writer_lock

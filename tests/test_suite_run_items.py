@@ -9,12 +9,11 @@ import shutil
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.vlm_helpers import BLACK, WHITE, solid
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.vlm import suite_run
 from vistar.vlm.testing_server import JudgeServer
-
-from .vlm_helpers import BLACK, WHITE, solid
 
 N_ITEMS = 6
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.vlm_helpers import BLUE, RED, fast_config, solid
 from vistar.vlm.cache import JudgeCache, cache_key, legacy_key
 from vistar.vlm.config import JudgeConfig, config_from_options
 from vistar.vlm.errors import ReplyFormatError
@@ -23,8 +24,6 @@ from vistar.vlm.prices import Price, load_prices, price_for
 from vistar.vlm.protocols import wise_verified
 from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest
-
-from .vlm_helpers import BLUE, RED, fast_config, solid
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -88,7 +87,7 @@ def test_cached_replies_are_parsed_again_by_the_current_parser(tmp_path):
 CRASHING_RUN = """
 import sys
 from tests.test_vlm_cache import _req
-from tests.vlm_helpers import BLUE, RED, fast_config
+from tests.support.vlm_helpers import BLUE, RED, fast_config
 from vistar.vlm.hwpq import generate, online
 from vistar.vlm.hwpq.questionnaire import Level, Pair, Questionnaire
 from vistar.vlm.hwpq.stage import _calls
