@@ -51,6 +51,7 @@ def pairs(run):
     return write_pairs(run / "pairs.csv", rows)
 
 
+@pytest.mark.slow
 def test_rescorer_reproduces_the_stored_tr_scores(run):
     """The fit re-scores from details; on real OCR output it must give back exactly what the metric stored."""
     df = read_scores(run)

@@ -21,6 +21,7 @@ def weights(tmp_path_factory):
     return fetched_person_weights(tmp_path_factory)
 
 
+@pytest.mark.slow
 def test_faces_only_count_is_named_in_the_row_and_in_the_end_of_run_summary(tmp_path, monkeypatch, weights):
     monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "home"))   # a fresh machine: no fetched weights
     (tmp_path / "imgs" / "m").mkdir(parents=True)

@@ -65,6 +65,7 @@ def test_two_people_counted_with_and_without_the_person_detector(weights):
     assert n == 2 and details["person_source"] == "pose+faces" and "ssd-mobilenet-v2-coco" in details["degraded"]
 
 
+@pytest.mark.slow
 def test_person_cut_by_the_edge_is_counted_from_the_body(weights):
     image = photo("bus")
     cut = PHOTO["bus"].people[3]                       # right edge: back and one leg, no face
@@ -77,6 +78,7 @@ def test_person_cut_by_the_edge_is_counted_from_the_body(weights):
     assert faces_only == 2 and with_bodies == 4
 
 
+@pytest.mark.slow
 def test_sliver_at_the_edge_counts_only_with_a_body_seen_in_it(weights):
     """bus.jpg's left-edge person (a sleeve, a hand and legs) gets a box scoring under 0.3 (the edge threshold):
     it is a weak candidate, and it counts because MediaPipe Pose puts a body's landmarks inside it."""
@@ -94,6 +96,7 @@ def test_sliver_at_the_edge_counts_only_with_a_body_seen_in_it(weights):
     assert not pose.body_seen(image, (300.0, 0.0, 600.0, 300.0), mp, 24)
 
 
+@pytest.mark.slow
 def test_person_whose_face_the_frame_cuts_off_is_counted(weights):
     # a crop of the five friends (from the tuning crops) that cuts the top-left man's face off at the top
     image = photo("multi_face")[150:652, 78:977]

@@ -52,6 +52,7 @@ def home(tmp_path_factory):
     return fetched_person_weights(tmp_path_factory).parent.parent   # VISTAR_HOME/models/NAME
 
 
+@pytest.mark.slow
 def test_slice_of_each_set(home, monkeypatch):
     monkeypatch.setenv("VISTAR_HOME", str(home))
     group, single = SETS["photos (tuning)"](2, 0)       # bus (4 people, all found) and zidane (2 people)

@@ -85,6 +85,7 @@ ERRORS = {"zero": "empty file (0 bytes)", "text": "not a recognised image format
           "trunc_jpeg": "corrupt or truncated", "one": "at least 8x8", "huge": "20000x20000 PNG image exceeds max_pixels"}
 
 
+@pytest.mark.slow
 def test_every_bad_image_has_its_defined_behaviour(tmp_path, monkeypatch, huge_jpeg):
     engine_plugins.install(monkeypatch, {"TR": "tests.support.engine_plugins:METRIC_MEAN"})
     files = _bad_set(tmp_path / "imgs", huge_jpeg)

@@ -65,6 +65,7 @@ def test_one_process_ledger_counts_every_batch(hwpq_run):
     assert written == printed == received == 3 * N_PROMPTS
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_actors_ledgers_are_summed(hwpq_run):
     ray = pytest.importorskip("ray")

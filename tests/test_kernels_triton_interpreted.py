@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 _CHILD = textwrap.dedent("""
     import json, traceback
     import numpy as np, torch

@@ -44,6 +44,7 @@ def _inputs(images):
     return [StageInput(im, prompt, {}) for im in images]
 
 
+@pytest.mark.slow
 def test_depth_stage_loads_tiny_dpt_and_returns_maps_at_image_resolution(tiny):
     ctx = StageContext(model_paths=tiny, features={"depth": {"batch_size": 2}})
     images = [scene_pair(0, 40, 56)[0].image, scene_pair(1, 30, 30)[1].image, scene_pair(2, 40, 56)[0].image]

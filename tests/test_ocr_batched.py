@@ -36,6 +36,7 @@ def _same(batched, single):
     assert (batched.width, batched.height, batched.alphabet) == (single.width, single.height, single.alphabet)
 
 
+@pytest.mark.slow
 def test_batched_results_equal_single_image_calls(backend, images, monkeypatch):
     single = [read_one(backend, image) for image in images]
     detector = backend.engine._load_det_model()

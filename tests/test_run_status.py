@@ -108,6 +108,7 @@ def test_run_json_says_failed_even_when_no_new_file_fits_on_the_disk(tmp_path, m
     assert json.loads(path.read_text())["failed"]["error"] == "[Errno 28] No space left on device"
 
 
+@pytest.mark.slow
 def test_a_real_read_only_folder_exits_5_and_resumes_once_writable(tmp_path):
     """File permissions, not a mock: the live generation folder is made read-only between two runs, so the second
     cannot store its rows. Run in a child bound by permissions even as root (tests/support/unprivileged.py)."""

@@ -115,6 +115,7 @@ def test_text_over_stripes_is_read_whole(looks, seed, font_name, font_size):
     assert scores["default"].score == 1.0, scores["default"].details["recognised"]
 
 
+@pytest.mark.slow
 def test_the_batched_path_takes_the_same_second_look(looks):
     # the GPU path (one detector call per shape, one recogniser pass per batch) runs the same two looks
     from vistar.features.ocr_batched import ocr_batch

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from vistar.validity import ValidityRow, sets_for
 from vistar.validity.tr import (
     DIACRITIC_LANGUAGES,
@@ -20,6 +22,7 @@ from vistar.validity.tr import (
 )
 
 
+@pytest.mark.slow
 def test_poster_slice_orders_correct_typo_missing():
     # 2 plain Latin, 2 with diacritics (French, German); seed 1 is not in the documented run. A poster the OCR
     # reads nothing on (its detector misses text over stripes: docs/metrics/tr.md) ties at 0 and is left out here.
