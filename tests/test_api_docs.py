@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -32,7 +34,6 @@ def test_pil_images_example():
     assert lines[0].split()[3] == "1.000"   # the sharp poster reads exactly
 
 
-@pytest.mark.slow
 def test_tensor_loop_example():
     pytest.importorskip("torch")
     lines = run(examples()[1])
@@ -40,7 +41,6 @@ def test_tensor_loop_example():
     assert lines[0].split(" ", 1)[1] == lines[1].split(" ", 1)[1]   # the same pixels, the same scores, step after step
 
 
-@pytest.mark.slow
 def test_accumulate_example():
     lines = run(examples()[2])
     assert lines[0].split() == ["model", "overall", "rank"] and lines[1].split()[0] == "sharp" and lines[1].split()[2] == "1"

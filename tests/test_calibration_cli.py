@@ -61,6 +61,7 @@ def test_rescorer_reproduces_the_stored_tr_scores(run):
     assert got == pytest.approx(df["score"].to_numpy(), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_calibrate_on_sharp_preferred_pairs(run, pairs, tmp_path):
     result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--out", str(tmp_path), "--resamples", "200"])
     assert result.exit_code == 0, result.output

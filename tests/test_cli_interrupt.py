@@ -10,6 +10,7 @@ from vistar.cli.exit_codes import interrupted_code
 from vistar.engine.runmeta import Interrupted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_stopped_score_exits_128_plus_the_signal(tmp_path, signum, code):
     scene(tmp_path)

@@ -95,6 +95,7 @@ def test_dsl_check_exit_codes(tmp_path):
     assert run(app, ["dsl", "check", str(tmp_path / "missing.vistar")]).exit_code == 2
 
 
+@pytest.mark.slow
 def test_merge_exit_codes(tmp_path, fake):
     png(tmp_path / "imgs" / "m" / "a.png")
     png(tmp_path / "imgs" / "m" / "b.png")

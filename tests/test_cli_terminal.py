@@ -16,6 +16,8 @@ from tests.support.scores_builder import TWO_ANGLE_JUDGMENTS, two_angle_rows, wr
 from vistar.cli.common import printable
 from vistar.cli.exit_codes import PIPE_CLOSED
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 VISTAR = "import sys; from vistar.cli import main; sys.argv[0] = 'vistar'; main()"
 

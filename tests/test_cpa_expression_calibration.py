@@ -38,6 +38,7 @@ def classifier(tmp_path_factory):
     return ExpressionClassifier.from_path(fetched_expression_weights(tmp_path_factory))
 
 
+@pytest.mark.slow
 def test_real_calm_face_is_neutral_after_calibration(classifier):
     photo = next(p for p in PHOTOS if p.name == "zidane")
     try:

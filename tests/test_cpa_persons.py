@@ -58,6 +58,7 @@ def test_turned_face_is_found_by_the_short_range_model():
     assert len(alone) == 1 and centre_inside(alone[0].box, ancelotti)
 
 
+@pytest.mark.slow
 def test_two_people_counted_with_and_without_the_person_detector(weights):
     image = photo("zidane")
     assert count(image, {"ssd-mobilenet-v2-coco": str(weights)})[0] == 2
@@ -105,10 +106,12 @@ def test_person_whose_face_the_frame_cuts_off_is_counted(weights):
     assert faces_only == 4 and with_bodies == 5
 
 
+@pytest.mark.slow
 def test_no_person_in_a_photo_without_people(weights):
     assert count(data.coffee(), {"ssd-mobilenet-v2-coco": str(weights)})[0] == 0
 
 
+@pytest.mark.slow
 def test_postures_from_person_boxes_match_the_faces_only_path(weights):
     # MediaPipe Pose on a tight person box finds nothing for the cameraman; alone in the photo he is posed whole
     ctx = StageContext(features=ONTO.data["features"],

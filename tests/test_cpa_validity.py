@@ -70,6 +70,7 @@ def test_slice_of_each_set(home, monkeypatch):
     assert held.value == 1.0, held.note
 
 
+@pytest.mark.slow
 def test_expression_rows_match_each_labelled_face_to_its_person(tmp_path_factory, monkeypatch):
     from tests.support.fetched_weights import fetched_expression_weights
     from vistar.validity.cpa import run_expressions

@@ -99,6 +99,7 @@ def test_batched_coverage_equals_one_panel_at_a_time(setup, monkeypatch):
     assert details["cov"] == pytest.approx(expected_cov, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_scores_do_not_depend_on_batch_size(setup, monkeypatch):
     root, weights, _ = setup
     a = _run(root, weights, "run-b3", 3, monkeypatch)

@@ -137,6 +137,7 @@ def test_device_letterbox_detections_identical_without_resize(weights):
         assert x.class_names == y.class_names
 
 
+@pytest.mark.slow
 def test_device_letterbox_detections_agree_when_resized(weights):
     cpu_path, device_path = _detectors(weights)
     images = [scene_pair(s, h, w)[0].image for s in range(3) for h, w in [(48, 64), (120, 200), (300, 300), (1024, 768)]]
@@ -151,6 +152,7 @@ def test_device_letterbox_is_the_cuda_default(weights):
         assert UltralyticsSegDetector(weights, "cuda").predictor is DeviceLetterboxPredictor
 
 
+@pytest.mark.slow
 def test_cpu_rgb_path_gives_ultralytics_own_detections_bit_for_bit(weights):
     """The CPU default skips ultralytics' BGR round trip; ultralytics' own predictor on BGR arrays is the reference."""
     from ultralytics import YOLO

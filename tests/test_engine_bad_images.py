@@ -111,6 +111,7 @@ def test_every_bad_image_has_its_defined_behaviour(tmp_path, monkeypatch, huge_j
     assert np.allclose(ok["hugejpeg"]["corner"], [90, 120, 200], atol=4)
 
 
+@pytest.mark.slow
 def test_exif_bottom_row_is_blue_after_rotation(tmp_path, huge_jpeg):
     files = _bad_set(tmp_path, huge_jpeg)
     rgb = load_rgb(files["exif"])

@@ -62,6 +62,7 @@ def _reference(tmp_path: Path, monkeypatch) -> pd.DataFrame:
     return read_scores(tmp_path / "clean")[COLUMNS].sort_values(["image", "metric"]).reset_index(drop=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_after_shards", [0, 4])
 def test_sigkill_mid_run_loses_nothing_but_the_batch_in_flight(tmp_path, monkeypatch, kill_after_shards):
     _scene(tmp_path)

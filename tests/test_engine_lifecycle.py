@@ -44,6 +44,7 @@ def alive(pid: int) -> bool:
     return state != b"Z"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
 def test_no_worker_outlives_a_sigkilled_run(tmp_path):
     scene(tmp_path)
@@ -62,6 +63,7 @@ def test_no_worker_outlives_a_sigkilled_run(tmp_path):
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_run_says_interrupted_in_run_json(tmp_path, signum):
     scene(tmp_path)
@@ -83,6 +85,7 @@ def test_a_stopped_run_says_interrupted_in_run_json(tmp_path, signum):
     assert proc.returncode != 0
 
 
+@pytest.mark.slow
 def test_a_sigkilled_run_leaves_running_not_interrupted(tmp_path):
     """Only a run that could react says interrupted; a killed one stays `running` (the report says so too)."""
     scene(tmp_path)

@@ -110,6 +110,7 @@ def test_missing_shard_refused_unless_partial(tmp_path, fake, workload):
     assert json.loads((tmp_path / "merged" / "run.json").read_text())["status"] == "partial"
 
 
+@pytest.mark.slow
 def test_unsafe_merges_are_refused_before_writing(tmp_path, fake, workload):
     images, prompts = workload
     shards = score_shards(tmp_path, images, prompts, 2)

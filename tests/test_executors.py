@@ -28,6 +28,8 @@ from vistar.engine.executors.ray_exec import LOOPBACK_ONLY  # noqa: E402
 from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 try:
     import ray
 except ImportError:
@@ -68,7 +70,6 @@ def local_ray():
     ray.shutdown()
 
 
-@pytest.mark.slow
 def test_reference_scores_every_angle(reference):
     assert len(reference) == 2 * 6 and set(reference.angle) == {"TR", "LI", "CPA", "GC", "CSE"}
     ok = set(reference[reference.status == "ok"].metric)
@@ -77,7 +78,6 @@ def test_reference_scores_every_angle(reference):
     assert tr[("gen-a/t1.png", "TR")] > 0.8 and tr[("gen-b/t2.png", "TR")] > 0.8  # the real OCR read the text
 
 
-@pytest.mark.slow
 def test_cpu_workers_2_equals_one_process(workload, reference, tmp_path, monkeypatch):
     monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "empty-home"))
     table = score_table(workload, tmp_path / "pool", cpu_workers=2)
@@ -117,7 +117,6 @@ def test_cli_cpu_workers_gives_the_one_process_rows_and_exit_code(fake, tmp_path
     assert results["1"] == results["2"] == 3  # p3's error rows: a partial run, either way
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_ray_one_node_equals_one_process(workload, reference, tmp_path, monkeypatch, local_ray):
@@ -129,7 +128,6 @@ def test_ray_one_node_equals_one_process(workload, reference, tmp_path, monkeypa
     assert "dpt-hybrid-midas" in run["models"] and run["stage_devices"]["ocr"] == "cpu"
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_ray_stage_error_and_sigkilled_actor(fake, tmp_path, monkeypatch, local_ray):
@@ -167,7 +165,6 @@ def _assert_complete(table: pd.DataFrame, expected: pd.DataFrame) -> None:
     assert (table[table.prompt_id != "p3"].status != "error").all()
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_two_node_cluster_equals_one_process(workload, reference, tmp_path):
@@ -256,7 +253,6 @@ def _session_members(sid: int) -> list[int]:
     return members
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_a_runs_own_ray_instance_ignores_ray_address(tmp_path):

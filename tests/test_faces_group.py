@@ -68,6 +68,7 @@ def test_wide_group_shots_count_every_face():
     assert len(detector(image)) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["three, 512 high", "six, 256 high"])
 def test_count_follows_the_people_in_a_group_shot(scenes, name):
     feats, n = scenes[name]

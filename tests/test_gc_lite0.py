@@ -36,6 +36,7 @@ def lite0_weights(tmp_path_factory):
     return path if path.is_file() else next(path.glob("*.pth"))
 
 
+@pytest.mark.slow
 def test_imagenet_weights_name_real_photos(lite0_weights):
     net = EfficientNetLite0().eval()
     net.load_state_dict(torch.load(lite0_weights, map_location="cpu", weights_only=True))

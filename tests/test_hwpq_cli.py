@@ -56,6 +56,7 @@ def test_without_a_judge_rows_are_skipped_with_instructions(setup):
     assert "--judge-url" in rows["s1"].error and "--judge-model" in rows["s1"].error
 
 
+@pytest.mark.slow
 def test_faults_retries_rerun_and_cache_rebuild(setup):
     tmp = setup
     with JudgeServer(timeout_sleep_s=1.5) as server:
@@ -105,6 +106,7 @@ def test_faults_retries_rerun_and_cache_rebuild(setup):
     assert SECRET not in out1
 
 
+@pytest.mark.slow
 def test_batched_mode_is_cheaper_and_agrees(setup):
     tmp = setup
     (tmp / "prices.yaml").write_text('models:\n  test-judge: {input: 2.5, output: 10.0}\n')

@@ -16,6 +16,8 @@ from tests.support.vlm_helpers import solid
 from vistar.cli import app
 from vistar.vlm.testing_server import JudgeServer, usage_tokens
 
+pytestmark = pytest.mark.slow
+
 N_PROMPTS = 10   # batch size 2: five batches, so each of two workers scores more than one
 
 
@@ -65,7 +67,6 @@ def test_one_process_ledger_counts_every_batch(hwpq_run):
     assert written == printed == received == 3 * N_PROMPTS
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_actors_ledgers_are_summed(hwpq_run):
     ray = pytest.importorskip("ray")

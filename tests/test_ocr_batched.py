@@ -12,6 +12,8 @@ from vistar.features.ocr_batched import ocr_batch
 from vistar.features.ocr_steps import read_one
 from vistar.synth.text import render_text
 
+pytestmark = pytest.mark.slow
+
 TEXTS = [("GRAND OPENING", (640, 480)), ("FRESH BREAD DAILY", (512, 512)), ("NIGHT MARKET 2024", (800, 360)),
          ("OPEN 24 HOURS", (512, 512)), ("SUMMER SALE", (512, 512))]   # three of one size: one detector call
 
@@ -36,7 +38,6 @@ def _same(batched, single):
     assert (batched.width, batched.height, batched.alphabet) == (single.width, single.height, single.alphabet)
 
 
-@pytest.mark.slow
 def test_batched_results_equal_single_image_calls(backend, images, monkeypatch):
     single = [read_one(backend, image) for image in images]
     detector = backend.engine._load_det_model()

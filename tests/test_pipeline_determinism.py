@@ -47,6 +47,7 @@ def _cue_scores(table: pd.DataFrame) -> np.ndarray:
     return np.array([[c["score"] for _, c in sorted(json.loads(d)["cues"].items())] for d in table.details])
 
 
+@pytest.mark.slow
 def test_cpu_scores_identical_across_batch_sizes(scene, tmp_path):
     base = _scores(scene, tmp_path / "b1", batch_size=1, depth_batch=1)
     for i, (batch, depth_batch) in enumerate([(2, 4), (5, 2)]):

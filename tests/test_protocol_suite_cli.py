@@ -22,6 +22,7 @@ from vistar.vlm.protocols import PROTOCOLS
 from vistar.vlm.testing_server import JudgeServer
 
 
+@pytest.mark.slow
 def test_wise_legacy_and_verified(tmp_path):
     data = shared("WISE")
     scores, _ = run_suite(tmp_path / "a", "wise-legacy", data, {"1": WHITE, "701": BLACK})
@@ -33,6 +34,7 @@ def test_wise_legacy_and_verified(tmp_path):
     assert summary["modelA"]["categories"] == {"culture": 1.0, "biology": 0.0} and summary["modelA"]["overall"] is None
 
 
+@pytest.mark.slow
 def test_genexam(tmp_path):
     data = shared("GenExam")
     colourless = [i for i in PROTOCOLS["genexam"].load_items(data)
@@ -45,6 +47,7 @@ def test_genexam(tmp_path):
     assert summary["modelA"]["genexam.relaxed"]["overall"] == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_unieval_several_samples_per_prompt(tmp_path):
     data = shared("UniEval")
     item = PROTOCOLS["unieval"].load_items(data)[1]
@@ -65,6 +68,7 @@ def test_phybench_with_criteria_stage(tmp_path):
                                     ("Gravity_1", "phybench.phy"): 0.0, ("Gravity_1", "phybench.scene"): 0.0})
 
 
+@pytest.mark.slow
 def test_other_judges_replies_end_to_end(tmp_path):
     """Replies in another judge's format score right; a judge that keeps answering out of range gives error rows
     that quote its reply, never a clamped score."""
@@ -99,6 +103,7 @@ def test_suite_needs_data_and_a_known_name(tmp_path):
     assert res.exit_code == 2 and "unknown protocol" in res.output
 
 
+@pytest.mark.slow
 def test_every_public_item_becomes_a_valid_prompt(tmp_path):
     if not SHARED.is_dir():
         pytest.skip("public benchmark data not found at ../shared/data (relative to the repository root)")

@@ -104,6 +104,7 @@ def sent_images(bodies: list[dict]) -> list[str]:
     return urls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite,script", [("wise-verified", "vllm_eval.py"), ("wise-legacy", "WISE_legacy/gpt_eval.py")])
 def test_wise_sends_the_file_bytes(tmp_path, suite, script):
     up = upstream_dir("WISE")
@@ -128,6 +129,7 @@ def test_phybench_sends_the_file_bytes(tmp_path):
     assert {r.status for r in rows.values()} == {"ok"}
 
 
+@pytest.mark.slow
 def test_unieval_sends_the_file_as_it_is(tmp_path):
     data = shared("UniEval")
     item = PROTOCOLS["unieval"].load_items(data)[0]
@@ -138,6 +140,7 @@ def test_unieval_sends_the_file_as_it_is(tmp_path):
     assert {r.status for r in rows.values()} == {"ok"}
 
 
+@pytest.mark.slow
 def test_genexam_sends_its_encode_image_output_and_fails_where_it_fails(tmp_path):
     data = tmp_path / "GenExam"
     (data / "data" / "annotations").mkdir(parents=True)

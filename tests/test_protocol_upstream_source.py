@@ -95,6 +95,7 @@ def test_fetch_reports_a_git_failure(tmp_path, monkeypatch):
         upstream_source.fetch("PhyBench", tmp_path / "dest")
 
 
+@pytest.mark.slow
 def test_score_with_upstream_templates_end_to_end(tmp_path):
     """The local judge answers the benchmark's own prompt; rows, summary and run.json name the template family."""
     folder = tmp_path / "images" / "modelA"
@@ -144,6 +145,7 @@ def test_score_refuses_an_edited_checkout_before_judging(tmp_path):
     ("unieval", "UniEval", {"1_0": WHITE}, None),
     ("phybench", "PhyBench", {"Gravity_0": WHITE, "Gravity_1": BLACK}, {"Gravity_0": 1.0, "Gravity_1": 0.0}),
 ])
+@pytest.mark.slow
 def test_the_local_judge_answers_every_benchmarks_own_prompt(tmp_path, suite, bench, images, expected):
     from tests.support.phybench_files import write_phybench
     from tests.support.suite_cli import run_suite

@@ -55,6 +55,7 @@ def test_exit_4_leaves_a_run_json_that_says_why_nothing_was_scored(tmp_path, fak
         f"The run scored nothing (run.json status: 'nothing_scored'): {record['nothing_scored']}."]
 
 
+@pytest.mark.slow
 def test_a_shard_that_held_no_image_merges_without_partial_and_an_empty_merge_says_so(tmp_path, fake):
     png(tmp_path / "imgs" / "m" / "a.png")
     p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
@@ -68,6 +69,7 @@ def test_a_shard_that_held_no_image_merges_without_partial_and_an_empty_merge_sa
     assert meta(tmp_path / "none")["status"] == "nothing_scored"
 
 
+@pytest.mark.slow
 def test_disk_full_mid_run_exits_5_says_failed_and_the_rerun_finishes_it(tmp_path, fake, monkeypatch):
     for name in "abcd":
         png(tmp_path / "imgs" / "m" / f"{name}.png", colour=(ord(name), 20, 30))
@@ -134,6 +136,7 @@ def test_a_real_read_only_folder_exits_5_and_resumes_once_writable(tmp_path):
     assert rows(tmp_path / "run").equals(rows(tmp_path / "whole"))
 
 
+@pytest.mark.slow
 def test_an_out_folder_that_cannot_be_created_exits_5_and_writes_nothing(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o555)
@@ -154,6 +157,7 @@ def test_a_full_device_no_command_handles_exits_5_naming_the_file():
     assert "Traceback" not in res.output and "No space left on device" in res.output
 
 
+@pytest.mark.slow
 def test_a_report_into_a_read_only_folder_exits_5(tmp_path):
     from tests.support.scores_builder import row, write_run
 

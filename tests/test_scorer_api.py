@@ -186,6 +186,7 @@ def test_angles_filter_what_is_scored():
 
 
 # --- accumulation ----------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_update_compute_reset_follow_the_report(tmp_path):
     images = tmp_path / "images"
     for model, seed in (("a", 10), ("b", 20)):

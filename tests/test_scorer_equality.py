@@ -19,6 +19,8 @@ from vistar import Scorer
 from vistar.cli import app
 from vistar.engine.store import read_scores
 
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +79,6 @@ def examples(tmp_path_factory):
     return cli, files, _prompt_lines(ROOT / "examples" / "prompts.vistar")
 
 
-@pytest.mark.slow
 def test_examples_as_paths_give_the_cli_rows_keys_included(examples):
     cli, files, prompts = examples
     got = Scorer().score([str(f) for f in files], [prompts[f.stem] for f in files]).to_pandas()
@@ -87,7 +88,6 @@ def test_examples_as_paths_give_the_cli_rows_keys_included(examples):
     assert got["details"].sort_values().tolist() == cli["details"].sort_values().tolist()
 
 
-@pytest.mark.slow
 def test_examples_in_every_form_give_the_cli_scores(examples):
     cli, files, prompts = examples
     want = cli.assign(file=cli["image"]).sort_values(["file", "metric"]).reset_index(drop=True)
@@ -112,7 +112,6 @@ def mix(tmp_path_factory):
     return cli, files, _prompt_lines(root / "prompts.vistar"), scorer
 
 
-@pytest.mark.slow
 def test_mix_as_paths_gives_the_cli_rows_keys_included(mix):
     cli, files, prompts, scorer = mix
     got = scorer.score([str(f) for f in files], [prompts[f.stem] for f in files]).to_pandas()

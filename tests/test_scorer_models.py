@@ -46,6 +46,7 @@ def _images(k: int) -> list[np.ndarray]:
             scene_pair(k, 48, 64)[k % 2].image]
 
 
+@pytest.mark.slow
 def test_a_second_call_loads_nothing(dpt, monkeypatch):
     monkeypatch.setattr(provenance, "_LOADED", _Counting())
     loads: list[str] = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -14,6 +15,8 @@ from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.vlm import suite_run
 from vistar.vlm.testing_server import JudgeServer
+
+pytestmark = pytest.mark.slow
 
 N_ITEMS = 6
 

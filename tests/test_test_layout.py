@@ -9,11 +9,11 @@ TESTS = Path(__file__).resolve().parent
 SUPPORT = TESTS / "support"
 
 
-def imported_modules(code: str, package: str = "tests") -> set[str]:
-    """Dotted names of every module an import statement anywhere in CODE (a module of PACKAGE) may load:
+def imported_modules(tree: ast.AST, package: str = "tests") -> set[str]:
+    """Dotted names of every module an import statement anywhere in TREE (a module of PACKAGE) may load:
     `from tests import a` names both `tests` and `tests.a`, as `a` may be a module."""
     found = set()
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -28,12 +28,12 @@ def imported_modules(code: str, package: str = "tests") -> set[str]:
 
 def imports_of_test_modules(code: str, own_name: str) -> list[str]:
     """The test modules (`tests.test_*`) CODE imports, other than itself."""
-    return sorted(m for m in imported_modules(code)
+    return sorted(m for m in imported_modules(ast.parse(code))
                   if m.startswith("tests.test_") and m.count(".") == 1 and m != own_name)
 
 
-def strings_in(code: str) -> set[str]:
-    return {n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+def strings_in(tree: ast.AST) -> set[str]:
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
 
 
 def test_the_import_check_sees_every_spelling_of_a_test_module_import():
@@ -59,9 +59,9 @@ def test_every_support_module_is_used_by_a_test():
     `tests.support.x:NAME`) or as a file (`support/x.py`)."""
     imported, strings = set(), set()
     for path in TESTS.glob("test_*.py"):
-        code = path.read_text(encoding="utf-8")
-        imported |= imported_modules(code)
-        strings |= strings_in(code)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported |= imported_modules(tree)
+        strings |= strings_in(tree)
     unused = []
     for path in sorted(SUPPORT.glob("*.py")):
         if path.stem == "__init__":

@@ -98,6 +98,7 @@ judge.ask([(_req(rgb, item=f"q{i}"), online.parse_single) for i, rgb in enumerat
 """
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_batch_keeps_every_answer_it_got(tmp_path):
     with JudgeServer(timeout_sleep_s=20) as srv:
         srv.fault_for = lambda body: "timeout" if len(srv.requests) >= 3 else None  # the third question hangs
