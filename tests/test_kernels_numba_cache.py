@@ -8,12 +8,11 @@ import sys
 import pytest
 
 pytest.importorskip("numba")
+pytestmark = pytest.mark.slow
 
 PROBE = """
 import json, numpy as np
 from vistar.kernels import lbp
-
-pytestmark = pytest.mark.slow
 lbp.lbp_codes_numba(np.random.default_rng(0).random((32, 32)))
 stats = lbp._NUMBA.stats
 print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
