@@ -86,6 +86,7 @@ def test_calibrate_on_sharp_preferred_pairs(run, pairs, tmp_path):
     assert "interrupted" not in said and "run.json" not in said  # a finished run has no notice
 
 
+@pytest.mark.slow
 def test_calibrating_an_unfinished_run_says_so(run, pairs, tmp_path):
     import shutil
 
@@ -99,6 +100,7 @@ def test_calibrating_an_unfinished_run_says_so(run, pairs, tmp_path):
     assert "interrupted, or is still being scored" in " ".join(result.output.split())
 
 
+@pytest.mark.slow
 def test_fit_refuses_then_fits_with_a_lower_floor(run, pairs, tmp_path):
     refused = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--fit", "--out", str(tmp_path / "a"),
                                        "--resamples", "100"])
@@ -116,6 +118,7 @@ def test_fit_refuses_then_fits_with_a_lower_floor(run, pairs, tmp_path):
     assert report.exit_code == 0, report.output
 
 
+@pytest.mark.slow
 def test_pairs_file_without_required_columns(run, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("left,right,winner\na,b,a\n")

@@ -63,6 +63,7 @@ LINE_SHAPES = {  # (start, repeated unit, end) of a line just under the bound
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", LINE_SHAPES)
 def test_parsing_memory_stays_within_20x_the_line(tmp_path, shape):
     """The peak Python allocation while reading a file of one line just under the bound is at most 20 times the
@@ -120,6 +121,7 @@ def test_merging_runs_without_rows_exits_4(tmp_path, fake):
     assert res.exit_code == 4 and "the source runs hold no row" in res.output
 
 
+@pytest.mark.slow
 def test_a_duplicate_key_after_thousands_of_pairs_is_located():
     """The control block is read pair by pair; a duplicate is still reported at its own column (and the tree
     built to locate it, 8,000 pairs deep, does not exhaust Python's recursion limit)."""

@@ -53,6 +53,7 @@ def _run(root, weights, out, batch_size, monkeypatch):
     return read_scores(root / out).sort_values("image").reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_pipeline_scores_every_storyboard(setup, monkeypatch):
     root, weights, boards = setup
     df = _run(root, weights, "run-b3", 3, monkeypatch)

@@ -65,6 +65,7 @@ def test_detection_and_sam_encoding_run_once_per_image(weights, monkeypatch):
     np.testing.assert_allclose(clips[0].text_vectors, clips[1].text_vectors, atol=1e-6)   # same shots, same text
 
 
+@pytest.mark.slow
 def test_missing_subject_or_shots_fail_that_item_only(weights):
     board = make_storyboard(1, 2, 100, 200, seed=0)
     ctx = StageContext(model_paths=weights)

@@ -31,8 +31,9 @@ from vistar.features.yolo_letterbox import (  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
 
 LEVEL = 1 / 255
-SHAPES = [(1024, 1024, 640), (768, 1024, 640), (1024, 1536, 640), (300, 200, 640), (48, 64, 128), (40, 40, 128),
-          (96, 160, 160), (1, 300, 128)]
+_BIG = pytest.mark.slow   # a rendered scene this large takes seconds to draw
+SHAPES = [pytest.param(1024, 1024, 640, marks=_BIG), pytest.param(768, 1024, 640, marks=_BIG),
+          pytest.param(1024, 1536, 640, marks=_BIG), (300, 200, 640), (48, 64, 128), (40, 40, 128), (96, 160, 160), (1, 300, 128)]
 
 
 def _image(h, w, kind, seed=0):
@@ -125,6 +126,7 @@ def _assert_agree(cpu_path, device_path):
     assert total and close >= 0.9 * total
 
 
+@pytest.mark.slow
 def test_device_letterbox_detections_identical_without_resize(weights):
     cpu_path, device_path = _detectors(weights)
     images = [scene_pair(s, h, w)[0].image for s in range(2) for h, w in [(96, 160), (160, 64)]]  # padding only

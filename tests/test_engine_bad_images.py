@@ -119,6 +119,7 @@ def test_exif_bottom_row_is_blue_after_rotation(tmp_path, huge_jpeg):
     assert np.allclose(rgb[2, 10], [255, 0, 0], atol=8) and np.allclose(rgb[-3, 10], [0, 0, 255], atol=8)
 
 
+@pytest.mark.slow
 def test_huge_png_refused_from_header_and_huge_jpeg_memory_stays_bounded(tmp_path, huge_jpeg):
     _png_header_only(tmp_path / "huge.png", 20000, 20000)
     bomb_limit = Image.MAX_IMAGE_PIXELS
