@@ -65,7 +65,7 @@ def mixed(root: Path, n: int) -> tuple[Path, dict]:
     """n images, a quarter each of TR (512² posters), LI (240×320 lit scenes), CPA (512² photo), GC (96×128)."""
     from skimage import data
 
-    from tests.test_models_loading import save_tiny_dpt, save_tiny_yolo_seg
+    from tests.support.tiny_checkpoints import save_tiny_dpt, save_tiny_yolo_seg
     from vistar.synth.lighting import sample_scene
     from vistar.synth.scenes import scene_pair
     from vistar.synth.text import render_text

@@ -49,6 +49,7 @@ def test_random_weights_only_in_a_benchmarks_run(tmp_path):
         run_score(ScoreConfig(images, prompts, tmp_path / "run", options=RunOptions(model_scale="tiny")))
 
 
+@pytest.mark.slow
 def test_end_to_end_small_on_the_cpu():
     items = core_items(CORE, 7, 128)
     report = run_e2e(items, device="cpu", batch=4, cpu_workers=1, model_scale="tiny")

@@ -50,6 +50,7 @@ def test_host_time_is_the_wall_time_outside_the_model_and_the_replay_is_the_mode
 TORCH_STAGES = {"clip_embed", "subject_masks", "dino_embed", "depth", "instances"}
 
 
+@pytest.mark.slow
 def test_tiny_scale_bench_reports_each_torch_stage_against_its_model(tmp_path, monkeypatch):
     monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))

@@ -34,6 +34,7 @@ def test_the_rule_takes_the_fastest_setting_inside_the_tolerance():
     assert choose(rows) == {"depth": "tf32"}   # clip_embed: nothing faster than fp32, so no entry (fp32)
 
 
+@pytest.mark.slow
 def test_a_small_cpu_run_shows_tf32_as_fp32():
     pytest.importorskip("transformers")
     rows = measure(core_items(load_suite("core").prompts, 4, 96), device="cpu", precisions=("fp32", "tf32"), batch=2, model_scale="tiny")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests import fake_plugins
+from tests.support import fake_plugins
 from vistar.api import StageContext
 from vistar.engine import bench, prefetch
 from vistar.engine.bench import Item, engine_end_to_end, naive_seconds, run_bench
@@ -94,8 +94,8 @@ def test_mixed_workload_benches_each_stage_on_the_images_that_need_it(monkeypatc
     from vistar.engine import registry
 
     fake_plugins.install(monkeypatch)
-    monkeypatch.setattr(registry, "FEATURES", {**registry.FEATURES, "fake_missing": "tests.fake_plugins:MISSING_STAGE"})
-    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.fake_plugins:METRIC_A", "LI": "tests.fake_plugins:METRIC_LI_MISSING"})
+    monkeypatch.setattr(registry, "FEATURES", {**registry.FEATURES, "fake_missing": "tests.support.fake_plugins:MISSING_STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.support.fake_plugins:METRIC_A", "LI": "tests.support.fake_plugins:METRIC_LI_MISSING"})
     lamp = parse_prompt('[PH|LI] a lamp {light="upper-left front"}', id="l")
     items = _items(2) + [Item(np.zeros((16, 16, 3), np.uint8), lamp)]
     report = run_bench(items, batch_sizes=(1,), repeats=1)
@@ -116,7 +116,7 @@ def test_synthetic_images_of_prompts_p_and_p_0_are_scored_as_their_own_prompts(t
     monkeypatch.setattr(fake_plugins, "METRIC_LI", Metric(name="LI", angle="LI", version="1", features=("fake_brightness",),
                                                           fn=lambda f, c, p, pr: MetricResult.ok(f["fake_brightness"])),
                         raising=False)
-    monkeypatch.setattr(registry, "METRICS", {**registry.METRICS, "LI": "tests.fake_plugins:METRIC_LI"})
+    monkeypatch.setattr(registry, "METRICS", {**registry.METRICS, "LI": "tests.support.fake_plugins:METRIC_LI"})
     lamp = parse_prompt('[PH|LI] a lamp {light="upper-left front"}', id="p")
     sign = parse_prompt('[GD|TR] a sign {text="HI"}', id="p_0")
     items = [Item(np.full((16, 16, 3), 200, np.uint8), lamp), Item(np.full((16, 16, 3), 40, np.uint8), sign)]

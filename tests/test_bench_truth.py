@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests import fake_plugins
+from tests.support import fake_plugins
 from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.cli import app
 from vistar.cli.bench_cmd import naive_vs_engine_lines

@@ -51,6 +51,7 @@ def pairs(run):
     return write_pairs(run / "pairs.csv", rows)
 
 
+@pytest.mark.slow
 def test_rescorer_reproduces_the_stored_tr_scores(run):
     """The fit re-scores from details; on real OCR output it must give back exactly what the metric stored."""
     df = read_scores(run)
@@ -60,6 +61,7 @@ def test_rescorer_reproduces_the_stored_tr_scores(run):
     assert got == pytest.approx(df["score"].to_numpy(), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_calibrate_on_sharp_preferred_pairs(run, pairs, tmp_path):
     result = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--out", str(tmp_path), "--resamples", "200"])
     assert result.exit_code == 0, result.output
@@ -84,6 +86,7 @@ def test_calibrate_on_sharp_preferred_pairs(run, pairs, tmp_path):
     assert "interrupted" not in said and "run.json" not in said  # a finished run has no notice
 
 
+@pytest.mark.slow
 def test_calibrating_an_unfinished_run_says_so(run, pairs, tmp_path):
     import shutil
 
@@ -97,6 +100,7 @@ def test_calibrating_an_unfinished_run_says_so(run, pairs, tmp_path):
     assert "interrupted, or is still being scored" in " ".join(result.output.split())
 
 
+@pytest.mark.slow
 def test_fit_refuses_then_fits_with_a_lower_floor(run, pairs, tmp_path):
     refused = CliRunner().invoke(app, ["calibrate", str(run), "--pairs", str(pairs), "--fit", "--out", str(tmp_path / "a"),
                                        "--resamples", "100"])
@@ -114,6 +118,7 @@ def test_fit_refuses_then_fits_with_a_lower_floor(run, pairs, tmp_path):
     assert report.exit_code == 0, report.output
 
 
+@pytest.mark.slow
 def test_pairs_file_without_required_columns(run, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("left,right,winner\na,b,a\n")
@@ -122,7 +127,7 @@ def test_pairs_file_without_required_columns(run, tmp_path):
 
 
 def test_odd_pairs_files_are_reported_not_fatal(tmp_path):
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
 
     run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", 0.2), row("B", "q", "TR", 0.5),
                                        row("A", "q", "TR", None, status="error", error="image: empty file (0 bytes)")])
@@ -145,7 +150,7 @@ def test_odd_pairs_files_are_reported_not_fatal(tmp_path):
 
 
 def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
 
     run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", 0.2)])
     pairs = tmp_path / "pairs.csv"
@@ -159,7 +164,7 @@ def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
 def test_a_file_with_no_usable_judgment_fails_with_the_reasons(tmp_path):
     """Every line names images the run has, but none has an ok score on both sides: exit 4, each line's reason,
     no output files (an empty metrics.csv would read as 'calibrated, nothing to see')."""
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
 
     run = write_run(tmp_path / "run", [row("A", "p", "TR", 0.9), row("B", "p", "TR", None, status="error", error="unreadable"),
                                        row("A", "q", "TR", 0.4), row("B", "q", "TR", 0.5)])
@@ -174,7 +179,7 @@ def test_a_file_with_no_usable_judgment_fails_with_the_reasons(tmp_path):
 
 
 def test_dedupe_option(tmp_path):
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
     from vistar.engine.store import ResultStore
 
     first, later = row("A", "p", "TR", 0.9), row("A", "p2", "TR", 0.1)

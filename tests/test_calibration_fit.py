@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.scores_builder import row, write_run
+from tests.support.scores_builder import row, write_run
 from vistar.calibration import calibrate, write_outputs
 from vistar.calibration.fit import TooFewPairs, fit_metric, split_pairs
 from vistar.ontology import Ontology

@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from tests.scores_builder import TWO_ANGLE_JUDGMENTS, row, two_angle_rows, write_run
+from tests.support.scores_builder import TWO_ANGLE_JUDGMENTS, row, two_angle_rows, write_run
 from vistar.calibration import DuplicateScores, NothingUsable, calibrate
 from vistar.engine.store import ResultStore
 

@@ -131,6 +131,7 @@ def _coverage(sims: int, pairs: int, raters: int, units: bool, seed: int) -> flo
     return covered / sims
 
 
+@pytest.mark.slow
 def test_pair_bootstrap_covers_the_truth_at_the_nominal_rate():
     """5 raters per pair, 100 pairs, 2000 simulated studies (seeded; Monte Carlo error of the rate ≈ 0.005).
     Resampling votes treats correlated votes as independent and undercovers (≈ 0.8); resampling pairs does not."""

@@ -3,9 +3,9 @@ case-insensitive in prompt files and `hwpq --angles` (docs/cli.md)."""
 import pytest
 from typer.testing import CliRunner
 
-from tests import engine_plugins
-from tests.scores_builder import row, write_run
-from tests.test_engine_run import png, prompts
+from tests.support import engine_plugins
+from tests.support.run_inputs import png, prompts
+from tests.support.scores_builder import row, write_run
 from vistar.cli import app
 from vistar.engine.store import read_scores
 
@@ -53,7 +53,7 @@ def test_bench_refuses_a_gpu_the_machine_lacks_naming_what_was_found(tmp_path, m
 def test_bench_device_auto_runs_on_what_there_is_and_says_so(tmp_path, monkeypatch):
     import json
 
-    from tests import fake_plugins
+    from tests.support import fake_plugins
     from vistar.runtime import device
 
     fake_plugins.install(monkeypatch)

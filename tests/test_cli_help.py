@@ -8,7 +8,7 @@ from rich.cells import cell_len
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from tests.scores_builder import row, write_run
+from tests.support.scores_builder import row, write_run
 from vistar.cli import app
 from vistar.models import catalog
 from vistar.ontology import Ontology

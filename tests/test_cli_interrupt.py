@@ -5,11 +5,12 @@ import signal
 
 import pytest
 
-from tests.test_engine_lifecycle import scene, start_cli, wait_for
+from tests.support.live_cli import scene, start_cli, wait_for
 from vistar.cli.exit_codes import interrupted_code
 from vistar.engine.runmeta import Interrupted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_stopped_score_exits_128_plus_the_signal(tmp_path, signum, code):
     scene(tmp_path)

@@ -6,8 +6,8 @@ import tracemalloc
 import pytest
 from typer.testing import CliRunner
 
-from tests import engine_plugins
-from tests.test_engine_run import png, prompts
+from tests.support import engine_plugins
+from tests.support.run_inputs import png, prompts
 from vistar.cli import app
 from vistar.cli.common import printable
 from vistar.prompts_dsl import read_prompts
@@ -63,6 +63,7 @@ LINE_SHAPES = {  # (start, repeated unit, end) of a line just under the bound
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", LINE_SHAPES)
 def test_parsing_memory_stays_within_20x_the_line(tmp_path, shape):
     """The peak Python allocation while reading a file of one line just under the bound is at most 20 times the
@@ -95,6 +96,7 @@ def test_dsl_check_exit_codes(tmp_path):
     assert run(app, ["dsl", "check", str(tmp_path / "missing.vistar")]).exit_code == 2
 
 
+@pytest.mark.slow
 def test_merge_exit_codes(tmp_path, fake):
     png(tmp_path / "imgs" / "m" / "a.png")
     png(tmp_path / "imgs" / "m" / "b.png")
@@ -119,6 +121,7 @@ def test_merging_runs_without_rows_exits_4(tmp_path, fake):
     assert res.exit_code == 4 and "the source runs hold no row" in res.output
 
 
+@pytest.mark.slow
 def test_a_duplicate_key_after_thousands_of_pairs_is_located():
     """The control block is read pair by pair; a duplicate is still reported at its own column (and the tree
     built to locate it, 8,000 pairs deep, does not exhaust Python's recursion limit)."""

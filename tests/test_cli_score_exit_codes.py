@@ -3,11 +3,10 @@ checked before anything is written, and the end-of-run summary of what was not s
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from tests import engine_plugins
-from tests.test_engine_run import png, prompts
-from vistar.cli import app
+from tests.support import engine_plugins
+from tests.support.run_inputs import png, prompts
+from tests.support.score_cli import last_line, score
 from vistar.cli.exit_codes import ExitCode
 from vistar.engine.store import read_scores
 
@@ -16,16 +15,6 @@ from vistar.engine.store import read_scores
 def fake(monkeypatch):
     engine_plugins.install(monkeypatch)
     return engine_plugins
-
-
-def score(tmp_path, images, prompt_file, *extra):
-    res = CliRunner().invoke(app, ["score", str(images), "--prompts", str(prompt_file), "--out", str(tmp_path / "run"), *extra])
-    assert "Traceback" not in res.output, res.output
-    return res
-
-
-def last_line(res) -> str:
-    return res.output.strip().splitlines()[-1]
 
 
 def test_complete_run_exits_0_and_says_so_last(tmp_path, fake):

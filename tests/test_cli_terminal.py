@@ -12,9 +12,11 @@ import pandas as pd
 import pytest
 from rich.cells import cell_len
 
-from tests.scores_builder import TWO_ANGLE_JUDGMENTS, two_angle_rows, write_run
+from tests.support.scores_builder import TWO_ANGLE_JUDGMENTS, two_angle_rows, write_run
 from vistar.cli.common import printable
 from vistar.cli.exit_codes import PIPE_CLOSED
+
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 VISTAR = "import sys; from vistar.cli import main; sys.argv[0] = 'vistar'; main()"

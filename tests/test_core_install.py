@@ -13,6 +13,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -65,6 +66,7 @@ def test_the_simulation_refuses_what_only_an_extra_installs():
     assert not {"numpy", "PIL", "rapidocr", "onnxruntime", "matplotlib", "skimage", "cv2"} & set(blocked)
 
 
+@pytest.mark.slow
 def test_validate_tr_runs_on_the_core_install(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "VISTAR_HOME": str(tmp_path / "home")}
     child = subprocess.run([sys.executable, "-c", CHILD, json.dumps(extras_only_modules()), "validate", "--angles",

@@ -9,9 +9,9 @@ import pytest
 from matplotlib import cbook
 from PIL import Image
 
-from tests.fetched_weights import fetched_person_weights
-from tests.test_cli_score_exit_codes import last_line, score
-from tests.test_engine_run import prompts
+from tests.support.fetched_weights import fetched_person_weights
+from tests.support.run_inputs import prompts
+from tests.support.score_cli import last_line, score
 from vistar.cli.summary import degraded_lines
 from vistar.engine.store import read_scores
 
@@ -21,6 +21,7 @@ def weights(tmp_path_factory):
     return fetched_person_weights(tmp_path_factory)
 
 
+@pytest.mark.slow
 def test_faces_only_count_is_named_in_the_row_and_in_the_end_of_run_summary(tmp_path, monkeypatch, weights):
     monkeypatch.setenv("VISTAR_HOME", str(tmp_path / "home"))   # a fresh machine: no fetched weights
     (tmp_path / "imgs" / "m").mkdir(parents=True)

@@ -3,7 +3,7 @@ on the real FER2013 network with faces from ultralytics' zidane.jpg (a calm coac
 import numpy as np
 import pytest
 
-from tests.fetched_weights import fetched_expression_weights
+from tests.support.fetched_weights import fetched_expression_weights
 from vistar.api import Face
 from vistar.features.expression import LABELS, ExpressionClassifier
 from vistar.features.faces import MediaPipeFaceDetector, face_crop
@@ -38,6 +38,7 @@ def classifier(tmp_path_factory):
     return ExpressionClassifier.from_path(fetched_expression_weights(tmp_path_factory))
 
 
+@pytest.mark.slow
 def test_real_calm_face_is_neutral_after_calibration(classifier):
     photo = next(p for p in PHOTOS if p.name == "zidane")
     try:

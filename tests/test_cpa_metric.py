@@ -2,40 +2,8 @@
 import numpy as np
 import pytest
 
-from tests.test_cpa_posture import STAND, body
-from vistar.api import Face, FaceResult, Instances, PosePerson, PoseResult
-from vistar.engine.params import metric_params
-from vistar.metrics.cpa import METRIC
-from vistar.ontology import Ontology
-from vistar.prompts_dsl import parse_prompt
-
-PARAMS = metric_params(Ontology.load(), "CPA")
-
-
-def shifted(points: dict, dx: float) -> np.ndarray:
-    lm = body(**points)
-    lm[:, 0] += dx
-    return lm
-
-
-SIT = {**STAND, "lk": (200, 205), "rk": (170, 205), "la": (200, 295), "ra": (170, 295)}
-
-
-def face(x, label):
-    probs = {k: 0.02 for k in ("angry", "disgust", "fear", "happy", "sad", "surprise", "neutral")}
-    probs[label] = 0.88
-    return Face((x + 80, 40, x + 120, 80), 0.9, (), probs)
-
-
-def two_people():
-    """Left: standing and happy; right (x + 400): sitting and sad."""
-    poses = PoseResult((PosePerson(shifted(STAND, 0), 0), PosePerson(shifted(SIT, 400), 1)))
-    return {"pose": poses, "faces": FaceResult((face(0, "happy"), face(400, "sad")))}
-
-
-def score(features, controls, role="SA"):
-    prompt = parse_prompt(f"[{role}|CPA] people")
-    return METRIC.fn(features, controls, PARAMS, prompt)
+from tests.support.posed_people import PARAMS, face, score, two_people
+from vistar.api import FaceResult, Instances, PoseResult
 
 
 def test_hungarian_matches_people_whatever_the_listing_order():

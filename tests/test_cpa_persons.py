@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from skimage import data
 
-from tests.fetched_weights import fetched_person_weights
+from tests.support.fetched_weights import fetched_person_weights
 from vistar.api import StageContext, StageInput
 from vistar.engine.params import metric_params
 from vistar.features import faces, pose
@@ -58,6 +58,7 @@ def test_turned_face_is_found_by_the_short_range_model():
     assert len(alone) == 1 and centre_inside(alone[0].box, ancelotti)
 
 
+@pytest.mark.slow
 def test_two_people_counted_with_and_without_the_person_detector(weights):
     image = photo("zidane")
     assert count(image, {"ssd-mobilenet-v2-coco": str(weights)})[0] == 2
@@ -65,6 +66,7 @@ def test_two_people_counted_with_and_without_the_person_detector(weights):
     assert n == 2 and details["person_source"] == "pose+faces" and "ssd-mobilenet-v2-coco" in details["degraded"]
 
 
+@pytest.mark.slow
 def test_person_cut_by_the_edge_is_counted_from_the_body(weights):
     image = photo("bus")
     cut = PHOTO["bus"].people[3]                       # right edge: back and one leg, no face
@@ -77,6 +79,7 @@ def test_person_cut_by_the_edge_is_counted_from_the_body(weights):
     assert faces_only == 2 and with_bodies == 4
 
 
+@pytest.mark.slow
 def test_sliver_at_the_edge_counts_only_with_a_body_seen_in_it(weights):
     """bus.jpg's left-edge person (a sleeve, a hand and legs) gets a box scoring under 0.3 (the edge threshold):
     it is a weak candidate, and it counts because MediaPipe Pose puts a body's landmarks inside it."""
@@ -94,6 +97,7 @@ def test_sliver_at_the_edge_counts_only_with_a_body_seen_in_it(weights):
     assert not pose.body_seen(image, (300.0, 0.0, 600.0, 300.0), mp, 24)
 
 
+@pytest.mark.slow
 def test_person_whose_face_the_frame_cuts_off_is_counted(weights):
     # a crop of the five friends (from the tuning crops) that cuts the top-left man's face off at the top
     image = photo("multi_face")[150:652, 78:977]
@@ -102,10 +106,12 @@ def test_person_whose_face_the_frame_cuts_off_is_counted(weights):
     assert faces_only == 4 and with_bodies == 5
 
 
+@pytest.mark.slow
 def test_no_person_in_a_photo_without_people(weights):
     assert count(data.coffee(), {"ssd-mobilenet-v2-coco": str(weights)})[0] == 0
 
 
+@pytest.mark.slow
 def test_postures_from_person_boxes_match_the_faces_only_path(weights):
     # MediaPipe Pose on a tight person box finds nothing for the cameraman; alone in the photo he is posed whole
     ctx = StageContext(features=ONTO.data["features"],

@@ -1,25 +1,11 @@
 """Posture rules on hand-made landmark sets (image pixels, y down), and parsing of `posture=` text."""
-import numpy as np
 import pytest
 
+from tests.support.posed_people import STAND, body
 from vistar.metrics.posture import ARM_LABELS, BODY_LABELS, COMPATIBLE, classify, label_credit, parse_posture, posture_similarity
 from vistar.ontology import Ontology
 
 SYNONYMS = Ontology.load().metric_params("CPA")["posture_synonyms"]
-
-
-def body(**points):
-    """33 landmarks, all unseen except the named ones (x, y), which are fully visible."""
-    idx = dict(nose=0, ls=11, rs=12, le=13, re=14, lw=15, rw=16, lh=23, rh=24, lk=25, rk=26, la=27, ra=28)
-    lm = np.zeros((33, 4))
-    for name, (x, y) in points.items():
-        lm[idx[name]] = (x, y, 0.0, 1.0)
-    return lm
-
-
-# a standing person facing the camera: torso 100 px, legs straight down, arms hanging
-STAND = dict(nose=(100, 60), ls=(120, 100), rs=(80, 100), le=(125, 150), re=(75, 150), lw=(127, 195), rw=(73, 195),
-             lh=(115, 200), rh=(85, 200), lk=(116, 290), rk=(84, 290), la=(117, 380), ra=(83, 380))
 
 
 def test_standing_with_arms_down():

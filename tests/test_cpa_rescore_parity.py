@@ -8,12 +8,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tests.test_cpa_metric import METRIC, PARAMS, parse_prompt, score, two_people
+from tests.support.posed_people import PARAMS, score, two_people
 from vistar.api import parse
 from vistar.calibration.rescore import RESCORERS
 from vistar.metrics import cpa_combine
+from vistar.metrics.cpa import METRIC
 from vistar.metrics.cpa_params import CPAParams, RoleWeights
 from vistar.ontology import Ontology
+from vistar.prompts_dsl import parse_prompt
 
 SHIPPED = Ontology.load().metric_params("CPA")   # the block as calibration edits it
 

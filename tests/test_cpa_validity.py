@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tests.fetched_weights import fetched_person_weights
+from tests.support.fetched_weights import fetched_person_weights
 from vistar.features.persons import inside_share
 from vistar.validity import ValidityRow
 from vistar.validity.cpa import PHOTOS, SETS, TUNING, VALIDATION, _row, crop_count, draw_crops
@@ -52,6 +52,7 @@ def home(tmp_path_factory):
     return fetched_person_weights(tmp_path_factory).parent.parent   # VISTAR_HOME/models/NAME
 
 
+@pytest.mark.slow
 def test_slice_of_each_set(home, monkeypatch):
     monkeypatch.setenv("VISTAR_HOME", str(home))
     group, single = SETS["photos (tuning)"](2, 0)       # bus (4 people, all found) and zidane (2 people)
@@ -69,8 +70,9 @@ def test_slice_of_each_set(home, monkeypatch):
     assert held.value == 1.0, held.note
 
 
+@pytest.mark.slow
 def test_expression_rows_match_each_labelled_face_to_its_person(tmp_path_factory, monkeypatch):
-    from tests.fetched_weights import fetched_expression_weights
+    from tests.support.fetched_weights import fetched_expression_weights
     from vistar.validity.cpa import run_expressions
 
     home = fetched_expression_weights(tmp_path_factory).parents[2]   # VISTAR_HOME/models/NAME/FILE

@@ -53,6 +53,7 @@ def _run(root, weights, out, batch_size, monkeypatch):
     return read_scores(root / out).sort_values("image").reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_pipeline_scores_every_storyboard(setup, monkeypatch):
     root, weights, boards = setup
     df = _run(root, weights, "run-b3", 3, monkeypatch)
@@ -99,6 +100,7 @@ def test_batched_coverage_equals_one_panel_at_a_time(setup, monkeypatch):
     assert details["cov"] == pytest.approx(expected_cov, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_scores_do_not_depend_on_batch_size(setup, monkeypatch):
     root, weights, _ = setup
     a = _run(root, weights, "run-b3", 3, monkeypatch)

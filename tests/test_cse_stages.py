@@ -29,6 +29,7 @@ def _run(stage, items, ctx, deps):
     return stage.STAGE.compute(items, ctx)
 
 
+@pytest.mark.slow
 def test_detection_and_sam_encoding_run_once_per_image(weights, monkeypatch):
     from transformers import GroundingDinoForObjectDetection, SamModel
 
@@ -64,6 +65,7 @@ def test_detection_and_sam_encoding_run_once_per_image(weights, monkeypatch):
     np.testing.assert_allclose(clips[0].text_vectors, clips[1].text_vectors, atol=1e-6)   # same shots, same text
 
 
+@pytest.mark.slow
 def test_missing_subject_or_shots_fail_that_item_only(weights):
     board = make_storyboard(1, 2, 100, 200, seed=0)
     ctx = StageContext(model_paths=weights)
@@ -84,6 +86,7 @@ def test_missing_weight_raises_the_model_layer_error(tmp_path, monkeypatch):
         _run(clip_embed, _inputs([board], {"panels": 2, "shots": ["a", "b"]}), ctx, [{"panels": layout}])
 
 
+@pytest.mark.slow
 def test_cpu_masks_do_not_depend_on_the_batch_size(weights):
     """oneDNN picks its summation order from the batch, and GroundingDINO pads the text to the batch's longest
     query: on the CPU both models therefore see one image per call, and every batch size gives the same bits."""

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.executor_helpers import build_workload, score_table
+from tests.support.executor_helpers import build_workload, score_table
 
 pytestmark = [pytest.mark.gpu, pytest.mark.ray]
 

@@ -31,8 +31,9 @@ from vistar.features.yolo_letterbox import (  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
 
 LEVEL = 1 / 255
-SHAPES = [(1024, 1024, 640), (768, 1024, 640), (1024, 1536, 640), (300, 200, 640), (48, 64, 128), (40, 40, 128),
-          (96, 160, 160), (1, 300, 128)]
+_BIG = pytest.mark.slow   # a rendered scene this large takes seconds to draw
+SHAPES = [pytest.param(1024, 1024, 640, marks=_BIG), pytest.param(768, 1024, 640, marks=_BIG),
+          pytest.param(1024, 1536, 640, marks=_BIG), (300, 200, 640), (48, 64, 128), (40, 40, 128), (96, 160, 160), (1, 300, 128)]
 
 
 def _image(h, w, kind, seed=0):
@@ -125,6 +126,7 @@ def _assert_agree(cpu_path, device_path):
     assert total and close >= 0.9 * total
 
 
+@pytest.mark.slow
 def test_device_letterbox_detections_identical_without_resize(weights):
     cpu_path, device_path = _detectors(weights)
     images = [scene_pair(s, h, w)[0].image for s in range(2) for h, w in [(96, 160), (160, 64)]]  # padding only
@@ -137,6 +139,7 @@ def test_device_letterbox_detections_identical_without_resize(weights):
         assert x.class_names == y.class_names
 
 
+@pytest.mark.slow
 def test_device_letterbox_detections_agree_when_resized(weights):
     cpu_path, device_path = _detectors(weights)
     images = [scene_pair(s, h, w)[0].image for s in range(3) for h, w in [(48, 64), (120, 200), (300, 300), (1024, 768)]]
@@ -151,6 +154,7 @@ def test_device_letterbox_is_the_cuda_default(weights):
         assert UltralyticsSegDetector(weights, "cuda").predictor is DeviceLetterboxPredictor
 
 
+@pytest.mark.slow
 def test_cpu_rgb_path_gives_ultralytics_own_detections_bit_for_bit(weights):
     """The CPU default skips ultralytics' BGR round trip; ultralytics' own predictor on BGR arrays is the reference."""
     from ultralytics import YOLO

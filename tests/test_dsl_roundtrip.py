@@ -1,6 +1,7 @@
 """Parse -> serialize -> parse is the identity, for arbitrary cores and control values."""
 import json
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from vistar.prompts_dsl import Prompt, parse_prompt, read_prompts, serialize_prompt, write_vistar
@@ -20,6 +21,7 @@ def _same(a: Prompt, b: Prompt) -> bool:
     return (a.role, a.angle, a.core, a.controls) == (b.role, b.angle, b.core, b.controls)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(prompts)
 def test_parse_serialize_roundtrip(prompt):
@@ -30,6 +32,7 @@ def test_parse_serialize_roundtrip(prompt):
     assert serialize_prompt(back) == text  # the canonical form is a fixed point
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(prompts, min_size=1, max_size=5))
 def test_vistar_and_jsonl_files_roundtrip(tmp_path_factory, items):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.engine.images import ImageError, load_rgb
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
@@ -85,8 +85,9 @@ ERRORS = {"zero": "empty file (0 bytes)", "text": "not a recognised image format
           "trunc_jpeg": "corrupt or truncated", "one": "at least 8x8", "huge": "20000x20000 PNG image exceeds max_pixels"}
 
 
+@pytest.mark.slow
 def test_every_bad_image_has_its_defined_behaviour(tmp_path, monkeypatch, huge_jpeg):
-    engine_plugins.install(monkeypatch, {"TR": "tests.engine_plugins:METRIC_MEAN"})
+    engine_plugins.install(monkeypatch, {"TR": "tests.support.engine_plugins:METRIC_MEAN"})
     files = _bad_set(tmp_path / "imgs", huge_jpeg)
     lines = [f'{name}: [GD|TR] "A"' for name in files]
     (tmp_path / "p.vistar").write_text("\n".join(lines) + "\n")
@@ -110,6 +111,7 @@ def test_every_bad_image_has_its_defined_behaviour(tmp_path, monkeypatch, huge_j
     assert np.allclose(ok["hugejpeg"]["corner"], [90, 120, 200], atol=4)
 
 
+@pytest.mark.slow
 def test_exif_bottom_row_is_blue_after_rotation(tmp_path, huge_jpeg):
     files = _bad_set(tmp_path, huge_jpeg)
     rgb = load_rgb(files["exif"])
@@ -117,6 +119,7 @@ def test_exif_bottom_row_is_blue_after_rotation(tmp_path, huge_jpeg):
     assert np.allclose(rgb[2, 10], [255, 0, 0], atol=8) and np.allclose(rgb[-3, 10], [0, 0, 255], atol=8)
 
 
+@pytest.mark.slow
 def test_huge_png_refused_from_header_and_huge_jpeg_memory_stays_bounded(tmp_path, huge_jpeg):
     _png_header_only(tmp_path / "huge.png", 20000, 20000)
     bomb_limit = Image.MAX_IMAGE_PIXELS

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests import engine_plugins, unprivileged
-from tests.test_engine_run import prompts
+from tests.support import engine_plugins, unprivileged
+from tests.support.run_inputs import prompts
 from vistar.engine.images import ImageError, load_rgb
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
@@ -222,7 +222,7 @@ def first_frame(tmp_path):
 
 
 def unreadable(tmp_path, monkeypatch):
-    engine_plugins.install(monkeypatch, {"TR": "tests.engine_plugins:METRIC_MEAN"})
+    engine_plugins.install(monkeypatch, {"TR": "tests.support.engine_plugins:METRIC_MEAN"})
     model = tmp_path / "imgs" / "m"
     model.mkdir(parents=True)
     (model / "folder.png").mkdir()

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.engine import store as store_mod
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import ResultStore, read_scores
@@ -35,7 +35,7 @@ def _scene(folder: Path) -> Path:
 
 def _cli(folder: Path, run: Path, sleep: float) -> subprocess.Popen:
     env = {**os.environ, "VISTAR_TEST_SLEEP": str(sleep), "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "tests.engine_plugins", "score", str(folder / "imgs"), "--prompts", str(folder / "p.vistar"),
+    cmd = [sys.executable, "-m", "tests.support.engine_plugins", "score", str(folder / "imgs"), "--prompts", str(folder / "p.vistar"),
            "--out", str(run), "--batch-size", "2"]
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -62,6 +62,7 @@ def _reference(tmp_path: Path, monkeypatch) -> pd.DataFrame:
     return read_scores(tmp_path / "clean")[COLUMNS].sort_values(["image", "metric"]).reset_index(drop=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_after_shards", [0, 4])
 def test_sigkill_mid_run_loses_nothing_but_the_batch_in_flight(tmp_path, monkeypatch, kill_after_shards):
     _scene(tmp_path)

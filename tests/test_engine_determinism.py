@@ -3,9 +3,10 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from PIL import Image, ImageDraw
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
 
@@ -50,6 +51,7 @@ def test_identical_across_batch_sizes_workers_and_reruns(tmp_path, monkeypatch):
     assert len(raw) == 22 and set(raw.key) == set(tables[0].key)
 
 
+@pytest.mark.slow
 def test_real_tr_identical_across_batch_sizes_and_workers(tmp_path):
     src = REPO / "examples" / "images"  # committed; examples/generate.py rebuilds it
     for model in ("sharp", "typo"):

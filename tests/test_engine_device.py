@@ -9,7 +9,7 @@ import pytest
 import torch
 from PIL import Image
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.api import StageContext, StageInput
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.runtime.device import DeviceUnavailable, resolve_device

@@ -5,33 +5,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
-from tests import engine_plugins
+from tests.support import engine_plugins
+from tests.support.live_cli import scene, start_cli, wait_for
 from vistar.engine import store as store_mod
 from vistar.engine.merge import MergeError, merge_runs
 from vistar.engine.runner import ScoreConfig, run_score
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def scene(folder: Path, n: int = 12) -> Path:
-    for i in range(n):
-        (folder / "imgs" / "m1").mkdir(parents=True, exist_ok=True)
-        Image.new("RGB", (12, 12), (i * 20, 40, 90)).save(folder / "imgs" / "m1" / f"p{i}.png")
-    (folder / "p.vistar").write_text("".join(f'p{i}: [GD|TR] "{i}"\n' for i in range(n)))
-    return folder / "p.vistar"
-
-
-def start_cli(folder: Path, run: Path, *extra: str, sleep: float = 1.0) -> subprocess.Popen:
-    env = {**os.environ, "VISTAR_TEST_SLEEP": str(sleep), "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "tests.engine_plugins", "score", str(folder / "imgs"), "--prompts", str(folder / "p.vistar"),
-           "--out", str(run), "--batch-size", "1", *extra]
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def children() -> dict[int, int]:
@@ -62,16 +44,7 @@ def alive(pid: int) -> bool:
     return state != b"Z"
 
 
-def wait_for(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
-
-
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
 def test_no_worker_outlives_a_sigkilled_run(tmp_path):
     scene(tmp_path)
@@ -90,6 +63,7 @@ def test_no_worker_outlives_a_sigkilled_run(tmp_path):
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_run_says_interrupted_in_run_json(tmp_path, signum):
     scene(tmp_path)
@@ -111,6 +85,7 @@ def test_a_stopped_run_says_interrupted_in_run_json(tmp_path, signum):
     assert proc.returncode != 0
 
 
+@pytest.mark.slow
 def test_a_sigkilled_run_leaves_running_not_interrupted(tmp_path):
     """Only a run that could react says interrupted; a killed one stays `running` (the report says so too)."""
     scene(tmp_path)

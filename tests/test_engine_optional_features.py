@@ -10,10 +10,10 @@ from vistar.engine.store import read_scores
 
 
 def test_optional_feature_missing_weight_does_not_skip_the_metric(tmp_path, monkeypatch):
-    monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.fake_plugins:STAGE",
-                                               "fake_brightness2": "tests.fake_plugins:STAGE2",
-                                               "fake_missing": "tests.fake_plugins:MISSING_STAGE"})
-    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.fake_plugins:METRIC_OPTIONAL"})
+    monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.support.fake_plugins:STAGE",
+                                               "fake_brightness2": "tests.support.fake_plugins:STAGE2",
+                                               "fake_missing": "tests.support.fake_plugins:MISSING_STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.support.fake_plugins:METRIC_OPTIONAL"})
     (tmp_path / "img" / "m").mkdir(parents=True)
     Image.fromarray(np.full((16, 16, 3), 128, np.uint8)).save(tmp_path / "img" / "m" / "p1.png")
     (tmp_path / "p.vistar").write_text('p1: [GD|TR] a sign {text="HI"}\n')
@@ -24,13 +24,13 @@ def test_optional_feature_missing_weight_does_not_skip_the_metric(tmp_path, monk
 
 
 def test_a_mixed_batch_runs_each_stage_only_on_images_that_need_it(tmp_path, monkeypatch):
-    from tests import fake_plugins
+    from tests.support import fake_plugins
 
-    monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.fake_plugins:STAGE",
-                                               "fake_brightness2": "tests.fake_plugins:STAGE2",
-                                               "fake_missing": "tests.fake_plugins:MISSING_STAGE"})
-    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.fake_plugins:METRIC_A",
-                                              "LI": "tests.fake_plugins:METRIC_LI_MISSING"})
+    monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.support.fake_plugins:STAGE",
+                                               "fake_brightness2": "tests.support.fake_plugins:STAGE2",
+                                               "fake_missing": "tests.support.fake_plugins:MISSING_STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.support.fake_plugins:METRIC_A",
+                                              "LI": "tests.support.fake_plugins:METRIC_LI_MISSING"})
     fake_plugins.CALLS.clear()
     (tmp_path / "img" / "m").mkdir(parents=True)
     for pid in ("t1", "t2", "l1"):

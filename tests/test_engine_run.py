@@ -6,24 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from PIL import Image
 from typer.testing import CliRunner
 
-from tests import engine_plugins
+from tests.support import engine_plugins
+from tests.support.run_inputs import png, prompts
 from vistar.cli import app
 from vistar.engine.runner import RunLocked, ScoreConfig, run_score
 from vistar.engine.store import read_scores
-
-
-def png(path: Path, colour=(10, 20, 30), size=(16, 16)) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.new("RGB", size, colour).save(path)
-    return path
-
-
-def prompts(path: Path, lines: list[str]) -> Path:
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def problems(run: Path) -> list[dict]:
@@ -185,7 +174,7 @@ def test_changed_inputs_replace_their_rows(tmp_path, fake, monkeypatch):
     prompts(p, ['a: [GD|TR] "A"', 'b: [GD|TR] "B" {odd="nan"}'])   # edited prompt
     again = run_score(ScoreConfig(imgs, p, run))
     assert (again.reused, again.scored) == (0, 4)  # a: new bytes; b: new prompt fingerprint
-    engine_plugins.install(monkeypatch, {**engine_plugins.METRICS, "TR": "tests.engine_plugins:METRIC_MEAN_V2"})
+    engine_plugins.install(monkeypatch, {**engine_plugins.METRICS, "TR": "tests.support.engine_plugins:METRIC_MEAN_V2"})
     bumped = run_score(ScoreConfig(imgs, p, run))                    # metric version bump: TR re-scored
     assert (bumped.reused, bumped.scored) == (2, 2)
     df = read_scores(run).set_index(["image", "metric"])

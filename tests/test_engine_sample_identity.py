@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.engine import hashes
 from vistar.engine.images import file_sha256
 from vistar.engine.runner import ScoreConfig, run_score

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar.cli import app
 from vistar.engine.merge import MergeError, merge_runs
 from vistar.engine.runner import ScoreConfig, run_score
@@ -110,6 +110,7 @@ def test_missing_shard_refused_unless_partial(tmp_path, fake, workload):
     assert json.loads((tmp_path / "merged" / "run.json").read_text())["status"] == "partial"
 
 
+@pytest.mark.slow
 def test_unsafe_merges_are_refused_before_writing(tmp_path, fake, workload):
     images, prompts = workload
     shards = score_shards(tmp_path, images, prompts, 2)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
-from tests import engine_plugins
-from tests.test_engine_run import prompts
+from tests.support import engine_plugins
+from tests.support.run_inputs import prompts
 from vistar.engine.images import ImageError, load_rgb
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
@@ -72,7 +72,7 @@ def test_no_damage_inside_idat_is_scored_with_wrong_pixels(tmp_path, which, wher
 
 
 def test_the_reported_file_is_an_error_row_naming_the_check(tmp_path, monkeypatch):
-    engine_plugins.install(monkeypatch, {"TR": "tests.engine_plugins:METRIC_MEAN"})
+    engine_plugins.install(monkeypatch, {"TR": "tests.support.engine_plugins:METRIC_MEAN"})
     data = bytearray(EXAMPLES[0].read_bytes())
     data[200:260] = bytes(60)   # the reproduction
     (tmp_path / "imgs" / "m").mkdir(parents=True)

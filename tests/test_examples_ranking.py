@@ -7,6 +7,7 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from vistar.engine.runner import ScoreConfig, run_score
@@ -30,6 +31,7 @@ def test_bundled_examples_match_generator(tmp_path):
         assert a.shape == b.shape == (512, 512, 3) and np.abs(a - b).mean() < 1.0, rel
 
 
+@pytest.mark.slow
 def test_example_models_ranked_sharp_typo_drop(tmp_path):
     summary = run_score(ScoreConfig(images=EXAMPLES / "images", prompts=EXAMPLES / "prompts.vistar", out=tmp_path / "run"))
     assert summary.rows_by_status == {"ok": 18} and not summary.problems

@@ -14,6 +14,8 @@ import pytest
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = Path(__file__).parent / "data" / "examples_scores.csv"
 IDENTITY = ["model", "prompt_id", "sample", "image", "role", "angle", "metric"]

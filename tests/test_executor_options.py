@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from tests.test_engine_run import png, prompts
+from tests.support.run_inputs import png, prompts
 from vistar.cli import app
 from vistar.engine.executors.workers import local_workers, usable_cores
 

@@ -22,11 +22,13 @@ from PIL import Image
 pytest.importorskip("transformers", reason="the mixed workload's CSE/GC/LI stages need the `cv` extra")
 pytest.importorskip("mediapipe", reason="CPA needs the `pose` extra")
 
-from tests import engine_plugins  # noqa: E402
-from tests.executor_helpers import COLUMNS, build_workload, fake_table, fake_workload, install_dying_plugins, score_table  # noqa: E402
+from tests.support import engine_plugins  # noqa: E402
+from tests.support.executor_helpers import COLUMNS, build_workload, fake_table, fake_workload, install_dying_plugins, score_table  # noqa: E402
 from vistar.engine.executors.ray_exec import LOOPBACK_ONLY  # noqa: E402
 from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
+
+pytestmark = pytest.mark.slow
 
 try:
     import ray
@@ -172,7 +174,7 @@ def test_two_node_cluster_equals_one_process(workload, reference, tmp_path):
         ray.shutdown()
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="vr", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    ray_cli = [sys.executable, str(Path(__file__).parent / "ray_loopback_start.py")]   # nodes on 127.0.0.1 only
+    ray_cli = [sys.executable, str(Path(__file__).parent / "support" / "ray_loopback_start.py")]   # nodes on 127.0.0.1 only
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--object-store-memory", str(100 * 1024**2),
               "--disable-usage-stats", "--block"]
     # Ray >= 2.5x enables token authentication for `ray start`: this cluster's token, given to every process

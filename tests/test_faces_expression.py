@@ -5,7 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.fetched_weights import fetched_expression_weights
+from tests.support.fetched_weights import fetched_expression_weights
 from vistar.features.expression import LABELS, ExpressionClassifier, KerasGraph, batch_norm, conv2d, depthwise_conv2d, max_pool, same_padding, separable_conv2d
 
 RNG = np.random.default_rng(0)

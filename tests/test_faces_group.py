@@ -68,6 +68,7 @@ def test_wide_group_shots_count_every_face():
     assert len(detector(image)) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["three, 512 high", "six, 256 high"])
 def test_count_follows_the_people_in_a_group_shot(scenes, name):
     feats, n = scenes[name]
@@ -76,6 +77,7 @@ def test_count_follows_the_people_in_a_group_shot(scenes, name):
     assert score[n] == 1.0 and score[n - 1] < 1.0 and score[n + 1] < 1.0
 
 
+@pytest.mark.slow
 def test_small_person_gets_a_pose_from_a_crop_around_the_face(scenes):
     # the whole-image pose pass misses a 256 px portrait in a 1024² frame; its face's body crop finds it
     feats, _ = scenes["small in 1024²"]
@@ -83,6 +85,7 @@ def test_small_person_gets_a_pose_from_a_crop_around_the_face(scenes):
     assert METRIC.fn(feats, {"count": 1, "posture": "upright"}, PARAMS, None).score == 1.0
 
 
+@pytest.mark.slow
 def test_face_free_photos_side_by_side_have_no_faces(scenes):
     feats, _ = scenes["face-free"]
     assert feats["faces"].faces == ()

@@ -3,6 +3,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 from skimage import data
 
@@ -44,6 +45,7 @@ def test_worker_crash_raises_and_the_next_request_gets_a_fresh_worker(tmp_path, 
         worker.close()
 
 
+@pytest.mark.slow
 def test_run_records_an_error_row_and_scores_the_rest(tmp_path, monkeypatch):
     flag = tmp_path / "crash"
     flag.touch()

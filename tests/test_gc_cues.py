@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 
 from vistar.engine.params import metric_params
 from vistar.metrics import gc_cues as cues
@@ -74,6 +75,7 @@ def _stripes(h=96, w=96, period=8):
     return np.repeat(np.tile(row, (h, 1))[..., None], 3, -1)
 
 
+@pytest.mark.slow
 def test_regular_texture_is_more_regular_than_a_patchwork():
     regular, _ = cues.lbp_irregularity(_stripes(), 4)
     rng = np.random.default_rng(1)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 torch = pytest.importorskip("torch")
 
-from tests.fetched_weights import fetched_weights  # noqa: E402
+from tests.support.fetched_weights import fetched_weights  # noqa: E402
 from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.cli import app  # noqa: E402
 from vistar.engine.registry import feature_stage  # noqa: E402
@@ -36,6 +36,7 @@ def lite0_weights(tmp_path_factory):
     return path if path.is_file() else next(path.glob("*.pth"))
 
 
+@pytest.mark.slow
 def test_imagenet_weights_name_real_photos(lite0_weights):
     net = EfficientNetLite0().eval()
     net.load_state_dict(torch.load(lite0_weights, map_location="cpu", weights_only=True))

@@ -54,6 +54,7 @@ def _padim(paths, stats_file, images):
     return feature_stage("padim").compute([StageInput(im, prompt, {}) for im in images], ctx)
 
 
+@pytest.mark.slow
 def test_out_of_distribution_image_scores_lower(fitted):
     paths, stats_file, _, _ = fitted
     rng = np.random.default_rng(99)

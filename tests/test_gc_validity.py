@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.scores_builder import row, write_run
+from tests.support.scores_builder import row, write_run
 from vistar.engine.store import read_scores
 from vistar.ontology import Ontology
 from vistar.report import build_report_data
@@ -84,6 +84,7 @@ def random_padim(monkeypatch):
     gc._clean_cues.cache_clear()
 
 
+@pytest.mark.slow
 def test_a_set_returns_one_gc_row_whose_met_follows_the_goal(random_padim):
     (result,) = gc.SETS["swirl"](4, 5)
     assert (result.angle, result.set, result.n, result.goal) == ("GC", "swirl", 4, ">= 0.75")

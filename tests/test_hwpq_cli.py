@@ -9,11 +9,10 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.vlm_helpers import BLUE, RED, solid
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.vlm.testing_server import JudgeServer, image_facts
-
-from .vlm_helpers import BLUE, RED, solid
 
 SECRET = "sk-vistar-e2e-7f3a9c"
 PROMPTS = "s1: [GD|SF] a poster fusing ukiyo-e and art deco\ns2: [IL|SF] a cat drawn in cubist and baroque manner\ns3: [GD|SF] a teapot mixing bauhaus and rococo\n"
@@ -57,6 +56,7 @@ def test_without_a_judge_rows_are_skipped_with_instructions(setup):
     assert "--judge-url" in rows["s1"].error and "--judge-model" in rows["s1"].error
 
 
+@pytest.mark.slow
 def test_faults_retries_rerun_and_cache_rebuild(setup):
     tmp = setup
     with JudgeServer(timeout_sleep_s=1.5) as server:
@@ -106,6 +106,7 @@ def test_faults_retries_rerun_and_cache_rebuild(setup):
     assert SECRET not in out1
 
 
+@pytest.mark.slow
 def test_batched_mode_is_cheaper_and_agrees(setup):
     tmp = setup
     (tmp / "prices.yaml").write_text('models:\n  test-judge: {input: 2.5, output: 10.0}\n')

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1] / "vistar"
 
 
@@ -194,6 +196,7 @@ def test_cycle_finder_finds_every_module_of_a_cycle():
     assert cyclic_groups({("a", "b"): [], ("b", "c"): []}) == []
 
 
+@pytest.mark.slow
 def test_the_graph_covers_every_module():
     """Every .py file of vistar is a node, and each one's imports were read (a file that fails to parse fails here)."""
     known = modules()

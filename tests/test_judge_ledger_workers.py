@@ -12,10 +12,11 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.vlm_helpers import solid
 from vistar.cli import app
 from vistar.vlm.testing_server import JudgeServer, usage_tokens
 
-from .vlm_helpers import solid
+pytestmark = pytest.mark.slow
 
 N_PROMPTS = 10   # batch size 2: five batches, so each of two workers scores more than one
 

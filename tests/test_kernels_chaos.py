@@ -46,6 +46,7 @@ def test_overlap_pixels_belong_to_neither_object():
     assert stats[1] + stats[5] == 8 and stats[3] + stats[7] == 8   # 16 pixels each minus the 8 shared
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_numba_matches_reference(seed):
     masks, depth, pairs = _case(seed)
@@ -60,6 +61,7 @@ def test_dispatch_rejects_unknown_backend():
         pair_stats(masks, depth, pairs, 1, 1, backend="cuda-magic")
 
 
+@pytest.mark.slow
 def test_triton_matches_reference_in_interpreter(tmp_path):
     """Runs in a subprocess: TRITON_INTERPRET must be set before triton is imported."""
     pytest.importorskip("triton")

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 pytest.importorskip("numba")
+pytestmark = pytest.mark.slow
 
 PROBE = """
 import json, numpy as np

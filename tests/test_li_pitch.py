@@ -68,6 +68,7 @@ def test_frontal_light_is_a_low_confidence_skip_with_the_tentative_estimate():
     assert result.status == "ok" and result.details["angle_deg"] < 20
 
 
+@pytest.mark.slow
 def test_validity_slice_runs_and_reports_every_measure():
     rows = run_scenes(6, 0)
     assert {r.measure for r in rows} >= {"median error (deg), scored", "p90 error (deg), scored", "share of scenes scored"}

@@ -1,5 +1,6 @@
 """Shadow stage: the classical detector on a rendered scene, and the learned-segmenter path (torch.export)."""
 import numpy as np
+import pytest
 import torch
 
 from vistar.api import Instances, StageContext, StageInput
@@ -27,6 +28,7 @@ class _DarkIsShadow(torch.nn.Module):
         return 20 * (0.3 - x.mean(1, keepdim=True))
 
 
+@pytest.mark.slow
 def test_learned_segmenter_is_loaded_through_the_model_layer(tmp_path):
     path = tmp_path / "shadow-net.pt2"
     dims = {2: torch.export.Dim("h", min=8, max=4096), 3: torch.export.Dim("w", min=8, max=4096)}

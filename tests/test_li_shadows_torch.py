@@ -49,6 +49,7 @@ def test_area_matrix_equals_opencv_inter_area(n, m):
     np.testing.assert_allclose(a @ x @ a.T, expected, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_batched_torch_masks_equal_the_numpy_detector_on_rendered_scenes():
     rng = np.random.default_rng(920000)
     scenes = [sample_scene(_vector(rng.uniform(0, 360), rng.uniform(20, 60)), 920000 + i) for i in range(12)]

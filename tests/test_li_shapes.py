@@ -15,6 +15,8 @@ from vistar.metrics.light_geometry import anchors_from_params, angle_between
 from vistar.ontology import Ontology
 from vistar.synth.lighting import Solid, render
 
+pytestmark = pytest.mark.slow
+
 PARAMS = metric_params(Ontology.load(), "LI")
 ANCHORS = anchors_from_params(PARAMS.anchors)
 

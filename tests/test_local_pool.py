@@ -7,9 +7,11 @@ import os
 
 import pytest
 
-from tests.executor_helpers import fake_table, fake_workload
+from tests.support.executor_helpers import fake_table, fake_workload
 from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine import registry
+
+pytestmark = pytest.mark.slow
 
 cv2 = pytest.importorskip("cv2", reason="OpenCV is a core dependency of the CPU stages")
 

@@ -117,6 +117,7 @@ def test_cli_list_fetch_verify(home, toy):
     assert runner.invoke(app, ["models", "fetch", "no-such-model"]).exit_code == 2
 
 
+@pytest.mark.slow
 def test_core_imports_stay_light():
     """torch, transformers and ultralytics load only inside model loaders, never on import."""
     import subprocess

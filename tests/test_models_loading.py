@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,6 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("ultralytics")
 
+from tests.support.tiny_checkpoints import save_tiny_dpt, save_tiny_yolo_seg  # noqa: E402
 from vistar.api import (  # noqa: E402
     Instances,  # noqa: E402
     StageContext,
@@ -25,47 +25,12 @@ from vistar.prompts_dsl import parse_prompt  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
 
 
-def _deterministic():
-    torch.manual_seed(0)
-
-
 @pytest.fixture(autouse=True, scope="module")
 def _deterministic_algorithms():
     previous = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
     yield
     torch.use_deterministic_algorithms(previous)
-
-
-def save_tiny_dpt(folder: Path) -> Path:
-    """A DPT-hybrid (BiT backbone) with the real architecture, shrunk, saved with save_pretrained."""
-    from transformers import BitConfig, DPTConfig, DPTForDepthEstimation
-
-    _deterministic()
-    backbone = BitConfig(global_padding="same", layer_type="bottleneck", depths=[1, 1, 1], hidden_sizes=[16, 32, 64],
-                         embedding_size=8, out_features=["stage1", "stage2", "stage3"], num_groups=4)
-    config = DPTConfig(is_hybrid=True, hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=64,
-                       image_size=64, patch_size=16, backbone_out_indices=[0, 1, 2, 3], neck_hidden_sizes=[16, 32, 32, 32],
-                       fusion_hidden_size=16, backbone_config=backbone, backbone_featmap_shape=[1, 64, 4, 4],
-                       head_in_index=-1)
-    DPTForDepthEstimation(config).save_pretrained(folder)
-    return folder
-
-
-def save_tiny_yolo_seg(folder: Path) -> Path:
-    """YOLOv8-seg built from ultralytics' own YAML with a tiny width scale, random weights, saved to a .pt."""
-    import ultralytics
-    import yaml
-    from ultralytics import YOLO
-
-    _deterministic()
-    cfg = yaml.safe_load((Path(ultralytics.__file__).parent / "cfg/models/v8/yolov8-seg.yaml").read_text())
-    cfg.update(nc=3, scales={"t": [0.33, 0.0625, 64]}, scale="t")
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tiny-seg.yaml").write_text(yaml.safe_dump(cfg))
-    YOLO(str(folder / "tiny-seg.yaml"), task="segment").save(str(folder / "tiny-seg.pt"))
-    (folder / "tiny-seg.yaml").unlink()
-    return folder / "tiny-seg.pt"
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +44,7 @@ def _inputs(images):
     return [StageInput(im, prompt, {}) for im in images]
 
 
+@pytest.mark.slow
 def test_depth_stage_loads_tiny_dpt_and_returns_maps_at_image_resolution(tiny):
     ctx = StageContext(model_paths=tiny, features={"depth": {"batch_size": 2}})
     images = [scene_pair(0, 40, 56)[0].image, scene_pair(1, 30, 30)[1].image, scene_pair(2, 40, 56)[0].image]

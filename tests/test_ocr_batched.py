@@ -12,6 +12,8 @@ from vistar.features.ocr_batched import ocr_batch
 from vistar.features.ocr_steps import read_one
 from vistar.synth.text import render_text
 
+pytestmark = pytest.mark.slow
+
 TEXTS = [("GRAND OPENING", (640, 480)), ("FRESH BREAD DAILY", (512, 512)), ("NIGHT MARKET 2024", (800, 360)),
          ("OPEN 24 HOURS", (512, 512)), ("SUMMER SALE", (512, 512))]   # three of one size: one detector call
 

@@ -59,6 +59,7 @@ def test_no_glyph_box_no_second_reading(monkeypatch):
     assert texts == ["FRESH"] and scores == [0.9]
 
 
+@pytest.mark.slow
 def test_a_lone_digit_of_a_tuning_poster_is_read_upright(monkeypatch):
     # lone-glyph tuning poster 18 (seed 0): a "6" under the text over the astronaut photo, detector box score 0.24,
     # read 0.55 in RapidOCR's tight crop: dropped; read upright in a square crop: 1.0

@@ -53,6 +53,7 @@ def test_invalid_combinations_are_refused(params, message):
         parse(OcrSettings, params, "features.ocr")
 
 
+@pytest.mark.slow
 def test_fp32_reads_the_same_lines_as_onnxruntime():
     reference = RapidOcrBackend(OcrSettings())
     openvino = RapidOcrBackend(OcrSettings(runtime="openvino"))
@@ -64,6 +65,7 @@ def test_fp32_reads_the_same_lines_as_onnxruntime():
             assert abs(la.confidence - lb.confidence) < 1e-3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("native_bf16", [True, False])
 def test_bf16_still_reads_rendered_text_and_records_the_precision_used(monkeypatch, native_bf16):
     """Whatever this CPU is: with BF16 in the capability list bf16 is asked for and what the compiled graph runs

@@ -28,6 +28,7 @@ def tr_of(image: np.ndarray, ctx: StageContext, expected: str = EXPECTED):
     return METRIC.fn({"ocr": ocr}, {"text": expected}, PARAMS, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("font", sorted(available_fonts()))
 def test_score_ladder_on_rendered_text(font, ctx):
     path = available_fonts()[font]
@@ -78,6 +79,7 @@ def test_rapidocr_confidence_cut_disabled():
     assert RapidOcrBackend(OcrSettings()).engine.text_score == 0.0
 
 
+@pytest.mark.slow
 def test_stage_is_deterministic_across_batches(ctx):
     a = np.asarray(render_text("GRAND OPENING", size=384, font_size=36))
     b = np.asarray(render_text("HANDLE WITH CARE", size=384, font_size=30, background=(40, 60, 50)))

@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 from typer.testing import CliRunner
 
-from tests.test_engine_run import png, prompts
+from tests.support.run_inputs import png, prompts
 from vistar.api import ParamsError, parse
 from vistar.cli import app
 from vistar.engine import registry

@@ -12,7 +12,7 @@ from PIL import Image
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.test_models_loading import save_tiny_dpt  # noqa: E402
+from tests.support.tiny_checkpoints import save_tiny_dpt  # noqa: E402
 from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
@@ -47,6 +47,7 @@ def _cue_scores(table: pd.DataFrame) -> np.ndarray:
     return np.array([[c["score"] for _, c in sorted(json.loads(d)["cues"].items())] for d in table.details])
 
 
+@pytest.mark.slow
 def test_cpu_scores_identical_across_batch_sizes(scene, tmp_path):
     base = _scores(scene, tmp_path / "b1", batch_size=1, depth_batch=1)
     for i, (batch, depth_batch) in enumerate([(2, 4), (5, 2)]):

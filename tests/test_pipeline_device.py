@@ -11,7 +11,7 @@ from PIL import Image
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.test_models_loading import save_tiny_dpt  # noqa: E402
+from tests.support.tiny_checkpoints import save_tiny_dpt  # noqa: E402
 from vistar.api import RunOptions, StageContext, StageInput  # noqa: E402
 from vistar.engine.registry import feature_stage  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402

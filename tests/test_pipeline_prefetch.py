@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from tests import engine_plugins, pipeline_helpers
+from tests.support import engine_plugins, pipeline_helpers
 from vistar.engine import prefetch
 from vistar.engine.prefetch import Prefetcher
 from vistar.engine.runner import ScoreConfig, run_score
@@ -30,6 +30,7 @@ def _table(run: Path) -> pd.DataFrame:
     return read_scores(run)[COLUMNS].sort_values(["image", "metric"]).reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_scores_identical_with_and_without_prefetch_and_workers(tmp_path, monkeypatch):
     engine_plugins.install(monkeypatch)
     prompts = _scene(tmp_path, 9)
@@ -65,6 +66,7 @@ def _intervals(log: Path) -> list[tuple[float, float]]:
     return [tuple(map(float, line.split()[:2])) for line in log.read_text().splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers,depth", [(2, 2), (0, 2), (2, 0)])
 def test_decoding_overlaps_the_stages_only_with_prefetch(tmp_path, monkeypatch, workers, depth):
     pipeline_helpers.install(monkeypatch)

@@ -53,6 +53,7 @@ def _crops(image):
     return [(0, 0, w // 2, h // 3), (w // 3, 0, w // 2, h), (5, 7, 150, 120), (0, 0, w, h)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["clip-vit-large-patch14", "dinov2-large"])
 def test_centre_crops_equal_the_processor_on_host_crops(name):
     _, ip = _image_processor(name)
@@ -73,6 +74,7 @@ def test_clips_text_half_alone_equals_the_processor():
     assert set(ref) == set(ours) and all(torch.equal(ref[k], ours[k]) for k in ref)
 
 
+@pytest.mark.slow
 def test_masked_square_equals_dinos_host_masked_crop():
     _, ip = _image_processor("dinov2-large")
     fill = np.round(np.asarray(ip.image_mean) * 255).astype(np.uint8)
@@ -90,6 +92,7 @@ def test_masked_square_equals_dinos_host_masked_crop():
         masked_square(pixels_to_device(image, "cpu"), np.zeros((h, w), bool), fill)
 
 
+@pytest.mark.slow
 def test_sam_inputs_and_boxes_equal_the_processor():
     processor, ip = _image_processor("sam-vit-huge")
     images = _boards()
@@ -103,6 +106,7 @@ def test_sam_inputs_and_boxes_equal_the_processor():
         assert torch.equal(torch.as_tensor(_scaled(boxes, (h, w), sizes[i])), ref["input_boxes"][0])
 
 
+@pytest.mark.slow
 def test_grounding_dino_inputs_equal_the_processor_for_a_mixed_batch():
     processor, ip = _image_processor("grounding-dino-tiny")
     images, text = _boards()[:3], ["red fox.", "a small grey cat.", "fox."]
@@ -137,6 +141,7 @@ def test_a_pil_backed_processor_or_the_option_runs_the_processor_itself():
         StageContext(features={"clip_embed": {"preprocess": "gpu"}}).params("clip_embed", EmbedParams)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["SamImageProcessor", "GroundingDinoImageProcessor"])
 def test_torchvision_and_pil_backends_differ_by_two_grey_levels_at_most(name):
     pil_cls = getattr(transformers, name + "Pil", None)
@@ -175,6 +180,7 @@ def _cse(weights, preprocess: str, device: str = "cpu"):
     return masks, dino_embed.STAGE.compute(items, ctx), clip_embed.STAGE.compute(items, ctx)
 
 
+@pytest.mark.slow
 def test_stage_outputs_identical_with_the_processors_on_host_arrays(weights):
     (device_masks, device_dino, device_clip), (host_masks, host_dino, host_clip) = _cse(weights, "device"), _cse(weights, "host")
     assert any(m.found.any() for m in device_masks) and any(m.found.sum() >= 2 for m in device_masks)

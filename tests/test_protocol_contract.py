@@ -8,11 +8,10 @@ import json
 
 import pytest
 
+from tests.support.protocol_helpers import SHARED, rows
 from vistar.engine import registry
 from vistar.vlm.protocols.base import Outcome
 from vistar.vlm.testing_server import answer
-
-from .protocol_helpers import SHARED, rows
 
 FACTS = ("gray", True)   # a bright image: full marks on every rubric
 
@@ -20,7 +19,7 @@ FACTS = ("gray", True)   # a bright image: full marks on every rubric
 def _data(proto, tmp_path):
     """The benchmark's public data beside the repository; PhyBench's holds only its code, so its test records."""
     if proto.name == "phybench":
-        from .test_protocol_phybench import write_phybench
+        from tests.support.phybench_files import write_phybench
 
         return write_phybench(tmp_path / "PhyBench")
     if not (SHARED / proto.data_subdir).is_dir():

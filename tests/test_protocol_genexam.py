@@ -5,12 +5,11 @@ import json
 
 import pytest
 
+from tests.support.protocol_helpers import rows, shared
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import genexam
 from vistar.vlm.protocols.base import Outcome
-
-from .protocol_helpers import rows, shared
 
 # the protocols' metrics, as the registry builds them from their declarations
 GENEXAM_RELAXED = registry.metric("genexam.relaxed")

@@ -13,14 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.support.protocol_helpers import shared
+from tests.support.upstream_helpers import Recorder, fake_module, load_module, upstream_dir
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.images import png_bytes
 from vistar.vlm.protocols import PROTOCOLS, aggregate, genexam, phybench, unieval
 from vistar.vlm.protocols.base import Outcome
-
-from .protocol_helpers import shared
-from .upstream_helpers import Recorder, fake_module, load_module, upstream_dir
 
 # the protocols' metrics, as the registry builds them from their declarations
 GENEXAM_RELAXED = registry.metric("genexam.relaxed")

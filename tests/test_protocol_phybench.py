@@ -5,32 +5,16 @@ import json
 
 import pytest
 
+from tests.support.phybench_files import GRADING, write_phybench
+from tests.support.protocol_helpers import rows
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import phybench
 from vistar.vlm.protocols.base import Outcome
 
-from .protocol_helpers import rows
-
 # the protocols' metrics, as the registry builds them from their declarations
 PHYBENCH_PHY = registry.metric("phybench.phy")
 PHYBENCH_SCENE = registry.metric("phybench.scene")
-
-GRADING = "Scene Score:\n0: no seesaw\n2: seesaw with both animals\nPhysical laws Score:\n3: heavy side down"
-
-
-def write_phybench(folder):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "force.json").write_text(json.dumps([
-        {"prompt": "an elephant and a mouse on a seesaw", "normal": "the elephant side is down", "grading": GRADING, "law": "Gravity"},
-        {"prompt": "a boulder and a feather on a balance", "normal": "the boulder side is down", "law": "Gravity"},
-        {"prompt": "a ball rolling down a slope", "normal": "it speeds up", "law": "Friction", "scene": "a ball on a slope"},
-        {"prompt": "missing phenomenon", "law": "Gravity"}]))
-    (folder / "light.json").write_text(json.dumps([{"prompt": "a pencil in a glass of water", "normal": "it looks bent", "law": "Refraction"}]))
-    (folder / "misc.json").write_text(json.dumps([{"prompt": "ice on a stove", "normal": "it melts", "category": "heat"},
-                                                   {"prompt": "a stone", "normal": "it sinks"}]))
-    return folder
-
 
 def test_importer_reads_the_public_layout(tmp_path):
     items = phybench.load_items(write_phybench(tmp_path / "PhyBench"))

@@ -9,11 +9,10 @@ import ast
 
 import pytest
 
+from tests.support.protocol_helpers import shared
+from tests.support.upstream_helpers import fake_module, load_module, upstream_dir
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import PROTOCOLS, phybench
-
-from .protocol_helpers import shared
-from .upstream_helpers import fake_module, load_module, upstream_dir
 
 REPLIES = [
     "{'scene_score': 2, 'phy_score': 3, 'scene_reason': 'label reads {g', 'phy_reason': 'ok'}",

@@ -9,6 +9,10 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.phybench_files import write_phybench
+from tests.support.protocol_helpers import SHARED, shared
+from tests.support.suite_cli import run_suite
+from tests.support.vlm_helpers import BLACK, RED, WHITE, solid
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.ontology import Ontology
@@ -17,29 +21,8 @@ from vistar.prompts_dsl.parser import serialize_prompt
 from vistar.vlm.protocols import PROTOCOLS
 from vistar.vlm.testing_server import JudgeServer
 
-from .protocol_helpers import SHARED, shared
-from .test_protocol_phybench import write_phybench
-from .vlm_helpers import BLACK, RED, WHITE, solid
 
-
-def run_suite(tmp_path, suite, data_dir, images: dict[str, tuple], *options: str):
-    """`vistar score --suite SUITE` over solid-colour IMAGES of one model, judged by the local test judge (with
-    any further OPTIONS): ({(image stem, metric): score}, judge requests), every row `ok`."""
-    folder = tmp_path / "images" / "modelA"
-    folder.mkdir(parents=True)
-    for name, rgb in images.items():
-        Image.fromarray(solid(rgb)).save(folder / f"{name}.png")
-    with JudgeServer() as server:
-        result = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--suite", suite, "--data-dir", str(data_dir),
-                                          "--out", str(tmp_path / "run"), "--judge-url", server.url, "--judge-model", "t", *options],
-                                    env={"VISTAR_HOME": str(tmp_path / "home")})
-        n_requests = len(server.requests)
-    assert result.exit_code == 0, result.output
-    frame = read_scores(tmp_path / "run")
-    assert set(frame.status) == {"ok"}, frame[["prompt_id", "metric", "error"]].to_string()
-    return {(r.image.rsplit('/', 1)[-1].rsplit('.', 1)[0], r.metric): r.score for r in frame.itertuples()}, n_requests
-
-
+@pytest.mark.slow
 def test_wise_legacy_and_verified(tmp_path):
     data = shared("WISE")
     scores, _ = run_suite(tmp_path / "a", "wise-legacy", data, {"1": WHITE, "701": BLACK})
@@ -51,6 +34,7 @@ def test_wise_legacy_and_verified(tmp_path):
     assert summary["modelA"]["categories"] == {"culture": 1.0, "biology": 0.0} and summary["modelA"]["overall"] is None
 
 
+@pytest.mark.slow
 def test_genexam(tmp_path):
     data = shared("GenExam")
     colourless = [i for i in PROTOCOLS["genexam"].load_items(data)
@@ -63,6 +47,7 @@ def test_genexam(tmp_path):
     assert summary["modelA"]["genexam.relaxed"]["overall"] == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_unieval_several_samples_per_prompt(tmp_path):
     data = shared("UniEval")
     item = PROTOCOLS["unieval"].load_items(data)[1]
@@ -83,6 +68,7 @@ def test_phybench_with_criteria_stage(tmp_path):
                                     ("Gravity_1", "phybench.phy"): 0.0, ("Gravity_1", "phybench.scene"): 0.0})
 
 
+@pytest.mark.slow
 def test_other_judges_replies_end_to_end(tmp_path):
     """Replies in another judge's format score right; a judge that keeps answering out of range gives error rows
     that quote its reply, never a clamped score."""
@@ -117,6 +103,7 @@ def test_suite_needs_data_and_a_known_name(tmp_path):
     assert res.exit_code == 2 and "unknown protocol" in res.output
 
 
+@pytest.mark.slow
 def test_every_public_item_becomes_a_valid_prompt(tmp_path):
     if not SHARED.is_dir():
         pytest.skip("public benchmark data not found at ../shared/data (relative to the repository root)")

@@ -5,11 +5,10 @@ import json
 
 import pytest
 
+from tests.support.protocol_helpers import rows, shared
 from vistar.engine import registry
 from vistar.vlm.protocols import unieval
 from vistar.vlm.protocols.base import Outcome
-
-from .protocol_helpers import rows, shared
 
 # the protocols' metrics, as the registry builds them from their declarations
 UNISCORE = registry.metric("uniscore")

@@ -20,13 +20,12 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.protocol_helpers import shared
+from tests.support.upstream_helpers import fake_module, load_module, upstream_dir
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.vlm.protocols import PROTOCOLS
 from vistar.vlm.testing_server import JudgeServer
-
-from .protocol_helpers import shared
-from .upstream_helpers import fake_module, load_module, upstream_dir
 
 RNG = np.random.default_rng(11)
 RGB = RNG.integers(0, 256, (36, 48, 3), dtype=np.uint8)
@@ -105,6 +104,7 @@ def sent_images(bodies: list[dict]) -> list[str]:
     return urls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite,script", [("wise-verified", "vllm_eval.py"), ("wise-legacy", "WISE_legacy/gpt_eval.py")])
 def test_wise_sends_the_file_bytes(tmp_path, suite, script):
     up = upstream_dir("WISE")
@@ -129,6 +129,7 @@ def test_phybench_sends_the_file_bytes(tmp_path):
     assert {r.status for r in rows.values()} == {"ok"}
 
 
+@pytest.mark.slow
 def test_unieval_sends_the_file_as_it_is(tmp_path):
     data = shared("UniEval")
     item = PROTOCOLS["unieval"].load_items(data)[0]
@@ -139,6 +140,7 @@ def test_unieval_sends_the_file_as_it_is(tmp_path):
     assert {r.status for r in rows.values()} == {"ok"}
 
 
+@pytest.mark.slow
 def test_genexam_sends_its_encode_image_output_and_fails_where_it_fails(tmp_path):
     data = tmp_path / "GenExam"
     (data / "data" / "annotations").mkdir(parents=True)

@@ -9,14 +9,13 @@ import json
 import numpy as np
 import pytest
 
+from tests.support.protocol_helpers import shared
+from tests.support.upstream_helpers import Recorder, fake_module, load_module, upstream_dir
 from vistar.vlm.client import build_messages, request_body
 from vistar.vlm.config import JudgeConfig
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import PROTOCOLS, genexam, phybench
 from vistar.vlm.protocols.stage import _request
-
-from .protocol_helpers import shared
-from .upstream_helpers import Recorder, fake_module, load_module, upstream_dir
 
 CFG = JudgeConfig(url="http://judge.invalid/v1", model="judge-model")
 

@@ -11,15 +11,14 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.protocol_helpers import shared
+from tests.support.upstream_helpers import upstream_dir
+from tests.support.vlm_helpers import BLACK, WHITE, solid
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.vlm.protocols import upstream_source
 from vistar.vlm.protocols.upstream_source import UPSTREAMS, Upstream, UpstreamError, checkout, verified_source
 from vistar.vlm.testing_server import JudgeServer
-
-from .protocol_helpers import shared
-from .upstream_helpers import upstream_dir
-from .vlm_helpers import BLACK, WHITE, solid
 
 
 def copy_of(bench: str, dest):
@@ -96,6 +95,7 @@ def test_fetch_reports_a_git_failure(tmp_path, monkeypatch):
         upstream_source.fetch("PhyBench", tmp_path / "dest")
 
 
+@pytest.mark.slow
 def test_score_with_upstream_templates_end_to_end(tmp_path):
     """The local judge answers the benchmark's own prompt; rows, summary and run.json name the template family."""
     folder = tmp_path / "images" / "modelA"
@@ -145,9 +145,10 @@ def test_score_refuses_an_edited_checkout_before_judging(tmp_path):
     ("unieval", "UniEval", {"1_0": WHITE}, None),
     ("phybench", "PhyBench", {"Gravity_0": WHITE, "Gravity_1": BLACK}, {"Gravity_0": 1.0, "Gravity_1": 0.0}),
 ])
+@pytest.mark.slow
 def test_the_local_judge_answers_every_benchmarks_own_prompt(tmp_path, suite, bench, images, expected):
-    from .test_protocol_phybench import write_phybench
-    from .test_protocol_suite_cli import run_suite
+    from tests.support.phybench_files import write_phybench
+    from tests.support.suite_cli import run_suite
 
     data = write_phybench(tmp_path / "PhyBench") if bench == "PhyBench" else shared(bench)
     run_suite(tmp_path, suite, data, images, "--upstream", str(upstream_dir(bench)))
@@ -163,11 +164,11 @@ def test_protocol_without_an_upstream_family_refuses_the_upstream_template(tmp_p
     """A protocol whose benchmark publishes no judge code declares no upstream family: `--suite NAME --upstream`
     exits 2 naming the protocol, and a prompt asking for the upstream template is an `error` row saying why,
     while the run's other prompt is scored."""
-    from tests.toy_protocol import write_benchmark
+    from tests.support.toy_protocol import write_benchmark
     from vistar.engine import registry
     from vistar.prompts_dsl.parser import serialize_prompt
 
-    monkeypatch.setitem(registry.PROTOCOLS, "toy-colours", "tests.toy_protocol:PROTOCOL")
+    monkeypatch.setitem(registry.PROTOCOLS, "toy-colours", "tests.support.toy_protocol:PROTOCOL")
     data, images = write_benchmark(tmp_path, {"1": "white", "2": "black"}, solid(WHITE))
     runner, env = CliRunner(), {"VISTAR_HOME": str(tmp_path / "home")}
     result = runner.invoke(app, ["score", str(images), "--suite", "toy-colours", "--data-dir", str(data),

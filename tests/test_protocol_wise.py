@@ -6,13 +6,12 @@ import json
 
 import pytest
 
+from tests.support.protocol_helpers import rows, shared
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.protocols import wise_legacy, wise_verified
 from vistar.vlm.protocols.base import Outcome
 from vistar.vlm.protocols.wise_common import WiseItem, category_of
-
-from .protocol_helpers import rows, shared
 
 # the protocols' metrics, as the registry builds them from their declarations
 WISCORE_LEGACY = registry.metric("wiscore.legacy")

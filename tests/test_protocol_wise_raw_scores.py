@@ -10,12 +10,11 @@ import sys
 import pandas as pd
 import pytest
 
+from tests.support.protocol_helpers import shared
+from tests.support.upstream_helpers import fake_module, load_module, upstream_dir
 from vistar.engine import registry
 from vistar.vlm.protocols import PROTOCOLS, aggregate
 from vistar.vlm.protocols.base import Outcome
-
-from .protocol_helpers import shared
-from .upstream_helpers import fake_module, load_module, upstream_dir
 
 REPLIES = ["Consistency: 7\nRealism: 1\nAesthetic Quality: 1", "Consistency: 2\nRealism: 2\nAesthetic Quality: 2",
            "**Consistency**: 0\n**Realism**: 9\n**Aesthetic Quality**: 3", "Consistency: 1\nRealism: 0\nAesthetic Quality: 1"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from vistar.api import Instances
 from vistar.engine.params import metric_params
@@ -32,6 +33,7 @@ def _ramp(lo, hi):
     return np.tile(np.linspace(lo, hi, 60, dtype=np.float32), (40, 1))
 
 
+@pytest.mark.slow
 def test_step_at_contact_scores_high_continuous_contact_scores_low():
     occluding, d_occ = _two_halves(np.full((40, 60), 2.0, np.float32), np.full((40, 60), 1.0, np.float32))
     merged, d_pen = _two_halves(_ramp(2.0, 1.0), _ramp(2.0, 1.0))   # one surface continuing across the contact
@@ -89,6 +91,7 @@ def test_backends_agree_on_the_score():
     assert abs(scores["numpy"] - scores["numba"]) < 1e-9
 
 
+@pytest.mark.slow
 def test_ground_truth_scenes_rank_non_penetrating_above_penetrating():
     """Seeded sample of generated pairs; requirement: ≥ 95 % ranked correctly."""
     wins, with_contact, n = 0, 0, 120
@@ -109,6 +112,7 @@ def test_flat_or_missing_depth_is_skipped_not_scored_as_penetration():
         assert result.status == "skipped" and "flat" in result.error
 
 
+@pytest.mark.slow
 def test_ranking_survives_blurred_depth_and_one_pixel_mask_errors():
     """Model-like features: depth blurred (sigma 1.5 px), every mask grown or shrunk by 1 px."""
     rng = np.random.default_rng(0)

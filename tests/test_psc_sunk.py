@@ -2,6 +2,8 @@
 (ground-truth renders), and the validity slice runs."""
 from dataclasses import replace
 
+import pytest
+
 from vistar.engine.params import metric_params
 from vistar.metrics.psc import METRIC, score_pairs
 from vistar.ontology import Ontology
@@ -38,6 +40,7 @@ def test_roc_auc_counts_ties_half():
     assert roc_auc([0.4, 0.1], [0.3]) == 0.5
 
 
+@pytest.mark.slow
 def test_validity_slices_run():
     for name, run in SETS.items():
         rows = run(3, 0)

@@ -1,6 +1,7 @@
 """support_below on hand-made masks (fractions counted by hand) and on rendered scenes whose ground truth says what
 the solid stands on; PSC then tells a cube sunk into a block's face from one resting against it."""
 import numpy as np
+import pytest
 
 from vistar.engine.params import metric_params
 from vistar.metrics.psc import METRIC, score_pairs
@@ -71,6 +72,7 @@ def test_resting_cube_stands_on_the_ground_sunk_cube_hangs_on_the_face():
     assert float_pair["chaos"] > sunk_pair["chaos"]                 # floating is told apart by its rim step alone
 
 
+@pytest.mark.slow
 def test_cube_validity_slice_separates_sunk_from_resting_and_floating():
     exact, model_like = run_cube(12, 1)                             # validation seeds, not the tuning split
     assert exact.value >= 0.95 and model_like.value >= 0.9, (exact.value, model_like.value)

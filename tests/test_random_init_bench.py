@@ -3,10 +3,13 @@ the full-size YOLOv8l-seg with random weights (at a reduced input size to stay c
 timed `vistar score` run scores with the same random-initialised models."""
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from vistar.cli import app
 from vistar.models import provenance
+
+pytestmark = pytest.mark.slow
 
 
 def test_bench_random_init_runs_full_size_yolo(tmp_path, monkeypatch):

@@ -34,6 +34,7 @@ def test_full_size_on_meta_device(name):
     assert allocated <= 1e-4 * _count(model)   # only legacy `torch.Tensor(...)` parameters ignore the meta device
 
 
+@pytest.mark.slow
 def test_yolov8l_seg_full_size():
     yolo, processor = build_random("yolov8l-seg")   # ultralytics builds on the CPU (a stride-probing forward)
     assert processor is None

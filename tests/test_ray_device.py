@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_engine_run import png, prompts
+from tests.support.run_inputs import png, prompts
 from vistar.engine import runner
 from vistar.engine.executors import ray_exec
 from vistar.engine.runner import ScoreConfig, run_score
@@ -125,6 +125,7 @@ def test_the_executor_reuses_the_runs_connection(monkeypatch):
     assert fake.calls == ["init 10.0.0.5:6379"]
 
 
+@pytest.mark.slow
 def test_a_rerun_with_nothing_left_to_score_starts_no_ray(tmp_path, monkeypatch):
     png(tmp_path / "imgs" / "m" / "p1.png")
     prompts(tmp_path / "p.vistar", ['p1: [GD|TR] "A"'])

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from tests import engine_plugins
-from tests.executor_helpers import COLUMNS
+from tests.support import engine_plugins
+from tests.support.executor_helpers import COLUMNS
 from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine import registry
 from vistar.engine.executors import local

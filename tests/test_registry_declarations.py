@@ -6,15 +6,15 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from tests import toy_plugin
+from tests.support import toy_plugin
 from vistar.engine import registry
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
 from vistar.prompts_dsl.model import Prompt
 
 
-def _toy_tables(monkeypatch, metric="tests.toy_plugin:METRIC", name="brightness"):
-    monkeypatch.setattr(registry, "FEATURES", {"toy_mean": "tests.toy_plugin:STAGE"})
+def _toy_tables(monkeypatch, metric="tests.support.toy_plugin:METRIC", name="brightness"):
+    monkeypatch.setattr(registry, "FEATURES", {"toy_mean": "tests.support.toy_plugin:STAGE"})
     monkeypatch.setattr(registry, "METRICS", {name: metric})
 
 
@@ -55,7 +55,7 @@ def test_metric_whose_angle_has_no_route_fails_at_registry_build(monkeypatch):
 
     monkeypatch.setattr(toy_plugin, "LOST", Metric("lost", "XYZ", "1", ("toy_mean",), toy_plugin._brightness),
                         raising=False)
-    _toy_tables(monkeypatch, "tests.toy_plugin:LOST", "lost")
+    _toy_tables(monkeypatch, "tests.support.toy_plugin:LOST", "lost")
     with pytest.raises(ValueError, match="metric 'lost'.*angle 'XYZ'.*no prompt would reach it"):
         registry.metrics_for_angle("LI")
 
@@ -112,12 +112,12 @@ def test_toy_protocol_is_one_module_end_to_end(tmp_path, monkeypatch):
 
     from typer.testing import CliRunner
 
-    from tests.toy_protocol import write_benchmark
-    from tests.vlm_helpers import RED, solid
+    from tests.support.toy_protocol import write_benchmark
+    from tests.support.vlm_helpers import RED, solid
     from vistar.cli import app
     from vistar.vlm.testing_server import JudgeServer
 
-    monkeypatch.setitem(registry.PROTOCOLS, "toy-colours", "tests.toy_protocol:PROTOCOL")
+    monkeypatch.setitem(registry.PROTOCOLS, "toy-colours", "tests.support.toy_protocol:PROTOCOL")
     # red images: item 1 asks for red (yes -> 1), item 2 for blue (no -> 0)
     data, images = write_benchmark(tmp_path, {"1": "red", "2": "blue"}, solid(RED))
     with JudgeServer() as server:

@@ -6,7 +6,7 @@ from html import escape
 import pandas as pd
 from typer.testing import CliRunner
 
-from tests.scores_builder import row, write_run
+from tests.support.scores_builder import row, write_run
 from vistar.cli import app
 from vistar.report import build_report
 

@@ -4,12 +4,13 @@ import json
 from html import escape
 
 import pandas as pd
+import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from tests.protocol_helpers import shared
-from tests.scores_builder import row, write_run
-from tests.vlm_helpers import BLACK, WHITE, solid
+from tests.support.protocol_helpers import shared
+from tests.support.scores_builder import row, write_run
+from tests.support.vlm_helpers import BLACK, WHITE, solid
 from vistar.cli import app
 from vistar.report import build_report
 from vistar.vlm.protocols import PROTOCOLS
@@ -35,6 +36,7 @@ def judged_run(tmp_path, *extra) -> tuple:
     return report.output.splitlines(), tmp_path / "run" / "report"
 
 
+@pytest.mark.slow
 def test_a_run_judged_with_vistars_templates_says_they_are_not_comparable(tmp_path):
     lines, out = judged_run(tmp_path)
     said = f"wiscore.verified (2 rows) judged with {OWN}."
@@ -47,6 +49,7 @@ def test_a_run_judged_with_vistars_templates_says_they_are_not_comparable(tmp_pa
     assert json.loads((out / "report.json").read_text())["judge_templates"] == [said]
 
 
+@pytest.mark.slow
 def test_a_run_judged_with_the_upstream_prompts_names_the_pinned_commit(tmp_path):
     lines, _ = judged_run(tmp_path, "--upstream", str(shared("WISE") / "upstream"))
     assert "wiscore.verified (2 rows) judged with upstream WISE@eb51174." in lines

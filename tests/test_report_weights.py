@@ -7,7 +7,7 @@ import math
 import pytest
 import yaml
 
-from tests.scores_builder import row, write_run
+from tests.support.scores_builder import row, write_run
 from vistar.engine.store import read_scores
 from vistar.ontology import Ontology
 from vistar.report import build_report_data

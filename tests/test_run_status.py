@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests import engine_plugins, unprivileged
-from tests.test_engine_run import png, prompts
+from tests.support import engine_plugins, unprivileged
+from tests.support.run_inputs import png, prompts
 from vistar.cli import app
 from vistar.cli.exit_codes import ExitCode
 from vistar.engine import runmeta
@@ -55,6 +55,7 @@ def test_exit_4_leaves_a_run_json_that_says_why_nothing_was_scored(tmp_path, fak
         f"The run scored nothing (run.json status: 'nothing_scored'): {record['nothing_scored']}."]
 
 
+@pytest.mark.slow
 def test_a_shard_that_held_no_image_merges_without_partial_and_an_empty_merge_says_so(tmp_path, fake):
     png(tmp_path / "imgs" / "m" / "a.png")
     p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
@@ -68,6 +69,7 @@ def test_a_shard_that_held_no_image_merges_without_partial_and_an_empty_merge_sa
     assert meta(tmp_path / "none")["status"] == "nothing_scored"
 
 
+@pytest.mark.slow
 def test_disk_full_mid_run_exits_5_says_failed_and_the_rerun_finishes_it(tmp_path, fake, monkeypatch):
     for name in "abcd":
         png(tmp_path / "imgs" / "m" / f"{name}.png", colour=(ord(name), 20, 30))
@@ -108,14 +110,15 @@ def test_run_json_says_failed_even_when_no_new_file_fits_on_the_disk(tmp_path, m
     assert json.loads(path.read_text())["failed"]["error"] == "[Errno 28] No space left on device"
 
 
+@pytest.mark.slow
 def test_a_real_read_only_folder_exits_5_and_resumes_once_writable(tmp_path):
     """File permissions, not a mock: the live generation folder is made read-only between two runs, so the second
-    cannot store its rows. Run in a child bound by permissions even as root (tests/unprivileged.py)."""
+    cannot store its rows. Run in a child bound by permissions even as root (tests/support/unprivileged.py)."""
     images, p = tmp_path / "imgs", prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"', 'b: [GD|TR] "B"'])
     png(images / "m" / "a.png", colour=(200, 10, 10))
 
     def vistar(out: Path):
-        return unprivileged.python("-m", "tests.engine_plugins", "score", str(images), "--prompts", str(p),
+        return unprivileged.python("-m", "tests.support.engine_plugins", "score", str(images), "--prompts", str(p),
                                    "--out", str(out), "--cpu-workers", "1")
     assert vistar(tmp_path / "run").returncode == ExitCode.OK
     png(images / "m" / "b.png", colour=(10, 200, 10))
@@ -133,12 +136,13 @@ def test_a_real_read_only_folder_exits_5_and_resumes_once_writable(tmp_path):
     assert rows(tmp_path / "run").equals(rows(tmp_path / "whole"))
 
 
+@pytest.mark.slow
 def test_an_out_folder_that_cannot_be_created_exits_5_and_writes_nothing(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o555)
     png(tmp_path / "imgs" / "m" / "a.png")
     p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
-    child = unprivileged.python("-m", "tests.engine_plugins", "score", str(tmp_path / "imgs"), "--prompts", str(p),
+    child = unprivileged.python("-m", "tests.support.engine_plugins", "score", str(tmp_path / "imgs"), "--prompts", str(p),
                                 "--out", str(locked / "run"))
     assert child.returncode == ExitCode.IO_FAILURE, child.stdout + child.stderr
     assert "Permission denied" in child.stderr and not any(locked.iterdir())
@@ -153,8 +157,9 @@ def test_a_full_device_no_command_handles_exits_5_naming_the_file():
     assert "Traceback" not in res.output and "No space left on device" in res.output
 
 
+@pytest.mark.slow
 def test_a_report_into_a_read_only_folder_exits_5(tmp_path):
-    from tests.scores_builder import row, write_run
+    from tests.support.scores_builder import row, write_run
 
     run = write_run(tmp_path / "run", [row("m1", "p1", "TR", 0.5)])
     locked = tmp_path / "locked"

@@ -1,12 +1,15 @@
 """`vistar score --suite core` scores images named after shipped suite ids without an export step."""
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.suites import load_builtin
 from vistar.synth.text import render_text
+
+pytestmark = pytest.mark.slow
 
 
 def test_score_with_a_shipped_suite_name(tmp_path):

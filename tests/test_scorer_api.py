@@ -1,4 +1,4 @@
-"""`vistar.Scorer`'s manners with a fake TR stage (tests.engine_plugins): arguments of the wrong type or value are
+"""`vistar.Scorer`'s manners with a fake TR stage (tests.support.engine_plugins): arguments of the wrong type or value are
 refused naming the argument, bad images and invalid prompts give the error rows `vistar score` gives, prompts come in
 every documented form, `update`/`compute`/`reset` follow the report's rules, and `import vistar` loads nothing."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from tests import engine_plugins
-from tests.executor_helpers import COLUMNS
+from tests.support import engine_plugins
+from tests.support.executor_helpers import COLUMNS
 from vistar import Scorer
 from vistar.cli import app
 from vistar.engine.store import SCHEMA, read_scores
@@ -186,6 +186,7 @@ def test_angles_filter_what_is_scored():
 
 
 # --- accumulation ----------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_update_compute_reset_follow_the_report(tmp_path):
     images = tmp_path / "images"
     for model, seed in (("a", 10), ("b", 20)):

@@ -14,10 +14,12 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from tests.executor_helpers import COLUMNS, build_workload
+from tests.support.executor_helpers import COLUMNS, build_workload
 from vistar import Scorer
 from vistar.cli import app
 from vistar.engine.store import read_scores
+
+pytestmark = pytest.mark.slow
 
 torch = pytest.importorskip("torch")
 

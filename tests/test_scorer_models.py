@@ -10,7 +10,7 @@ from PIL import Image
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.test_models_loading import save_tiny_dpt  # noqa: E402
+from tests.support.tiny_checkpoints import save_tiny_dpt  # noqa: E402
 from vistar import Scorer  # noqa: E402
 from vistar.api.stage import StageContext  # noqa: E402
 from vistar.models import provenance  # noqa: E402
@@ -46,6 +46,7 @@ def _images(k: int) -> list[np.ndarray]:
             scene_pair(k, 48, 64)[k % 2].image]
 
 
+@pytest.mark.slow
 def test_a_second_call_loads_nothing(dpt, monkeypatch):
     monkeypatch.setattr(provenance, "_LOADED", _Counting())
     loads: list[str] = []

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from tests import engine_plugins
+from tests.support import engine_plugins
 from vistar import Scorer
 from vistar.cli import app
 from vistar.engine.runner import RunLocked, writer_lock
@@ -28,6 +28,7 @@ def _rgb(seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 256, (24, 32, 3), dtype=np.uint8)
 
 
+@pytest.mark.slow
 def test_rows_appended_are_read_by_report_and_calibrate(tmp_path):
     run = tmp_path / "run"
     scorer = Scorer(run_dir=run)

@@ -50,6 +50,7 @@ def _items(ctx):
     return items
 
 
+@pytest.mark.slow
 def test_cuda_batching_one_encoder_and_one_decoder_call_rows_as_one_image_at_a_time(weights, monkeypatch):
     from transformers import SamModel
 

@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.support.vlm_helpers import BLACK, WHITE, solid
 from vistar.cli import app
 from vistar.engine.store import read_scores
 from vistar.vlm import suite_run
 from vistar.vlm.testing_server import JudgeServer
 
-from .vlm_helpers import BLACK, WHITE, solid
+pytestmark = pytest.mark.slow
 
 N_ITEMS = 6
 

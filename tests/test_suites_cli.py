@@ -96,6 +96,7 @@ def test_screen_passes_shipped_suites_and_reports_missing_classifier_weights(tmp
     assert result.exit_code == 2 and "detoxify-original" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"sibling benchmark data not found at {SHARED_DATA} (WISE/GenExam/UniEval)")
 def test_protocol_suites_list_and_export_from_shared_data(tmp_path):
     pytest.importorskip("vistar.vlm.protocols", reason="judge layer (vistar.vlm.protocols) not installed")
@@ -131,6 +132,7 @@ def test_protocol_suite_with_a_missing_data_folder_fails_clearly(tmp_path):
     assert result.exit_code == 2 and "--data-dir" in result.output
 
 
+@pytest.mark.slow
 def test_exported_ids_lay_out_images_that_score_against_the_same_file(tmp_path):
     """export -> IMAGES/<model>/<prompt_id>.png -> `vistar score --prompts` on the exported file itself."""
     from PIL import Image, ImageDraw

@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from vistar.engine.params import metric_params
 from vistar.features.shadows_classical import ClassicalShadowDetector
@@ -24,6 +25,7 @@ def test_renderer_casts_the_shadow_away_from_the_light():
     assert left.shadow.sum() > 0 and not (left.shadow & left.instances.masks[0]).any()
 
 
+@pytest.mark.slow
 def test_median_angular_error_over_all_anchors_is_at_most_15_degrees():
     detector = ClassicalShadowDetector()
     errors = []

@@ -2,7 +2,7 @@
 form stays valid JSON that reads back as the raw text, above the BMP too."""
 import json
 
-from tests.test_engine_run import png, prompts
+from tests.support.run_inputs import png, prompts
 from vistar.cli.common import printable
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.textsafe import json_escape

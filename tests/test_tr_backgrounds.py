@@ -84,6 +84,7 @@ def test_space_prob_validation():
         parse(OcrSettings, {"space_prob": 0}, "features.ocr")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ink, font_size", [((255, 230, 0), 38), ((200, 30, 30), 34)])
 def test_word_gaps_on_grass_are_read(ink, font_size, ctx):
     # coloured text on scikit-image's grass: greedy CTC decoding read "NIGHTMARKET2025", TR 0.69 for a perfect render
@@ -103,6 +104,7 @@ def test_word_gaps_on_grass_are_read(ink, font_size, ctx):
     ("brick", (255, 255, 255), 0, 4.0),
     ("chelsea", (20, 20, 20), 0, -3.0),
 ])
+@pytest.mark.slow
 def test_score_ladder_over_photos(background, ink, stroke, angle, ctx):
     expected = "Harbour Lights Festival"
     shown = {"correct": expected, "typo": "Harbour Lights Festxval", "wrong": "PURPLE MOUNTAIN MAJESTY"}
@@ -111,6 +113,7 @@ def test_score_ladder_over_photos(background, ink, stroke, angle, ctx):
     assert scores["correct"] >= 0.9 and scores["correct"] > scores["typo"] > scores["wrong"], scores
 
 
+@pytest.mark.slow
 def test_cyrillic_is_outside_the_recogniser_alphabet_so_tr_skips_it(ctx):
     # PP-OCRv6's dictionary has no Cyrillic: an exact render would score like no text, so TR says it cannot measure
     fonts = available_fonts()

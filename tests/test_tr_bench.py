@@ -29,7 +29,7 @@ def test_measure_reports_latency_and_accuracy(monkeypatch):
 def test_stray_calibration_counts_words_and_other_readings(capsys):
     # bench_tr_validity's stray_angle calibration on hand-made readings: a poster word read unsurely 5° off the
     # text and photo detail read "C000" 18° off it (text lines at 8°, read surely)
-    from tests.test_tr_strays import poster, rotated
+    from tests.support.ocr_posters import poster, rotated
 
     spec = importlib.util.spec_from_file_location("bench_tr_validity", BENCH.parent / "bench_tr_validity.py")
     bench = importlib.util.module_from_spec(spec)

@@ -30,6 +30,7 @@ def poster(title: list[str], columns: list[list[str]], angle: float, bg: str = "
     return render_poster(base, title, columns, font=SANS, font_size=26, ink=(255, 255, 255), stroke=2, angle=angle, **style)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("angle", [-15, 15])
 def test_rotated_multi_line_poster_orders_correct_typo_missing(angle):
     lines = ["HARBOUR LIGHTS", "FESTIVAL TONIGHT", "FREE ENTRY"]

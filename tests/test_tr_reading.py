@@ -99,6 +99,7 @@ STRIPES_TEXT = ["FRESH COFFEE", "NIGHT MARKET", "OPEN LATE"]
 
 @pytest.mark.parametrize("seed, font_name, font_size", [(8, "DejaVuSansMono-Bold.ttf", 20), (10, "DejaVuSansMono-Bold.ttf", 20),
                                                         (3, "DejaVuSansMono-Bold.ttf", 20), (6, "DejaVuSans.ttf", 18)])
+@pytest.mark.slow
 def test_text_over_stripes_is_read_whole(looks, seed, font_name, font_size):
     from vistar.api import OcrResult
     from vistar.engine.params import metric_params
@@ -115,6 +116,7 @@ def test_text_over_stripes_is_read_whole(looks, seed, font_name, font_size):
     assert scores["default"].score == 1.0, scores["default"].details["recognised"]
 
 
+@pytest.mark.slow
 def test_the_batched_path_takes_the_same_second_look(looks):
     # the GPU path (one detector call per shape, one recogniser pass per batch) runs the same two looks
     from vistar.features.ocr_batched import ocr_batch
@@ -133,6 +135,7 @@ def test_the_batched_path_takes_the_same_second_look(looks):
 
 @pytest.mark.parametrize("bg, seed, font_name", [("coffee", 3, "DejaVuSerif.ttf"), ("coffee", 3, "DejaVuSans.ttf"),
                                                  ("moon", 1, "DejaVuSerif.ttf")])
+@pytest.mark.slow
 def test_a_lone_digit_line_is_read(looks, bg, seed, font_name):
     # a one-character line gets a weaker detector box score (about 0.47) than words: RapidOCR drops it below 0.5;
     # the stage reads faint boxes and keeps those the recogniser reads surely

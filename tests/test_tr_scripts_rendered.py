@@ -23,6 +23,7 @@ def tr(scorer, lines: list[str], expected: str):
     return scorer.score(scorer.ocr(image), expected)
 
 
+@pytest.mark.slow
 def test_polish_and_czech_posters_are_scored_and_rank_typo_above_missing_word(scorer):
     lines = ["Łódź Kraków", "Příliš žluťoučký kůň"]
     expected = " ".join(lines)
@@ -34,6 +35,7 @@ def test_polish_and_czech_posters_are_scored_and_rank_typo_above_missing_word(sc
     assert correct.score > typo.score > missing.score
 
 
+@pytest.mark.slow
 def test_greek_poster_is_skipped_with_script_and_letters_named(scorer):
     expected = "Καλή όρεξη ΑΘΗΝΑ"
     result = tr(scorer, ["Καλή όρεξη", "ΑΘΗΝΑ"], expected)

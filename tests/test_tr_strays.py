@@ -6,27 +6,13 @@ from dataclasses import replace
 
 import pytest
 
+from tests.support.ocr_posters import poster, rotated
 from vistar.api import OcrLine, OcrResult
 from vistar.engine.params import metric_params
 from vistar.metrics.tr import METRIC, filter_lines
 from vistar.ontology import Ontology
 
 PARAMS = metric_params(Ontology.load(None), "TR")
-
-
-def rotated(text: str, cx: float, cy: float, w: float, h: float, angle: float, conf: float = 0.99) -> OcrLine:
-    """A w×h box centred at (cx, cy) whose top edge runs at `angle` degrees (y down), corners clockwise from top-left."""
-    a = math.radians(angle)
-    ux, uy, vx, vy = math.cos(a), math.sin(a), -math.sin(a), math.cos(a)
-    return OcrLine(text, conf, tuple((cx + sx * w / 2 * ux + sy * h / 2 * vx, cy + sx * w / 2 * uy + sy * h / 2 * vy)
-                                     for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))))
-
-
-def poster(*extra: OcrLine) -> OcrResult:
-    """Three lines tilted by 8°, read surely, plus `extra`."""
-    text = (rotated("FRESH", 500, 300, 200, 40, 8.0), rotated("COFFEE", 500, 360, 240, 40, 8.0),
-            rotated("DAILY", 500, 420, 200, 40, 8.0))
-    return OcrResult(text + extra, 1000, 1000)
 
 
 def score(ocr: OcrResult, text: str = "FRESH COFFEE DAILY", **overrides):

@@ -16,6 +16,7 @@ from vistar.cli.validate_cmd import table
 from vistar.validity import ANGLE_MODULES, ValidityRow
 
 INSTALLED = sorted(m.name for m in pkgutil.iter_modules(validity.__path__) if m.name in ANGLE_MODULES)
+SLOW_SLICES = {"cpa", "gc", "tr"}   # real models on real photos or rendered posters: tens of seconds each
 
 
 def test_the_installed_modules_are_registered_angles():
@@ -27,7 +28,7 @@ def test_the_installed_modules_are_registered_angles():
     assert sorted(with_sets) == INSTALLED
 
 
-@pytest.mark.parametrize("angle", INSTALLED)
+@pytest.mark.parametrize("angle", [pytest.param(a, marks=pytest.mark.slow) if a in SLOW_SLICES else a for a in INSTALLED])
 def test_each_installed_angle_runs_a_small_slice_through_the_command(angle):
     res = CliRunner().invoke(app, ["validate", "--angles", angle, "--n", "2", "--seed", "1", "--json"])
     assert res.exit_code == 0, res.output

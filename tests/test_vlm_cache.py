@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.vlm_helpers import BLUE, RED, fast_config, is_it_red, solid
 from vistar.vlm.cache import JudgeCache, cache_key, legacy_key
 from vistar.vlm.config import JudgeConfig, config_from_options
 from vistar.vlm.errors import ReplyFormatError
@@ -24,24 +25,16 @@ from vistar.vlm.protocols import wise_verified
 from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest
 
-from .vlm_helpers import BLUE, RED, fast_config, solid
-
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _req(rgb, item="q1", vote=0) -> JudgeRequest:
-    image = solid(rgb)
-    return JudgeRequest("hwpq@1", item, online.PER_QUESTION_HASH, online.per_question_prompt("Is the image red?"),
-                        online.SYSTEM, (png_bytes(image),), image_sha256(image), vote)
 
 
 def test_second_ask_comes_from_cache_without_a_request(tmp_path):
     with JudgeServer() as srv:
         first = Judge(fast_config(srv.url, tmp_path))
-        a = first.ask([(_req(RED), online.parse_single), (_req(BLUE), online.parse_single)])
+        a = first.ask([(is_it_red(RED), online.parse_single), (is_it_red(BLUE), online.parse_single)])
         first.close()
         again = Judge(fast_config(srv.url, tmp_path))
-        b = again.ask([(_req(RED), online.parse_single), (_req(BLUE), online.parse_single)])
+        b = again.ask([(is_it_red(RED), online.parse_single), (is_it_red(BLUE), online.parse_single)])
         assert [r.parsed for r in a] == [r.parsed for r in b] == [True, False]
         assert len(srv.requests) == 2 and all(r.cached for r in b)
         assert again.ledger.cache_hits == 2 and again.ledger.calls == 0
@@ -51,20 +44,20 @@ def test_failures_are_not_cached_and_are_reasked_later(tmp_path):
     with JudgeServer() as srv:
         srv.fault_for = lambda body: "500"
         judge = Judge(fast_config(srv.url, tmp_path, max_retries=1))
-        failed = judge.ask([(_req(RED), online.parse_single)])
+        failed = judge.ask([(is_it_red(RED), online.parse_single)])
         assert not failed[0].ok and len(judge.cache) == 0 and judge.ledger.failures == 1
         srv.fault_for = None
         n = len(srv.requests)
-        retried = judge.ask([(_req(RED), online.parse_single)])
+        retried = judge.ask([(is_it_red(RED), online.parse_single)])
         assert retried[0].ok and not retried[0].cached and len(srv.requests) == n + 1 and len(judge.cache) == 1
 
 
 def test_cache_only_rebuilds_without_calling(tmp_path):
     with JudgeServer() as srv:
-        Judge(fast_config(srv.url, tmp_path)).ask([(_req(RED), online.parse_single)])
+        Judge(fast_config(srv.url, tmp_path)).ask([(is_it_red(RED), online.parse_single)])
         n = len(srv.requests)
         offline = Judge(fast_config(srv.url, tmp_path, cache_only=True))
-        hit, miss = offline.ask([(_req(RED), online.parse_single), (_req(BLUE), online.parse_single)])
+        hit, miss = offline.ask([(is_it_red(RED), online.parse_single), (is_it_red(BLUE), online.parse_single)])
         assert hit.ok and hit.parsed is True and not miss.ok and "cache-only" in miss.error
         assert len(srv.requests) == n
 
@@ -72,33 +65,33 @@ def test_cache_only_rebuilds_without_calling(tmp_path):
 def test_cached_replies_are_parsed_again_by_the_current_parser(tmp_path):
     with JudgeServer() as srv:
         srv.replies.append('{"answer": "yes", "confidence": 3}')
-        assert Judge(fast_config(srv.url, tmp_path)).ask([(_req(RED), online.parse_single)])[0].parsed is True
+        assert Judge(fast_config(srv.url, tmp_path)).ask([(is_it_red(RED), online.parse_single)])[0].parsed is True
         again = Judge(fast_config(srv.url, tmp_path))
-        hit = again.ask([(_req(RED), lambda text: json.loads(text)["confidence"])])[0]
+        hit = again.ask([(is_it_red(RED), lambda text: json.loads(text)["confidence"])])[0]
         assert hit.ok and hit.cached and hit.parsed == 3 and len(srv.requests) == 1
 
         def stricter(text):
             raise ReplyFormatError("needs a reason")
-        offline = Judge(fast_config(srv.url, tmp_path, cache_only=True)).ask([(_req(RED), stricter)])[0]
+        offline = Judge(fast_config(srv.url, tmp_path, cache_only=True)).ask([(is_it_red(RED), stricter)])[0]
         assert not offline.ok and offline.error == "cached reply no longer parses: needs a reason"
-        asked = again.ask([(_req(RED), online.parse_single), (_req(RED, item="q2"), stricter)])
+        asked = again.ask([(is_it_red(RED), online.parse_single), (is_it_red(RED, item="q2"), stricter)])
         assert asked[0].cached and not asked[1].ok and len(srv.requests) == 1 + 2  # q2 asked and re-asked once
 
 
 CRASHING_RUN = """
 import sys
-from tests.test_vlm_cache import _req
-from tests.vlm_helpers import BLUE, RED, fast_config
+from tests.support.vlm_helpers import BLUE, RED, fast_config, is_it_red
 from vistar.vlm.hwpq import generate, online
 from vistar.vlm.hwpq.questionnaire import Level, Pair, Questionnaire
 from vistar.vlm.hwpq.stage import _calls
 from vistar.vlm.judge import Judge
 from pathlib import Path
 judge = Judge(fast_config(sys.argv[1], Path(sys.argv[2]), concurrency=1, timeout_s=60))
-judge.ask([(_req(rgb, item=f"q{i}"), online.parse_single) for i, rgb in enumerate([RED, BLUE, RED, BLUE])])
+judge.ask([(is_it_red(rgb, item=f"q{i}"), online.parse_single) for i, rgb in enumerate([RED, BLUE, RED, BLUE])])
 """
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_batch_keeps_every_answer_it_got(tmp_path):
     with JudgeServer(timeout_sleep_s=20) as srv:
         srv.fault_for = lambda body: "timeout" if len(srv.requests) >= 3 else None  # the third question hangs
@@ -111,14 +104,14 @@ def test_a_run_killed_mid_batch_keeps_every_answer_it_got(tmp_path):
         assert len(srv.requests) == 3
         srv.fault_for = None
         judge = Judge(fast_config(srv.url, tmp_path, concurrency=1))
-        replies = judge.ask([(_req(rgb, item=f"q{i}"), online.parse_single) for i, rgb in enumerate([RED, BLUE, RED, BLUE])])
+        replies = judge.ask([(is_it_red(rgb, item=f"q{i}"), online.parse_single) for i, rgb in enumerate([RED, BLUE, RED, BLUE])])
     assert [r.parsed for r in replies] == [True, False, True, False]
     assert [r.cached for r in replies] == [True, True, False, False] and len(srv.requests) == 3 + 2
 
 
 def test_every_key_part_changes_the_key():
     cfg = JudgeConfig(url="http://127.0.0.1:1/v1", model="m")
-    req = _req(RED)
+    req = is_it_red(RED)
     base = cache_key(cfg, req)
     variants = [cache_key(replace(cfg, model="m2"), req), cache_key(replace(cfg, model_version="2024"), req),
                 cache_key(replace(cfg, temperature=0.5), req), cache_key(replace(cfg, seed=1), req),
@@ -219,7 +212,7 @@ def test_user_price_table_wins_and_cost_is_tokens_times_price(tmp_path):
     assert Price(3.0, 15.0).cost(1000, 100) == pytest.approx(0.0045)
     with JudgeServer() as srv:
         judge = Judge(fast_config(srv.url, tmp_path, prices=str(table)))
-        replies = judge.ask([(_req(RED), online.parse_single), (_req(BLUE), online.parse_single)],
+        replies = judge.ask([(is_it_red(RED), online.parse_single), (is_it_red(BLUE), online.parse_single)],
                             bill=[("img-red", "p1"), ("img-blue", "p1")])
     s = judge.ledger.summary()
     expected = sum(3.0 * r.prompt_tokens + 15.0 * r.completion_tokens for r in replies) / 1e6

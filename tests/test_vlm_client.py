@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from tests.support.vlm_helpers import BLUE, RED, fast_config, solid
 from vistar.vlm.client import ChatClient, build_messages
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.hwpq import online
@@ -12,8 +13,6 @@ from vistar.vlm.images import png_bytes
 from vistar.vlm.prices import Price
 from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest
-
-from .vlm_helpers import BLUE, RED, fast_config, solid
 
 
 def _question(text: str, rgb) -> JudgeRequest:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.vlm_helpers import RED, fast_config, solid
 from vistar.models.errors import MissingWeightError
 from vistar.vlm.hwpq import online
 from vistar.vlm.images import png_bytes
 from vistar.vlm.judge import Judge
 from vistar.vlm.types import JudgeRequest
-
-from .vlm_helpers import RED, fast_config, solid
 
 torch = pytest.importorskip("torch", reason="torch is needed for the local transformers judge")
 transformers = pytest.importorskip("transformers", reason="transformers is needed for the local transformers judge")

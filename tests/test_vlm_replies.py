@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.vlm_helpers import RED, fast_config, solid
 from vistar.vlm.client import ChatClient
 from vistar.vlm.errors import ReplyFormatError
 from vistar.vlm.hwpq import online
@@ -11,8 +12,6 @@ from vistar.vlm.images import png_bytes
 from vistar.vlm.protocols import genexam, phybench, wise_legacy, wise_verified
 from vistar.vlm.testing_server import JudgeServer
 from vistar.vlm.types import JudgeRequest
-
-from .vlm_helpers import RED, fast_config, solid
 
 WISE = {"consistency": 2, "realism": 1, "aesthetic_quality": 0}
 EXAM = {"points": [1, 0, 1], "spelling": 2, "readability": 1, "logic": 2}

@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 TEMP = Path(tempfile.gettempdir()).resolve()
 
@@ -97,6 +99,7 @@ def test_no_test_points_vistar_home_at_a_fixed_path():
     assert fixed == {}
 
 
+@pytest.mark.slow
 def test_cli_runs_write_only_where_their_environment_says(tmp_path):
     site = tmp_path / "site"
     site.mkdir()

@@ -32,7 +32,7 @@ def build_workload(root: Path) -> tuple[Path, dict]:
     """Images for two models (the second with other seeds), the prompt file and ontology; returns (root, weights)."""
     from skimage import data
 
-    from tests.test_models_loading import save_tiny_dpt, save_tiny_yolo_seg
+    from tests.support.tiny_checkpoints import save_tiny_dpt, save_tiny_yolo_seg
     from vistar.synth.lighting import sample_scene
     from vistar.synth.scenes import scene_pair
     from vistar.synth.storyboards import make_storyboard
@@ -73,7 +73,7 @@ def _dying_stats(batch, ctx):
     import os
     import signal
 
-    from tests import engine_plugins
+    from tests.support import engine_plugins
 
     marker = os.environ.get("VISTAR_TEST_KILL_MARKER")
     if marker and any("kill" in str(item.prompt.id) for item in batch):
@@ -104,11 +104,11 @@ def fake_workload(root: Path, n: int = 12) -> Path:
 
 def install_dying_plugins(monkeypatch) -> None:
     """Registry tables with the fake TR stage that kills its worker once (see `_dying_stats`)."""
-    from tests import engine_plugins
+    from tests.support import engine_plugins
     from vistar.engine import registry
 
     engine_plugins.install(monkeypatch)
-    monkeypatch.setitem(registry.FEATURES, "fake_stats", "tests.executor_helpers:DYING_STAGE")
+    monkeypatch.setitem(registry.FEATURES, "fake_stats", "tests.support.executor_helpers:DYING_STAGE")
 
 
 def fake_table(root: Path, out: Path, **options) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import sys
 
 _PR_CAPBSET_DROP = 24
 _CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _drop_file_capabilities() -> None:
@@ -23,7 +23,7 @@ def _drop_file_capabilities() -> None:
 
 
 def python(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`python ARGV…` (`-c CODE`, `-m tests.engine_plugins score …`) from the repository root, bound by file
+    """`python ARGV…` (`-c CODE`, `-m tests.support.engine_plugins score …`) from the repository root, bound by file
     permissions."""
     environ = {**os.environ, "PYTHONPATH": REPO, **(env or {})}
     return subprocess.run([sys.executable, *argv], cwd=REPO, env=environ, capture_output=True, text=True,

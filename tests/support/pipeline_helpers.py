@@ -53,6 +53,6 @@ METRIC = Metric(name="TR", angle="TR", version="1", features=("slow_mean",),
 def install(monkeypatch) -> None:
     from vistar.engine import registry
 
-    monkeypatch.setattr(registry, "FEATURES", {"slow_mean": "tests.pipeline_helpers:STAGE"})
-    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.pipeline_helpers:METRIC"})
+    monkeypatch.setattr(registry, "FEATURES", {"slow_mean": "tests.support.pipeline_helpers:STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.support.pipeline_helpers:METRIC"})
     STAGE_LOG.clear()

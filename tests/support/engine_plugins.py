@@ -1,6 +1,6 @@
 """A fake feature stage and metrics for engine tests: no model, deterministic, optionally slow.
 
-`install(monkeypatch)` swaps the registry tables for a test; `python -m tests.engine_plugins ARGS` runs the real
+`install(monkeypatch)` swaps the registry tables for a test; `python -m tests.support.engine_plugins ARGS` runs the real
 `vistar` CLI with these tables (used by the SIGKILL test). `VISTAR_TEST_SLEEP` = seconds per image in the stage.
 """
 from __future__ import annotations
@@ -61,8 +61,8 @@ STAGE = FeatureStage(name="fake_stats", version="1", compute=_stats)
 METRIC_MEAN = Metric(name="TR", angle="TR", version="1", features=("fake_stats",), fn=_mean)
 METRIC_MEAN_V2 = Metric(name="TR", angle="TR", version="2", features=("fake_stats",), fn=_mean)
 METRIC_ODD = Metric(name="TR.odd", angle="TR", version="1", features=("fake_stats",), fn=_odd)
-FEATURES = {"fake_stats": "tests.engine_plugins:STAGE"}
-METRICS = {"TR": "tests.engine_plugins:METRIC_MEAN", "TR.odd": "tests.engine_plugins:METRIC_ODD"}
+FEATURES = {"fake_stats": "tests.support.engine_plugins:STAGE"}
+METRICS = {"TR": "tests.support.engine_plugins:METRIC_MEAN", "TR.odd": "tests.support.engine_plugins:METRIC_ODD"}
 
 
 def install(monkeypatch, metrics: dict | None = None) -> None:

@@ -21,8 +21,8 @@ METRIC_B = Metric(name="TR.dark", angle="TR", version="1", features=("fake_brigh
 def install(monkeypatch) -> None:
     from vistar.engine import registry
 
-    monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.fake_plugins:STAGE"})
-    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.fake_plugins:METRIC_A", "TR.dark": "tests.fake_plugins:METRIC_B"})
+    monkeypatch.setattr(registry, "FEATURES", {"fake_brightness": "tests.support.fake_plugins:STAGE"})
+    monkeypatch.setattr(registry, "METRICS", {"TR": "tests.support.fake_plugins:METRIC_A", "TR.dark": "tests.support.fake_plugins:METRIC_B"})
     CALLS.clear()
 
 

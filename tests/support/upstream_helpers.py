@@ -9,7 +9,7 @@ import types
 from contextlib import contextmanager
 from pathlib import Path
 
-from .protocol_helpers import shared
+from tests.support.protocol_helpers import shared
 
 
 class Recorder:
