@@ -195,10 +195,16 @@ def loopback_cluster(cpus: int, allowed: set[int]) -> Iterator[tuple[str, dict]]
     address = f"127.0.0.1:{port}"
     try:
         probe = "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); print(ray.cluster_resources()['CPU'])"
-        for _ in range(60):
-            if subprocess.run([sys.executable, "-c", probe, address], capture_output=True, env=env).returncode == 0:
-                break
+        driver = env | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}   # a driver on loopback only, as the runs' drivers
+        for _ in range(30):
+            try:
+                if subprocess.run([sys.executable, "-c", probe, address], capture_output=True, env=driver, timeout=60).returncode == 0:
+                    break
+            except subprocess.TimeoutExpired:
+                pass
             time.sleep(2)
+        else:
+            raise SystemExit(f"the Ray cluster at {address} did not answer")
         yield address, token
     finally:
         node.terminate()
