@@ -90,10 +90,12 @@ def ray_session(address: str | None, log: Path | None = None) -> Iterator[Any]:
         try:
             yield ray
         finally:
-            if started:
-                ray.shutdown()
-            if watcher is not None:
-                watcher.close()
+            try:
+                if started:
+                    ray.shutdown()
+            finally:   # a shutdown that fails still leaves nothing of the instance behind
+                if watcher is not None:
+                    watcher.close()
 
 
 def check_cluster_device(requested: str) -> None:
