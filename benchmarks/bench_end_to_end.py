@@ -17,7 +17,7 @@ import json
 from device_args import device_of, parser_with_device
 
 from vistar.engine.bench_e2e import core_items, run_e2e
-from vistar.engine.executors import usable_cores
+from vistar.engine.executors.workers import usable_cores
 from vistar.suites.loader import load_suite
 
 

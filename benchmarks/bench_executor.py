@@ -3,6 +3,7 @@ local Ray instance with N CPUs, for TR on rendered 1024² posters and for a mixe
 
     python benchmarks/bench_executor.py                     # 120 posters, 96 mixed images, N = 2: prints markdown
     python benchmarks/bench_executor.py --posters 40 --mixed 24 --workers 4 --no-ray --repeat 1
+    python benchmarks/bench_executor.py --attach            # also through `--ray-address` to a running one-node cluster
 
 TR uses the real RapidOCR models (shipped with rapidocr), CPA the real MediaPipe ones; LI and GC run their real
 stages on tiny random-init YOLO-seg and DPT checkpoints (the repository's test builders), so their detector
@@ -21,6 +22,12 @@ other processes only ever slows a run, and a difference of two walls magnifies i
   everything paid once per run cancels, so this is the rate a long run keeps. `start-up s` = wall(N) - N /
   steady rate, what the run pays once.
 
+A third table sets each Ray run against the pool on the same cores: steady and whole-run rates as ratios, and
+what Ray paid before the first batch (run.json's `executor.startup_seconds`): starting the run's own instance
+(`ray_start_s`) or connecting to a running cluster (`--attach`: `ray_connect_s`; the cluster is a `ray start
+--head` on 127.0.0.1 with N CPUs, started before the runs and stopped after them), then the seconds from the
+executor's start to the first batch's rows (`first_batch_s`, model loading in the actors included).
+
 Utilisation per stage = seconds the stage ran, summed over workers, over (wall seconds × workers): the stage with
 the largest share bounds the run. A stage's seconds include its lazy model loading (and library imports) in
 each worker; what is left to 100 % is process start, planning, decoding in the one-process loop's background
@@ -38,6 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 from PIL import Image
 
@@ -109,7 +117,7 @@ def first_half(root: Path) -> Path:
     return half
 
 
-def run(root: Path, out: Path, weights: dict, cores: set[int], *options: str) -> dict:
+def run(root: Path, out: Path, weights: dict, cores: set[int], *options: str, env: dict | None = None) -> dict:
     """One `vistar score` in a fresh process on `cores`, so imports, model loading (in every worker) and, for Ray,
     starting the Ray instance are paid as a user pays them; `load` is the machine's 1-minute load average before it."""
     paths = [arg for name, path in weights.items() for arg in ("--model-path", f"{name}={path}")]
@@ -117,12 +125,13 @@ def run(root: Path, out: Path, weights: dict, cores: set[int], *options: str) ->
            str(root / "prompts.vistar"), "--out", str(out), "--batch-size", "4", *paths, *options]
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, cores))
+    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, cores),
+                          env={**os.environ, **(env or {})})
     wall = time.perf_counter() - start
     if done.returncode not in (0, 3):
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     meta = json.loads((out / "run.json").read_text())
-    return {"wall": wall, "load": load, "cores": len(cores), "rows": meta["counts"], **meta["executor"]}
+    return {"wall": wall, "load": load, "cores": len(cores), "rows": meta["counts"], "startup_seconds": {}, **meta["executor"]}
 
 
 def report(name: str, n: int, results: dict, halves: dict) -> tuple[list[str], list[str]]:
@@ -147,6 +156,70 @@ def report(name: str, n: int, results: dict, halves: dict) -> tuple[list[str], l
     return throughput, utilisation
 
 
+def against_pool(name: str, n: int, results: dict, halves: dict, pool: str) -> list[str]:
+    """The workload's rows of the Ray-against-the-pool table."""
+    def steady(label: str) -> float | None:
+        extra = results[label]["wall"] - halves[label]["wall"]
+        return (n - n // 2) / extra if extra > 0 else None
+
+    rows = []
+    for label, r in results.items():
+        if "ray" not in label:
+            continue
+        mine, base = steady(label), steady(pool)
+        ratio = f"{mine / base:.2f}×" if mine and base else "–"
+        paid = ", ".join(f"{k} {v:.1f}" for k, v in r["startup_seconds"].items()) or "–"
+        rows.append(f"| {name} | {label} | {ratio} | {results[pool]['wall'] / r['wall']:.2f}× | {paid} |")
+    return rows
+
+
+@contextlib.contextmanager
+def loopback_cluster(cpus: int, allowed: set[int]) -> Iterator[tuple[str, dict]]:
+    """A one-node Ray cluster on 127.0.0.1 with CPUS CPUs on the cores ALLOWED: its address and the environment a
+    driver needs (its token); stopped after (SIGTERM
+    to its `ray start --block`, then SIGKILL to what is left of the session it started in)."""
+    import secrets
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    token = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"} | token
+    env["RAY_worker_niceness"] = "0"   # as a run's own instance (docs/scaling.md): workers at the pool's niceness
+    start = [sys.executable, str(Path(__file__).resolve().parents[1] / "tests" / "ray_loopback_start.py"), "start",
+             "--head", "--port", str(port), "--node-ip-address", "127.0.0.1", "--num-cpus", str(cpus),
+             "--include-dashboard", "false", "--temp-dir", tempfile.mkdtemp(prefix="vr", dir="/tmp"), "--block"]
+    node = subprocess.Popen(start, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: os.sched_setaffinity(0, allowed))
+    address = f"127.0.0.1:{port}"
+    try:
+        probe = "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); print(ray.cluster_resources()['CPU'])"
+        driver = env | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}   # a driver on loopback only, as the runs' drivers
+        for _ in range(30):
+            try:
+                if subprocess.run([sys.executable, "-c", probe, address], capture_output=True, env=driver, timeout=60).returncode == 0:
+                    break
+            except subprocess.TimeoutExpired:
+                pass
+            time.sleep(2)
+        else:
+            raise SystemExit(f"the Ray cluster at {address} did not answer")
+        yield address, token
+    finally:
+        node.terminate()
+        try:
+            node.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            node.kill()
+        for entry in Path("/proc").iterdir():   # what is left of the session `ray start` began
+            try:
+                if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3]) == node.pid:
+                    os.kill(int(entry.name), 9)
+            except (OSError, ValueError):
+                continue
+
+
 def machine() -> str:
     try:
         model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -162,6 +235,7 @@ def main() -> None:
     ap.add_argument("--mixed", type=int, default=96, help="mixed TR/LI/CPA/GC workload size (0 skips it)")
     ap.add_argument("--workers", type=int, default=2, help="processes of the pool, CPUs of the Ray instance")
     ap.add_argument("--no-ray", action="store_true", help="skip the Ray executor")
+    ap.add_argument("--attach", action="store_true", help="also run Ray through --ray-address to a running local cluster")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each configuration and size; the fastest counts")
     args = ap.parse_args()
     usable = sorted(os.sched_getaffinity(0))
@@ -171,8 +245,8 @@ def main() -> None:
     os.environ.setdefault("VISTAR_HOME", tempfile.mkdtemp())  # only the weights named here
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     before = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    table, utilisation = [], []
-    with tempfile.TemporaryDirectory() as tmp:
+    table, utilisation, ray_rows = [], [], []
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         tmp = Path(tmp)
         workloads = []
         if args.posters:
@@ -182,25 +256,30 @@ def main() -> None:
                 root, weights = mixed(tmp / "mixed", args.mixed)
             workloads.append((f"mixed, {args.mixed} images", args.mixed, root, weights))
         n = args.workers
-        configurations = [("one process, one core", one, ["--cpu-workers", "1"]),
-                          ("one process", cores, ["--cpu-workers", "1"]),
-                          (f"`--cpu-workers {n}`", cores, ["--cpu-workers", str(n)])]
+        configurations: list[tuple[str, set[int], list[str], dict]] = [
+            ("one process, one core", one, ["--cpu-workers", "1"], {}), ("one process", cores, ["--cpu-workers", "1"], {}),
+            (f"`--cpu-workers {n}`", cores, ["--cpu-workers", str(n)], {})]
         if not args.no_ray:
-            configurations.append((f"`--executor ray` ({n} CPUs)", cores, ["--executor", "ray", "--cpu-workers", str(n)]))
+            configurations.append((f"`--executor ray` ({n} CPUs)", cores, ["--executor", "ray", "--cpu-workers", str(n)], {}))
+        if args.attach and not args.no_ray:
+            address, token = stack.enter_context(loopback_cluster(n, cores))
+            configurations.append((f"`--ray-address` ({n} CPUs)", cores, ["--executor", "ray", "--cpu-workers", str(n),
+                                                                         "--ray-address", address], token))
         for name, size, root, weights in workloads:
             half = first_half(root)
             results, halves = {}, {}
-            for k, (label, allowed, options) in enumerate(configurations):
+            for k, (label, allowed, options, env) in enumerate(configurations):
                 for rep in range(args.repeat):  # the fastest of the repeats: other load only ever slows a run down
-                    once = run(half, tmp / f"{size}-{k}-{rep}-half", weights, allowed, *options)
+                    once = run(half, tmp / f"{size}-{k}-{rep}-half", weights, allowed, *options, env=env)
                     halves[label] = min(halves.get(label, once), once, key=lambda r: r["wall"])
-                    once = run(root, tmp / f"{size}-{k}-{rep}", weights, allowed, *options)
+                    once = run(root, tmp / f"{size}-{k}-{rep}", weights, allowed, *options, env=env)
                     results[label] = min(results.get(label, once), once, key=lambda r: r["wall"])
                 print(f"{name}, {label}: {halves[label]['wall']:.1f} s for half, {results[label]['wall']:.1f} s",
                       file=sys.stderr)
             rows, used = report(name, size, results, halves)
             table += rows
             utilisation += used
+            ray_rows += against_pool(name, size, results, halves, f"`--cpu-workers {n}`")
     command = " ".join(["python", "benchmarks/bench_executor.py", *sys.argv[1:]])
     print(f"`{command}` on {machine()}; 1/5/15-minute load average {before} before, "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} after.\n")
@@ -211,6 +290,9 @@ def main() -> None:
     print("\nimages/s: N images over the whole run's wall; steady images/s: (N - N/2) / (wall(N) - wall(N/2)), the "
           "rate once the run's fixed costs are paid; start-up s = wall(N) - N / steady; `load`: the 1-minute load "
           "average when the fastest N-image run started.\n")
+    if ray_rows:
+        print("| workload | Ray run | steady vs pool | whole run vs pool | paid before scoring, s |\n|---|---|---:|---:|---|")
+        print("\n".join(ray_rows) + "\n")
     print("| workload | executor | utilisation per stage (% of workers × wall) |\n|---|---|---|")
     print("\n".join(utilisation))
 

@@ -12,14 +12,15 @@
 #   STAGE_COSTS_ARGS  workload options of the stage-cost bench (default: --n 48 --batch-sizes 1,8,32)
 #   EXECUTOR_ARGS  options of bench_executor.py (default: every core of the box; the mixed workload needs MediaPipe)
 # `STEPS=throughput` (its block below) measures each torch stage against its model, the precisions, OCR on the GPU
-# and the end-to-end rate within 8 minutes.
+# and the end-to-end rate within 8 minutes. `STEPS=ray-gpu` (4 minutes at most) scores the core suite through Ray's
+# GPU and CPU pools and through `--cpu-workers` (bench_ray_gpu.py; `--dry-run` there checks it on a CPU).
 set -u
 py=${PYTHON:-python3}
 out=${1:-gpu-results}
 mkdir -p "$out"
 limit=${STEP_LIMIT_S:-1800}
 cores=$(nproc)
-steps=${STEPS:-"env throughput tests executor stage-costs kernels shadows psc cse pipeline examples"}
+steps=${STEPS:-"env throughput ray-gpu tests executor stage-costs kernels shadows psc cse pipeline examples"}
 
 step() {
   local name=$1
@@ -46,6 +47,8 @@ run() {
     pipeline) step pipeline "$py" benchmarks/bench_pipeline.py --images 256 --workers 0 4 8 --compute-ms 2 ;;
     examples) step examples vistar bench --prompts examples/prompts.vistar --device cuda --random-init --n 256 \
       --batch-sizes 1,8,32,64 --json "$out/bench-cuda.json" ;;
+    ray-gpu) limit=240 step ray-gpu "$py" benchmarks/bench_ray_gpu.py --device cuda --n 48 --size 1024 --batch 8 \
+      --cpu-workers "$cores" --json "$out/ray-gpu.json" ;;
     throughput*) throughput "$1" ;;
     *) echo "unknown step $1" >>"$out/summary.txt" ;;
   esac

@@ -36,7 +36,7 @@ class FakeRay:
 class RecordingExecutor:
     """Scores nothing; keeps the configuration the runner opened it with."""
 
-    name, workers, stage_seconds = "fake", 1, {}
+    name, workers, stage_seconds, startup = "fake", 1, {}, {}
     opened: list = []
 
     def __init__(self, cfg, ctx, ontology, n_batches, warm=False):

@@ -1,4 +1,4 @@
-"""The Ray pipeline's plan (no Ray needed: these are the arguments `map_batches` is called with): stage pools,
+"""The Ray pipeline's plan (no Ray needed: these are the actor pools the executor starts): stage pools,
 decoding and metrics in the first and last CPU group's actors (pools of their own next to a GPU group), stages
 grouped where their resource changes, GPU shares only for the stages that run
 on the run's device under `--device cuda`, and CPU/GPU requests that fit every node whichever node Ray picks."""
@@ -10,8 +10,7 @@ import pytest
 
 from vistar.api import FeatureStage
 from vistar.engine import registry
-from vistar.engine.executors.ray_exec import blocks
-from vistar.engine.executors.ray_plan import RayStage, group_stages, map_batches_args, plan
+from vistar.engine.executors.ray_plan import RayStage, actor_specs, group_stages, plan
 from vistar.engine.executors.ray_stages import Scorer, StageRunner
 
 # the stages the executor tests' mixed workload needs (TR, LI, CPA, GC, CSE), dependencies first
@@ -42,10 +41,10 @@ def _fits(pipeline: list[RayStage], nodes: list[tuple[float, float]], trials: in
 def test_cpu_run_is_one_pool_that_decodes_and_scores():
     pipeline = plan(MIXED, "cpu", cpus=2, gpus=0, n_batches=6, cpu_workers=None)
     assert pipeline == [RayStage("stages", tuple(MIXED), 2, 1.0, decode=True, score=True)]
-    [call] = map_batches_args(pipeline, b"setup", 4_000_000)
-    assert call["fn"] is StageRunner and call["concurrency"] == 2 and call["batch_size"] == 1 and "num_gpus" not in call
-    assert call["fn_constructor_kwargs"] == {"setup": b"setup", "stages": tuple(MIXED), "keep_images": False,
-                                             "device": "cpu", "max_pixels": 4_000_000, "score": True}
+    [spec] = actor_specs(pipeline, 4_000_000)
+    assert spec["cls"] is StageRunner and spec["actors"] == 2 and spec["resources"] == {"num_cpus": 1.0}
+    assert spec["kwargs"] == {"stages": tuple(MIXED), "keep_images": False, "device": "cpu", "max_pixels": 4_000_000,
+                              "score": True}
     # the two-node test's cluster: one CPU on each node
     assert _fits(pipeline, [(1, 0), (1, 0)])
 
@@ -72,9 +71,9 @@ def test_cuda_run_gives_gpu_shares_to_device_stages_only():
     cpu_pool, gpu_pool = pipeline[0], pipeline[1]
     assert (cpu_pool.actors, cpu_pool.num_cpus, cpu_pool.num_gpus) == (8, 0.5, 0.0)
     assert (gpu_pool.actors, gpu_pool.num_cpus, gpu_pool.num_gpus) == (2, 0.5, 0.5)   # two actors share the GPU
-    calls = map_batches_args(pipeline, b"setup", 1000)
-    assert "num_gpus" not in calls[0] and calls[1]["num_gpus"] == 0.5 and calls[2]["fn"] is Scorer
-    cpu_args, gpu_args = calls[0]["fn_constructor_kwargs"], calls[1]["fn_constructor_kwargs"]
+    specs = actor_specs(pipeline, 1000)
+    assert "num_gpus" not in specs[0]["resources"] and specs[1]["resources"]["num_gpus"] == 0.5 and specs[2]["cls"] is Scorer
+    cpu_args, gpu_args = specs[0]["kwargs"], specs[1]["kwargs"]
     assert (cpu_args["device"], cpu_args["keep_images"], cpu_args["max_pixels"], cpu_args["score"]) == ("cpu", True, 1000, False)
     assert (gpu_args["device"], gpu_args["keep_images"], gpu_args["max_pixels"], gpu_args["score"]) == ("cuda", False, None, False)
     assert _fits(pipeline, [(4, 1), (4, 0)]) and not _fits(pipeline, [(8, 0)])   # a GPU actor needs the GPU node
@@ -129,10 +128,3 @@ def test_groups_follow_dependencies_across_kinds(monkeypatch):
                                                                       (False, False, True)]
     assert all(s.num_cpus == 0.3333 for s in pipeline)   # 1/3 in Ray's unit, rounded down: three fit a CPU
     assert _fits(pipeline, [(1, 1), (1, 0), (1, 0)])
-
-
-def test_blocks_hold_one_batch_in_short_runs_and_at_most_eight_in_long_ones():
-    assert blocks(30, 2) == 30                  # a block (one actor task) per batch: the end of the run balances
-    assert blocks(12_500, 2) == 1563            # ceil(12,500 / 8): 8 batches a block at most
-    assert blocks(5_000, 64) == 1024            # 16 blocks per actor of a wide pool
-    assert blocks(1, 8) == 1

@@ -19,7 +19,7 @@ from tests.support.executor_helpers import COLUMNS
 from vistar.api import FeatureStage, Metric, MetricResult
 from vistar.engine import registry
 from vistar.engine.executors import local
-from vistar.engine.executors.ray_plan import RayStage, map_batches_args
+from vistar.engine.executors.ray_plan import RayStage, actor_specs
 from vistar.engine.executors.ray_stages import InFlight, dumps
 from vistar.engine.executors.work import SINGLE_THREAD_ENV, WorkerSetup, pack
 from vistar.engine.images import DEFAULT_MAX_PIXELS
@@ -92,14 +92,13 @@ def test_actor_chain_gives_the_rows_of_score_batch(workload, monkeypatch, shape)
 
     def through_actors(groups, images, ctx, ontology, timings=None):
         setup = pickle.dumps(WorkerSetup.of_run(SimpleNamespace(max_pixels=DEFAULT_MAX_PIXELS), ctx, ontology))
-        batch = {"index": np.array([7]), "state": np.array([dumps(InFlight(pack(groups)))], dtype=object)}
-        for call in map_batches_args(pipeline, setup, DEFAULT_MAX_PIXELS):
-            batch = call["fn"](**call["fn_constructor_kwargs"])(batch)
-            assert list(batch["index"]) == [7]
-            if "state" in batch:
-                dropped.append(all(image is None or isinstance(image, Exception)
-                                   for image in pickle.loads(batch["state"][0]).images))
-        reports = pickle.loads(batch["report"][0])
+        blob = dumps(InFlight(pack(groups)))
+        specs = actor_specs(pipeline, DEFAULT_MAX_PIXELS)
+        for k, spec in enumerate(specs):
+            blob = spec["cls"](**spec["kwargs"]).run([setup], blob)
+            if k < len(specs) - 1:
+                dropped.append(all(image is None or isinstance(image, Exception) for image in pickle.loads(blob).images))
+        reports = pickle.loads(blob)
         assert [set(r.stage_seconds) for r in reports] == reported
         return reports[-1].rows
 

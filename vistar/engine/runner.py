@@ -83,9 +83,10 @@ def run_score(cfg: ScoreConfig, progress: Progress = None, *,
         raise ValueError("random_init is a benchmarking option (`vistar bench --random-init`); scores need the real weights")
     if cfg.executor == "ray" and cfg.ray_address and cfg.device != "cpu":   # the cluster's GPUs count, not this machine's
         from .executors.ray_exec import check_cluster_device, cluster_device, ray_session
+        from .executors.ray_instance import RAY_LOG
 
         check_cluster_device(cfg.device)
-        with ray_session(cfg.ray_address) as ray:   # connected before anything is written; the executor reuses it
+        with ray_session(cfg.ray_address, cfg.out / RAY_LOG) as ray:   # connected before anything is written; the executor reuses it
             return _run_on(cfg, cluster_device(ray, cfg.device), progress, warm)
     return _run_on(cfg, resolve_device(cfg.device), progress, warm)
 
@@ -201,7 +202,8 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
             if progress:
                 progress(done, len(groups))
     meta["executor"] = {"name": executor.name, "workers": executor.workers,
-                        "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())}}
+                        "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())},
+                        **({"startup_seconds": {k: round(v, 3) for k, v in executor.startup.items()}} if executor.startup else {})}
     store.compact()
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)

@@ -5,7 +5,7 @@ hands the executor batches in a fixed order and writes the rows it yields. They 
 
 - `local`, one worker: decode ahead and score in this process (today's loop);
 - `local`, `--cpu-workers N` >= 2: N single-threaded processes on this machine (`local.ProcessPool`);
-- `ray`: a Ray Data pipeline over actors on a Ray cluster, or on a Ray instance started on this machine.
+- `ray`: pools of Ray actors on a Ray cluster, or on a Ray instance started on this machine.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class Executor(Protocol):
     name: str
     workers: int
     stage_seconds: dict[str, float]
+    startup: dict[str, float]   # what the executor paid before scoring, reported apart (Ray: starting or connecting)
 
     def __enter__(self) -> Executor: ...
     def __exit__(self, *exc: Any) -> bool | None: ...

@@ -45,6 +45,7 @@ class InProcess:
         """`decode(source, max_pixels)`: what reads a record's `path` (default: the file's decoder)."""
         self.cfg, self.ctx, self.ontology = cfg, ctx, ontology
         self.stage_seconds: dict[str, float] = {}
+        self.startup: dict[str, float] = {}
         self.workers = 1
         self.prefetcher = Prefetcher(cfg.workers, cfg.max_pixels, cfg.prefetch, decode)
 
@@ -115,6 +116,7 @@ class ProcessPool:
         self.ctx, self.workers = ctx, workers
         self.setup = pickle.dumps(WorkerSetup.of_run(cfg, ctx, ontology))
         self.stage_seconds: dict[str, float] = {}
+        self.startup: dict[str, float] = {}
         self.pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> ProcessPool:

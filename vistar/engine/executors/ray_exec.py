@@ -1,21 +1,25 @@
-"""`--executor ray`: the planned batches as a Ray Dataset streamed through pools of actors (`ray_plan.py`).
+"""`--executor ray`: the planned batches through pools of Ray actors (`ray_plan.py`).
 
 A pool per group of feature stages (a GPU share each with `--device cuda` where the stages run on the run's
 device), the first group's actors decoding when it is a CPU group and the last one's applying the metrics when
-it is one (pools of their own next to a GPU group); each actor is one process with one thread that loads its models once (`ray_stages.py`). A
-planned batch stays one Dataset row from the first pool to the last, so every stage runs on the images the local
-executor would run it on together. Ray restarts an actor that dies and re-runs its task; the driver keeps the
-first result of every batch and hands rows to the runner in batch order, so the store gets exactly the rows of a
-local run, once each, and a driver killed mid-run resumes like a local run. Ray Data streams: a few batches per
-actor are in flight, so memory is bounded by them, not by the run.
+it is one (pools of their own next to a GPU group); each actor is one process with one thread that loads its
+models once (`ray_stages.py`). A CPU run is one pool whose actors each do what a `--cpu-workers` process does.
+A planned batch goes from pool to pool as one object (each call takes the previous one's result), so every stage
+runs on the images the local executor would run it on together. Each batch goes to the actor of each pool with the
+fewest batches in flight, and at most `IN_FLIGHT_PER_ACTOR` batches per actor of the widest pool are in flight
+(finished or not, while an earlier one is awaited): memory is bounded by them, not by the run. Ray restarts an
+actor that dies and re-runs its call; a batch whose actor keeps dying ends as error rows. The driver hands rows to
+the runner in batch order, so the store gets exactly the rows of a local run, once each, and a driver killed
+mid-run resumes like a local run.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import pickle
+import time
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ...api import StageContext
@@ -24,17 +28,16 @@ from ...runtime.device import DeviceUnavailable
 from .. import registry
 from ..batch import stages_wanted
 from ..plan import Batch, Row
-from .ray_plan import RayStage, map_batches_args, plan
+from .ray_instance import RAY_LOG, InstanceWatcher, RayLogToFile, children
+from .ray_plan import RayStage, actor_specs, plan
 from .ray_stages import InFlight, dumps
-from .work import BatchReport, WorkerSetup, absorb, pack
+from .work import BatchReport, WorkerSetup, _failed_rows, absorb, pack
 from .workers import ExecutorOptions, usable_cores
 
 MISSING = "--executor ray needs Ray: pip install 'vistar[ray]'"
-# A Dataset block is one actor task (~10 ms of Ray's time on a 2-core VM): at the end of a run the last blocks run
-# while other actors idle, so a block holds one batch in short runs and at most MAX_BATCHES_PER_BLOCK in long ones.
-MIN_BLOCKS_PER_ACTOR = 16
-MAX_BATCHES_PER_BLOCK = 8
-
+IN_FLIGHT_PER_ACTOR = 2   # as the process pool: one batch running, one waiting in the actor's queue
+WORKER_NICENESS = "RAY_worker_niceness"   # Ray's setting (read by the raylet from its environment)
+ACTOR_RESTARTS = 3        # restarts of a dead actor (its call is re-run), then its batches end as error rows
 
 # Ray advertises a node at the machine's network address even when told 127.0.0.1 (it rewrites loopback addresses);
 # this switch of Ray's (public, named for Windows/macOS, where clusters are off by default) keeps a node, and a
@@ -50,42 +53,49 @@ def is_loopback(address: str | None) -> bool:
 
 
 def import_ray(address: str | None = None) -> Any:
-    """Ray and Ray Data, or a ValueError naming the extra that installs them; on loopback only when ADDRESS is
+    """Ray, or a ValueError naming the extra that installs them; on loopback only when ADDRESS is
     (Ray reads the switch when it is imported, so a Ray the caller imported and started keeps its own setting)."""
     if is_loopback(address) and address != "auto":
         os.environ.setdefault(LOOPBACK_ONLY, "0")
     try:
         import ray
-        import ray.data  # noqa: F401
     except ImportError as exc:
         raise ValueError(f"{MISSING} ({exc})") from None
     return ray
 
 
-def blocks(n_batches: int, actors: int) -> int:
-    """Dataset blocks for N_BATCHES batches over ACTORS actors of the widest pool."""
-    return min(n_batches, max(actors * MIN_BLOCKS_PER_ACTOR, math.ceil(n_batches / MAX_BATCHES_PER_BLOCK)))
-
-
 @contextlib.contextmanager
-def ray_session(address: str | None) -> Iterator[Any]:
+def ray_session(address: str | None, log: Path | None = None) -> Iterator[Any]:
     """Ray connected to the cluster at ADDRESS, or a Ray instance started on this machine for the run (no
-    ADDRESS), shut down after it; a Ray the caller already started (a notebook, a test) is used as it is."""
+    ADDRESS), shut down after it and watched so that it ends with this process however it ends (`ray_instance`);
+    Ray's log lines go to LOG, not the terminal. A Ray the caller already started (a notebook, a test) is used as
+    it is."""
     ray = import_ray(address)
     started = not ray.is_initialized()
-    if started:
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-        if address:
-            ray.init(address=address, **common)
-        else:  # a Ray instance on this machine only, for this run ("local": never one RAY_ADDRESS or the last
-            # `ray start` on this machine points at, which would refuse num_cpus or outlive the run)
-            ray.init(address="local", num_cpus=usable_cores(), **common)
-    try:
-        yield ray
-    finally:
+    watcher = None
+    with RayLogToFile(log if started else None):
         if started:
-            ray.shutdown()
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.INFO)
+            if address:
+                ray.init(address=address, **common)
+            else:  # a Ray instance on this machine only, for this run ("local": never one RAY_ADDRESS or the last
+                # `ray start` on this machine points at, which would refuse num_cpus or outlive the run)
+                # Ray starts its workers at niceness 15: on a machine shared with other work they would get a fraction
+                # of the cores the pool's processes (niceness 0) get
+                os.environ.setdefault(WORKER_NICENESS, "0")
+                before = children(os.getpid())
+                ray.init(address="local", num_cpus=usable_cores(), **common)
+                watcher = InstanceWatcher({pid: name for pid, name in children(os.getpid()).items() if pid not in before})
+        try:
+            yield ray
+        finally:
+            try:
+                if started:
+                    ray.shutdown()
+            finally:   # a shutdown that fails still leaves nothing of the instance behind
+                if watcher is not None:
+                    watcher.close()
 
 
 def check_cluster_device(requested: str) -> None:
@@ -118,6 +128,7 @@ class RayExecutor:
         self.cfg, self.ctx, self.n_batches = cfg, ctx, n_batches
         self.setup = pickle.dumps(WorkerSetup.of_run(cfg, ctx, ontology))
         self.stage_seconds: dict[str, float] = {}
+        self.startup: dict[str, float] = {}
         self.workers = 0
         self.session = contextlib.ExitStack()
 
@@ -129,10 +140,10 @@ class RayExecutor:
 
     def connect(self) -> Any:
         """Ray for this run, started (or connected) when there is something to score: a rerun of a complete run
-        does not start Ray."""
-        ray = self.session.enter_context(ray_session(self.cfg.ray_address))
-        logging.getLogger("ray.data").setLevel(logging.ERROR)  # the run's own progress and summary say the rest
-        ray.data.DataContext.get_current().enable_progress_bars = False
+        does not start Ray. Its seconds are reported apart (`ray_start_s` for an instance of the run's own)."""
+        start = time.perf_counter()
+        ray = self.session.enter_context(ray_session(self.cfg.ray_address, self.cfg.out / RAY_LOG))
+        self.startup["ray_connect_s" if self.cfg.ray_address else "ray_start_s"] = time.perf_counter() - start
         return ray
 
     def pipeline(self, batches: list[Batch]) -> list[RayStage]:
@@ -142,30 +153,59 @@ class RayExecutor:
         return plan(stages, self.cfg.device, resources.get("CPU", 1), resources.get("GPU", 0), len(batches),
                     self.cfg.cpu_workers, self.ctx.features)
 
+    def pools(self, pipeline: list[RayStage]) -> list[list[Any]]:
+        """The actors of each pool (they load their models on their first batch)."""
+        pools = []
+        for spec in actor_specs(pipeline, self.cfg.max_pixels):
+            cls = self.ray.remote(spec["cls"]).options(max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS,
+                                                       **spec["resources"])
+            pools.append([cls.remote(**spec["kwargs"]) for _ in range(spec["actors"])])
+        return pools
+
     def score(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, list[Row]]]:
         batches = list(batches)
         if not batches:
             return
+        began = time.perf_counter()
         self.ray = self.connect()
         pipeline = self.pipeline(batches)
         self.workers = max((stage.actors for stage in pipeline if stage.role == "stages"), default=1)
-        items = [{"index": i, "state": dumps(InFlight(pack(b)))} for i, b in enumerate(batches)]
-        dataset = self.ray.data.from_items(items, override_num_blocks=blocks(len(items), self.workers))
-        for kwargs in map_batches_args(pipeline, self.setup, self.cfg.max_pixels):
-            dataset = dataset.map_batches(kwargs.pop("fn"), **kwargs)
-        waiting: dict[int, list[BatchReport]] = {}
-        next_index = 0
-        for record in dataset.iter_rows():
-            index = int(record["index"])
-            if index < next_index or index in waiting:  # a re-run task's second answer for a batch
-                continue
-            waiting[index] = pickle.loads(record["report"])
-            while next_index in waiting:  # rows leave in batch order, as in a local run
-                reports = waiting.pop(next_index)
-                for report in reports:
-                    absorb(report, self.ctx, self.stage_seconds)
-                yield batches[next_index], reports[-1].rows
-                next_index += 1
-        if next_index < len(batches):
-            raise RuntimeError(f"the Ray pipeline returned {next_index} of {len(batches)} batches; "
-                               "rerun the same command to score the rest")
+        pools = self.pools(pipeline)
+        load = [[0] * len(pool) for pool in pools]   # batches in flight on each actor
+        setup = [self.ray.put(self.setup)]   # in a list: Ray passes the reference, each actor fetches it once
+        limit = IN_FLIGHT_PER_ACTOR * max(map(len, pools))
+        pending: dict[Any, tuple[int, list[int]]] = {}
+        done: dict[int, list[BatchReport]] = {}
+        submitted = 0
+        for index, batch in enumerate(batches):
+            while submitted < len(batches) and submitted - index < limit:
+                state: Any = dumps(InFlight(pack(batches[submitted])))
+                picks = []
+                for pool, busy in zip(pools, load):
+                    k = min(range(len(pool)), key=busy.__getitem__)   # the fewest in flight, the first of equals
+                    busy[k] += 1
+                    picks.append(k)
+                    state = pool[k].run.remote(setup, state)
+                pending[state] = (submitted, picks)
+                submitted += 1
+            while index not in done:
+                [ref], _ = self.ray.wait(list(pending), num_returns=1)
+                finished, picks = pending.pop(ref)
+                for busy, k in zip(load, picks):
+                    busy[k] -= 1
+                done[finished] = self.reports(ref, batches[finished])
+            reports = done.pop(index)
+            for report in reports:
+                absorb(report, self.ctx, self.stage_seconds)
+            if index == 0:
+                self.startup["first_batch_s"] = time.perf_counter() - began
+            yield batch, reports[-1].rows
+
+    def reports(self, ref: Any, batch: Batch) -> list[BatchReport]:
+        """Every actor's report for BATCH (the last one holding its rows), or error rows when Ray lost it."""
+        try:
+            reports: list[BatchReport] = pickle.loads(self.ray.get(ref))
+            return reports
+        except self.ray.exceptions.RayError as exc:
+            message = f"the Ray actor scoring this batch failed: {type(exc).__name__}: {str(exc)[:500]}"
+            return [BatchReport(_failed_rows(pickle.loads(pack(batch)), message))]

@@ -55,7 +55,7 @@ def uses_gpu(name: str, stage_params: dict[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class RayStage:
-    """One `map_batches` of the pipeline: its actor class's role, the feature stages it runs, its pool size and
+    """One pool of the pipeline: its actor class's role, the feature stages it runs, its pool size and
     what each actor asks Ray for."""
 
     role: str                    # decode, stages or metrics
@@ -121,23 +121,23 @@ def _share(whole: float, parts: int) -> float:
     return math.floor(whole * RESOURCE_UNITS / max(1, parts)) / RESOURCE_UNITS
 
 
-def map_batches_args(pipeline: list[RayStage], setup: bytes, max_pixels: int) -> list[dict[str, Any]]:
-    """The keyword arguments of each `Dataset.map_batches` call: one planned batch per call (the stages see the
-    batch the local executor would), a fixed pool of single-threaded actors."""
+def actor_specs(pipeline: list[RayStage], max_pixels: int) -> list[dict[str, Any]]:
+    """Each pool's actor class, its constructor's keyword arguments (small: the run's setup comes with the first
+    call, so a restarted actor needs nothing from the object store to start), its size and what each actor asks
+    Ray for."""
     last_group = max((k for k, s in enumerate(pipeline) if s.role == "stages"), default=-1)
-    calls = []
+    specs = []
     for k, stage in enumerate(pipeline):
         actor: type
         kwargs: dict[str, Any]
         if stage.role == "decode":
             actor, kwargs = Decoder, {"max_pixels": max_pixels}
         elif stage.role == "metrics":
-            actor, kwargs = Scorer, {"setup": setup}
+            actor, kwargs = Scorer, {}
         else:
-            actor, kwargs = StageRunner, {"setup": setup, "stages": stage.stages, "keep_images": k != last_group,
+            actor, kwargs = StageRunner, {"stages": stage.stages, "keep_images": k != last_group,
                                           "device": "cuda" if stage.num_gpus else "cpu",
                                           "max_pixels": max_pixels if stage.decode else None, "score": stage.score}
-        calls.append({"fn": actor, "fn_constructor_kwargs": kwargs, "batch_size": 1, "batch_format": "numpy",
-                      "concurrency": stage.actors, "num_cpus": stage.num_cpus,
-                      **({"num_gpus": stage.num_gpus} if stage.num_gpus else {})})
-    return calls
+        specs.append({"cls": actor, "kwargs": kwargs, "actors": stage.actors,
+                      "resources": {"num_cpus": stage.num_cpus, **({"num_gpus": stage.num_gpus} if stage.num_gpus else {})}})
+    return specs

@@ -2,7 +2,7 @@
 `StageRunner` runs one group of feature stages over them, `Scorer` applies the metrics and makes the rows (a CPU
 group's `StageRunner` decodes and scores too, next to its stages: see `ray_plan.py`).
 
-A planned batch travels from actor to actor as one pickled `InFlight` in a Ray Data row: features are arbitrary
+A planned batch travels from actor to actor as one pickled `InFlight` (bytes in Ray's object store): features are arbitrary
 Python objects (arrays, dataclasses, the exception a stage failed with) that no Arrow schema describes, and a
 batch that stays whole runs every stage over the same images together, as `batch.score_batch` does. The steps
 below are `score_batch`'s (its `run_stage` included), split where the actors change; the executor tests hold the
@@ -88,29 +88,45 @@ def _dump(obj: object) -> bytes:
 
 
 class _Actor:
-    """One process, one thread, for the actor's life (Ray Data calls it with batches of rows of one column,
-    `state`); a step that raises marks the batch failed instead of failing the Dataset."""
+    """One process, one thread, for the actor's life: `run(setup, state)` takes a pickled `InFlight` and gives the
+    next one (or the last actor's reports). SETUP is a one-item list holding the run's pickled `WorkerSetup` or Ray's
+    reference to it, fetched on the first call only. A step that raises marks the batch failed instead of failing
+    the run."""
 
-    out = "state"
+    needs_setup = True
 
-    def __call__(self, batch: dict[str, Any]) -> dict[str, np.ndarray]:
-        results = []
-        for blob in batch["state"]:
-            state = pickle.loads(bytes(blob))
-            if state.failure is None:
-                try:
-                    self.step(state)
-                except Exception as exc:
-                    state.failure = (f"{type(self).__name__} failed: {type(exc).__name__}: {exc}\n"
-                                     f"{traceback.format_exc(limit=3)}")
-            results.append(self.finish(state))
-        return {"index": np.asarray(batch["index"]), self.out: np.array(results, dtype=object)}
+    def __init__(self) -> None:
+        single_thread_env()
+        self.worker: BatchWorker | None = None
+        self.device = "cpu"
+
+    def run(self, setup: list[Any], blob: bytes) -> bytes:
+        state = pickle.loads(blob)
+        if state.failure is None:
+            try:
+                if self.needs_setup and self.worker is None:
+                    self.worker = BatchWorker(pickle.loads(_fetch(setup[0])), self.device)
+                self.step(state)
+            except Exception as exc:
+                state.failure = (f"{type(self).__name__} failed: {type(exc).__name__}: {exc}\n"
+                                 f"{traceback.format_exc(limit=3)}")
+        return self.finish(state)
 
     def step(self, state: InFlight) -> None:
         raise NotImplementedError
 
     def finish(self, state: InFlight) -> bytes:
         return dumps(state)
+
+
+def _fetch(setup: Any) -> bytes:
+    """The setup's bytes: given as they are (called in this process), or through Ray's reference."""
+    if isinstance(setup, bytes):
+        return setup
+    import ray
+
+    data: bytes = ray.get(setup)
+    return data
 
 
 def decode_batch(state: InFlight, max_pixels: int) -> None:
@@ -143,8 +159,10 @@ def final_reports(state: InFlight) -> bytes:
 class Decoder(_Actor):
     """A decode pool of its own: before a first stage group whose actors hold a GPU share."""
 
+    needs_setup = False
+
     def __init__(self, max_pixels: int):
-        single_thread_env()
+        super().__init__()
         self.max_pixels = max_pixels
 
     def step(self, state: InFlight) -> None:
@@ -157,15 +175,14 @@ class StageRunner(_Actor):
     a CPU run is one pool whose actors do what a `--cpu-workers` process does, and no pixels cross the object
     store."""
 
-    def __init__(self, setup: bytes, stages: tuple[str, ...], device: str, keep_images: bool, max_pixels: int | None = None,
+    def __init__(self, stages: tuple[str, ...], device: str, keep_images: bool, max_pixels: int | None = None,
                  score: bool = False):
-        single_thread_env()
-        self.worker = BatchWorker(pickle.loads(setup), device)
-        self.stages, self.keep_images = tuple(stages), keep_images
+        super().__init__()
+        self.device, self.stages, self.keep_images = device, tuple(stages), keep_images
         self.max_pixels, self.score = max_pixels, score
-        self.out = "report" if score else "state"
 
     def step(self, state: InFlight) -> None:
+        assert self.worker is not None
         if self.max_pixels is not None:
             decode_batch(state, self.max_pixels)
         groups = unpack(state.packed)
@@ -189,13 +206,8 @@ class StageRunner(_Actor):
 class Scorer(_Actor):
     """A metrics pool of its own: after a last stage group whose actors hold a GPU share."""
 
-    out = "report"
-
-    def __init__(self, setup: bytes):
-        single_thread_env()
-        self.worker = BatchWorker(pickle.loads(setup), "cpu")
-
     def step(self, state: InFlight) -> None:
+        assert self.worker is not None
         apply_metrics(state, self.worker)
 
     def finish(self, state: InFlight) -> bytes:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Protocol
 
 
@@ -22,6 +23,8 @@ class ExecutorOptions(Protocol):
     def max_pixels(self) -> int: ...
     @property
     def ray_address(self) -> str | None: ...
+    @property
+    def out(self) -> Path: ...            # the run folder (Ray's log lines go there)
 
 
 BATCHES_PER_WORKER = 2   # the pool pays a model load per worker: with the default worker count, runs this short stay in-process
