@@ -11,37 +11,10 @@ import pytest
 
 from tests.support import engine_plugins
 from tests.support.live_cli import scene, start_cli, wait_for
+from tests.support.processes import alive, descendants
 from vistar.engine import store as store_mod
 from vistar.engine.merge import MergeError, merge_runs
 from vistar.engine.runner import ScoreConfig, run_score
-
-
-def children() -> dict[int, int]:
-    """pid -> parent pid of every process on the machine."""
-    out = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdecimal():
-            try:
-                out[int(entry.name)] = int((entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    return out
-
-
-def descendants(pid: int) -> set[int]:
-    parents, found, frontier = children(), set(), {pid}
-    while frontier:
-        frontier = {p for p, pp in parents.items() if pp in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != b"Z"
 
 
 @pytest.mark.slow

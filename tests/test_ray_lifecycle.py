@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_engine_lifecycle import alive, descendants, scene, start_cli, wait_for
+from tests.support.live_cli import scene, start_cli, wait_for
+from tests.support.processes import alive, descendants
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'vistar[ray]')")
 pytestmark = [pytest.mark.ray, pytest.mark.slow,
