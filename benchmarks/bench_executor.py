@@ -187,7 +187,7 @@ def loopback_cluster(cpus: int, allowed: set[int]) -> Iterator[tuple[str, dict]]
     token = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), "RAY_USAGE_STATS_ENABLED": "0"}
     env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"} | token
     env["RAY_worker_niceness"] = "0"   # as a run's own instance (docs/scaling.md): workers at the pool's niceness
-    start = [sys.executable, str(Path(__file__).resolve().parents[1] / "tests" / "ray_loopback_start.py"), "start",
+    start = [sys.executable, str(Path(__file__).resolve().parents[1] / "tests" / "support" / "ray_loopback_start.py"), "start",
              "--head", "--port", str(port), "--node-ip-address", "127.0.0.1", "--num-cpus", str(cpus),
              "--include-dashboard", "false", "--temp-dir", tempfile.mkdtemp(prefix="vr", dir="/tmp"), "--block"]
     node = subprocess.Popen(start, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -197,6 +197,8 @@ def loopback_cluster(cpus: int, allowed: set[int]) -> Iterator[tuple[str, dict]]
         probe = "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); print(ray.cluster_resources()['CPU'])"
         driver = env | {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}   # a driver on loopback only, as the runs' drivers
         for _ in range(30):
+            if node.poll() is not None:   # `ray start` itself failed: no cluster will answer
+                raise SystemExit(f"`ray start` exited with {node.returncode}: {' '.join(start)}")
             try:
                 if subprocess.run([sys.executable, "-c", probe, address], capture_output=True, env=driver, timeout=60).returncode == 0:
                     break
