@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scenes import Box, Sphere
+from .scenes import Box, solid
 
 TOP_PLACEMENTS = ("sunk", "resting")
 
@@ -27,8 +27,4 @@ def on_block_top(rng: np.random.Generator, placement: str, shape: str = "ball") 
         y = height + r - sink
     else:
         raise ValueError(f"unknown placement '{placement}' ({', '.join(TOP_PLACEMENTS)})")
-    if shape == "ball":
-        return [box, Sphere((x, y, z), r)]
-    if shape == "cube":
-        return [box, Box((x - r, y - r, z - r), (x + r, y + r, z + r))]
-    raise ValueError(f"unknown shape '{shape}' (ball, cube)")
+    return [box, solid(shape, (x, y, z), r)]

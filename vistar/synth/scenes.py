@@ -201,6 +201,16 @@ _BUILDERS = (_sphere_and_box, _two_spheres, _cylinder_and_box, _two_boxes)
 PLACEMENTS = ("sunk", "resting", "floating")
 
 
+def solid(shape: str, centre: tuple[float, float, float], r: float) -> Sphere | Box:
+    """A ball of radius R or a cube of half-size R at CENTRE: the solid the block scenes set against a block."""
+    x, y, z = centre
+    if shape == "ball":
+        return Sphere((x, y, z), r)
+    if shape == "cube":
+        return Box((x - r, y - r, z - r), (x + r, y + r, z + r))
+    raise ValueError(f"unknown shape '{shape}' (ball, cube)")
+
+
 def at_block_face(rng: np.random.Generator, placement: str, shape: str = "ball") -> list:
     """A block and a ball (or cube) of half-size r at its front face (the face towards the camera): "sunk"
     puts the solid's centre within −0.2r…0.5r of the face plane (into the block by at least half its size),
@@ -217,11 +227,7 @@ def at_block_face(rng: np.random.Generator, placement: str, shape: str = "ball")
         y, z = rng.uniform(r + 0.1, height), -half - r - rng.uniform(0.1, 0.5)
     else:
         raise ValueError(f"unknown placement '{placement}' ({', '.join(PLACEMENTS)})")
-    if shape == "ball":
-        return [box, Sphere((x, y, z), r)]
-    if shape == "cube":
-        return [box, Box((x - r, y - r, z - r), (x + r, y + r, z + r))]
-    raise ValueError(f"unknown shape '{shape}' (ball, cube)")
+    return [box, solid(shape, (x, y, z), r)]
 
 
 def scene_pair(seed: int, height: int = 96, width: int = 128, elevation_deg: float | None = None) -> tuple[Scene, Scene]:
