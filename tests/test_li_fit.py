@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from vistar.api import Instances, ShadowMap
+from tests.support.object_masks import instances
+from vistar.api import ShadowMap
 from vistar.engine.params import metric_params
 from vistar.metrics.li import METRIC, read_light
 from vistar.metrics.light_fit import SolidModel, fit_light, predicted_shadow, solid_model
@@ -14,12 +15,6 @@ from vistar.synth.lighting import Solid, render
 from vistar.validity.li import light_vector
 
 PARAMS = metric_params(Ontology.load(), "LI")
-
-
-def _instances(masks):
-    masks = np.stack(masks)
-    return Instances(masks, np.zeros(len(masks), int), tuple(f"obj{i}" for i in range(len(masks))),
-                     np.ones(len(masks)), np.array([[0, 0, 1, 1]] * len(masks), float))
 
 
 def _azel(v):
@@ -37,7 +32,7 @@ def test_a_post_in_its_neighbours_shadow_cuts_that_shadow_but_not_the_fit():
     shadow = np.zeros((h, w), bool)
     shadow[115:119, 52:80] = True        # A's shadow, cut by B
     shadow[115:119, 92:150] = True       # B's shadow (and what is left of A's), 58 px
-    reading = read_light(_instances([a, b]), shadow, PARAMS)
+    reading = read_light(instances([a, b]), shadow, PARAMS)
     by_object = {p["object"]: p for p in reading.pairs}
     # each pair alone: the split of the merged shadow hands A a cut piece, so A reads a high sun
     assert by_object[0]["tier"] == "shares a shadow with another object"
@@ -90,6 +85,6 @@ def test_objects_covering_every_shadow_pixel_are_a_skip_not_a_crash():
     shadow[45:50, 20:60] = True
     model = solid_model(mask, 35.0)
     assert fit_light([model], shadow, mask) is None
-    result = METRIC.fn({"instances": _instances([mask]), "shadows": ShadowMap(shadow, "hand")},
+    result = METRIC.fn({"instances": instances([mask]), "shadows": ShadowMap(shadow, "hand")},
                        {"light": "light from the upper left"}, PARAMS, None)
     assert result.status == "skipped" and result.score is None

@@ -2,19 +2,13 @@
 import numpy as np
 import pytest
 
+from tests.support.object_masks import instances
 from vistar.api import Instances, ShadowMap
 from vistar.engine.params import metric_params
 from vistar.metrics.li import METRIC, associate
 from vistar.ontology import Ontology
 
 PARAMS = metric_params(Ontology.load(), "LI")
-
-
-def _instances(masks):
-    masks = np.stack(masks)
-    boxes = np.array([[0, 0, 1, 1]] * len(masks), float)
-    return Instances(masks, np.zeros(len(masks), int), tuple(f"obj{i}" for i in range(len(masks))),
-                     np.ones(len(masks)), boxes)
 
 
 def _scene():
@@ -26,7 +20,7 @@ def _scene():
     shadow = np.zeros((h, w), bool)
     shadow[115:119, 52:110] = True
     shadow[135:139, 162:220] = True
-    return _instances([a, b]), shadow
+    return instances([a, b]), shadow
 
 
 def test_each_shadow_goes_to_the_object_it_touches():
