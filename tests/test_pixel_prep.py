@@ -48,9 +48,11 @@ def _boards():
 
 
 def _crops(image):
-    """Panel-like views: a wide, a tall, a small (below CLIP's 224 crop: padded) and a whole-image crop."""
+    """Panel-like views: a wide, a tall, a small (below CLIP's 224 crop: padded), a whole-image crop, and a second
+    wide one of the first's shape (same-shaped views are resized in one call)."""
     h, w = image.shape[:2]
-    return [(0, 0, w // 2, h // 3), (w // 3, 0, w // 2, h), (5, 7, 150, 120), (0, 0, w, h)]
+    return [(0, 0, w // 2, h // 3), (w // 3, 0, w // 2, h), (5, 7, 150, 120), (0, 0, w, h),
+            (w // 2, h // 3, 2 * (w // 2), 2 * (h // 3))]
 
 
 @pytest.mark.slow
