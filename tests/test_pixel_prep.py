@@ -76,6 +76,24 @@ def test_clips_text_half_alone_equals_the_processor():
     assert set(ref) == set(ours) and all(torch.equal(ref[k], ours[k]) for k in ref)
 
 
+def test_clip_tokens_cached_per_text_equal_the_batch_tokenised_at_once():
+    processor, _ = _image_processor("clip-vit-large-patch14")
+    calls = []
+
+    def tokenizer(texts, **kwargs):
+        calls.append(list(texts))
+        return processor.tokenizer(texts, **kwargs)
+
+    kwargs = dict(padding="max_length", truncation=True, max_length=77, return_tensors="pt")
+    cache: dict = {}
+    first = ["a red fox running", "a red fox asleep", "a red fox running"]
+    second = ["a red fox asleep", "fox " * 100]   # one text seen before, one truncated
+    for texts in (first, second):
+        ours, ref = clip_embed._tokens(texts, tokenizer, 77, cache, "cpu"), processor.tokenizer(texts, **kwargs)
+        assert set(ours) == set(ref) and all(torch.equal(ours[k], ref[k]) for k in ref)
+    assert calls == [["a red fox running", "a red fox asleep"], ["fox " * 100]]   # each distinct text once
+
+
 @pytest.mark.slow
 def test_masked_square_equals_dinos_host_masked_crop():
     _, ip = _image_processor("dinov2-large")

@@ -23,9 +23,9 @@ import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput, SubjectMasks
 from ..runtime import precision
-from ..runtime.device import batch_invariant, is_cuda, pixels_to_device
+from ..runtime.device import batch_invariant, is_cuda, pixels_to_device, to_device
 from ..runtime.precision import Precision
-from .hf_models import DType, load_pretrained, torch_dtype
+from .hf_models import DType, load_pretrained, token_cache, torch_dtype
 from .pixel_prep import Preprocess, on_host, padded
 
 DETECTOR, SEGMENTER = "grounding-dino-tiny", "sam-vit-huge"
@@ -88,18 +88,27 @@ def _detect(images: list, arrays: list[np.ndarray], queries: list[str], model, p
             idx = members[start:start + step]
             text = [queries[i] for i in idx]
             if images is None:
-                inputs = processor(images=[arrays[i] for i in idx], text=text, padding="longest", return_tensors="pt")
+                inputs = dict(processor(images=[arrays[i] for i in idx], text=text, padding="longest",
+                                        return_tensors="pt").to(ctx.device))
             else:
                 values, mask, _ = padded([images[i] for i in idx], processor.image_processor)
-                inputs = processor(text=text, padding="longest", return_tensors="pt")
-                inputs["pixel_values"], inputs["pixel_mask"] = values, mask
-            inputs = inputs.to(ctx.device)
+                inputs = {**_query_tokens(tuple(text), processor, ctx), "pixel_values": values, "pixel_mask": mask}
             inputs["pixel_values"] = inputs["pixel_values"].to(torch_dtype(p.dtype))
             with torch.inference_mode(), precision.compute(ctx, "subject_masks", p.precision):
                 out = model(**inputs)
             for i, boxes, scores in zip(idx, *_boxes(out, shape, p.box_threshold)):
                 results[i] = (boxes, scores)
     return results
+
+
+def _query_tokens(text: tuple[str, ...], processor, ctx: StageContext) -> dict:
+    """The processor's text half for a batch's queries (padded to the longest), on the device, tokenised once per run
+    for each distinct tuple of queries (a suite repeats its subjects)."""
+    cache = token_cache(ctx, "subject_masks")
+    if text not in cache:
+        cache[text] = {k: to_device(v, ctx.device) for k, v in processor(text=list(text), padding="longest",
+                                                                          return_tensors="pt").items()}
+    return cache[text]
 
 
 def _boxes(out, shape: tuple[int, int], threshold: float):
