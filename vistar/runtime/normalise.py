@@ -32,7 +32,9 @@ def normalise_into(out: Tensor, pixels: Tensor, arithmetic: Callable[[Tensor], o
     if hwc.strides[1:] != (hwc.shape[2], 1):   # OpenCV reads interleaved channels with only the rows strided
         hwc = np.ascontiguousarray(hwc)
     planes = np.asarray(out.numpy())
-    for c, plane in enumerate(cv2.split(hwc)):
+    plane = np.empty(hwc.shape[:2], np.uint8)   # one channel's bytes at a time, one buffer for all
+    for c in range(hwc.shape[2]):
+        plane = cv2.extractChannel(hwc, c, dst=plane)
         written = cv2.LUT(plane, table[c].numpy(), dst=planes[c])
         if not np.shares_memory(written, planes[c]):   # OpenCV allocated instead of writing in place
             planes[c][...] = written
