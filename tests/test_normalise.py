@@ -23,13 +23,15 @@ def _reference(pixels, arithmetic):
     return out
 
 
-@pytest.mark.parametrize("layout", ["panel view", "channels first", "whole image"])
+@pytest.mark.parametrize("layout", ["panel view", "channels first", "planar view", "column strided", "whole image"])
 def test_table_path_equals_the_float_arithmetic(layout):
     image = np.random.default_rng(0).integers(0, 256, (61, 83, 3), dtype=np.uint8)
     image[0, :3] = [[0, 0, 0], [255, 255, 255], [127, 128, 129]]     # the table's ends and the mean's neighbourhood
     hwc = torch.from_numpy(image)
     pixels = {"panel view": hwc.permute(2, 0, 1)[:, 5:40, 7:70],
-              "channels first": hwc.permute(2, 0, 1).contiguous(),   # not interleaved: copied for OpenCV
+              "channels first": hwc.permute(2, 0, 1).contiguous(),   # planar, as torch's uint8 resize returns it
+              "planar view": hwc.permute(2, 0, 1).contiguous()[:, 3:50, 2:60],
+              "column strided": hwc.permute(2, 0, 1)[:, ::2, ::3],
               "whole image": hwc.permute(2, 0, 1)}[layout]
     padded = torch.full((3, 70, 90), -7.0)
     h, w = pixels.shape[-2:]

@@ -28,13 +28,16 @@ def normalise_into(out: Tensor, pixels: Tensor, arithmetic: Callable[[Tensor], o
         return
     table = torch.arange(256, dtype=torch.float32).repeat(len(pixels), 1, 1)   # (C, 1, 256): every uint8 value
     arithmetic(table)
-    hwc = pixels.permute(1, 2, 0).numpy()
-    if hwc.strides[1:] != (hwc.shape[2], 1):   # OpenCV reads interleaved channels with only the rows strided
-        hwc = np.ascontiguousarray(hwc)
     planes = np.asarray(out.numpy())
-    plane = np.empty(hwc.shape[:2], np.uint8)   # one channel's bytes at a time, one buffer for all
-    for c in range(hwc.shape[2]):
-        plane = cv2.extractChannel(hwc, c, dst=plane)
+    source = np.asarray(pixels.numpy())
+    hwc = source.transpose(1, 2, 0)
+    interleaved = hwc.strides[1:] == (hwc.shape[2], 1)   # channels last, only the rows strided (a panel's view)
+    plane = np.empty(hwc.shape[:2], np.uint8) if interleaved else None   # one channel's bytes at a time
+    for c in range(len(source)):
+        if interleaved:
+            plane = cv2.extractChannel(hwc, c, dst=plane)
+        else:   # planar: each channel read as it lies (a copy where even its rows are strided)
+            plane = source[c] if source.strides[2] == 1 else np.ascontiguousarray(source[c])
         written = cv2.LUT(plane, table[c].numpy(), dst=planes[c])
         if not np.shares_memory(written, planes[c]):   # OpenCV allocated instead of writing in place
             planes[c][...] = written
