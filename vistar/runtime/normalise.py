@@ -32,12 +32,13 @@ def normalise_into(out: Tensor, pixels: Tensor, arithmetic: Callable[[Tensor], o
     source = np.asarray(pixels.numpy())
     hwc = source.transpose(1, 2, 0)
     interleaved = hwc.strides[1:] == (hwc.shape[2], 1)   # channels last, only the rows strided (a panel's view)
-    plane = np.empty(hwc.shape[:2], np.uint8) if interleaved else None   # one channel's bytes at a time
+    buffer = np.empty(hwc.shape[:2], np.uint8)   # one interleaved channel's bytes at a time
     for c in range(len(source)):
+        plane: np.ndarray
         if interleaved:
-            plane = cv2.extractChannel(hwc, c, dst=plane)
+            plane = np.asarray(cv2.extractChannel(hwc, c, dst=buffer))
         else:   # planar: each channel read as it lies (a copy where even its rows are strided)
             plane = source[c] if source.strides[2] == 1 else np.ascontiguousarray(source[c])
-        written = cv2.LUT(plane, table[c].numpy(), dst=planes[c])
+        written = np.asarray(cv2.LUT(plane, table[c].numpy(), dst=planes[c]))
         if not np.shares_memory(written, planes[c]):   # OpenCV allocated instead of writing in place
             planes[c][...] = written
