@@ -135,6 +135,11 @@ def test_grounding_dino_inputs_equal_the_processor_for_a_mixed_batch():
     assert torch.equal(values, ref["pixel_values"]) and torch.equal(mask, ref["pixel_mask"])
     tokens = processor(text=text, padding="longest", return_tensors="pt")   # the text alone, as the stage asks
     assert all(torch.equal(tokens[k], ref[k]) for k in tokens)
+    for image in images:   # one image a call (the CPU's way): nothing padded, the mask a broadcast 1 of the same value
+        values, mask, _ = padded([pixels_to_device(image, "cpu")], ip)
+        ref = processor(images=[image], text=text[:1], return_tensors="pt")
+        assert torch.equal(values, ref["pixel_values"]) and torch.equal(mask, ref["pixel_mask"])
+        assert mask.stride() == (0, 0, 0)
 
 
 def test_depth_input_equals_dpts_processor():

@@ -75,18 +75,24 @@ def _normalise_into(out, pixels, processor) -> None:
 def _stacked(images: list, height: int, width: int, processor, with_mask: bool = False):
     """(N, 3, HEIGHT, WIDTH) float32, contiguous as the processor returns it: each (1, 3, h, w) uint8 image
     normalised into its top-left corner, zero elsewhere (the processors pad with 0 after normalising); and, WITH_MASK,
-    the (N, HEIGHT, WIDTH) int64 mask of the real pixels, as GroundingDINO's processor gives it (else None)."""
+    the (N, HEIGHT, WIDTH) int64 mask of the real pixels, as GroundingDINO's processor gives it (else None). Where no
+    image is padded (one image per call, as on the CPU) the mask is all ones: a broadcast 1, no bytes written, which
+    the model reads as it reads the processor's (it only converts and downsamples the mask)."""
     import torch
 
     device = images[0].device
     out = torch.empty((len(images), 3, height, width), dtype=torch.float32, device=device)
-    mask = torch.empty((len(images), height, width), dtype=torch.int64, device=device) if with_mask else None
+    mask = None
+    if with_mask and all(tuple(image.shape[-2:]) == (height, width) for image in images):
+        mask = torch.ones((), dtype=torch.int64, device=device).expand(len(images), height, width)
+    elif with_mask:
+        mask = torch.empty((len(images), height, width), dtype=torch.int64, device=device)
     for i, image in enumerate(images):
         h, w = image.shape[-2:]
         _normalise_into(out[i, :, :h, :w], image[0], processor)
         out[i, :, h:].zero_()
         out[i, :, :h, w:].zero_()
-        if mask is not None:
+        if mask is not None and mask.stride(0):
             mask[i, :h, :w] = 1
             mask[i, h:] = 0
             mask[i, :h, w:] = 0

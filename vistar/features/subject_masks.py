@@ -256,7 +256,10 @@ def _panel_masks(segmented, best: np.ndarray, clipped: np.ndarray, panel_boxes, 
     SEGMENTED: (low-resolution logits of the found panels, resized size) from `_segment`, or None."""
     import torch
 
-    full = torch.zeros((len(panel_boxes), *shape), dtype=torch.bool, device=device)
+    if is_cuda(device):
+        full = torch.zeros((len(panel_boxes), *shape), dtype=torch.bool, device=device)
+    else:   # numpy's zeros come from the OS already zero: only the found panels' pages are ever written
+        full = torch.from_numpy(np.zeros((len(panel_boxes), *shape), bool))
     nonempty = torch.zeros(len(panel_boxes), dtype=torch.bool, device=device)
     if segmented is not None:
         logits, resized = segmented
