@@ -107,6 +107,8 @@ def test_masked_square_equals_dinos_host_masked_crop():
             square = masked_square(pixels_to_device(image, "cpu"), mask, fill)
             host = masked_crop(image, mask, fill)
             assert torch.equal(square.permute(1, 2, 0), torch.from_numpy(host))
+            planar = pixels_to_device(image, "cpu").contiguous()   # a (3, H, W) tensor given as it is (vistar.Scorer)
+            assert torch.equal(masked_square(planar, mask.astype(np.uint8), fill), square)
             assert torch.equal(centre_crops([square], ip), ip(images=[host], return_tensors="pt")["pixel_values"])
     with pytest.raises(ValueError, match="empty mask"):
         masked_square(pixels_to_device(image, "cpu"), np.zeros((h, w), bool), fill)
