@@ -4,7 +4,8 @@ The processors convert the uint8 image to float32, then subtract and divide over
 4 bytes a value, the largest host cost of SAM's and GroundingDINO's inputs. A uint8 channel holds only 256 values,
 so those same float32 operations applied once to 0..255 make a table per channel, and OpenCV's LUT writes each
 channel's float plane from its uint8 plane: every value equals the arithmetic's (the table IS its result), in
-about 60 % of the time. CUDA tensors run the arithmetic itself.
+about 60 % of the time on a warm 1024² image (GroundingDINO's 800² and SAM's 1024² inputs). CUDA tensors and small
+images run the arithmetic itself.
 """
 from __future__ import annotations
 
@@ -16,13 +17,17 @@ if TYPE_CHECKING:
     from torch import Tensor
 
 
+TABLE_FROM = 1 << 19   # values: below about 3 x 400², making the table costs what it saves (CLIP's 224² crops, depth's 384²)
+
+
 def normalise_into(out: Tensor, pixels: Tensor, arithmetic: Callable[[Tensor], object]) -> None:
     """OUT (C, h, w) float32 := ARITHMETIC applied in place to PIXELS (C, h, w) uint8 as float32. ARITHMETIC must be
     elementwise within a channel (per-channel constants broadcast over (C, 1, 1)), as the processors' is."""
     import cv2  # with torch in the `cv` extra
     import torch
 
-    if out.device.type != "cpu" or out.dtype != torch.float32 or pixels.dtype != torch.uint8:
+    if (out.device.type != "cpu" or out.dtype != torch.float32 or pixels.dtype != torch.uint8
+            or pixels.numel() < TABLE_FROM):
         out.copy_(pixels)
         arithmetic(out)
         return
