@@ -48,9 +48,11 @@ def _boards():
 
 
 def _crops(image):
-    """Panel-like views: a wide, a tall, a small (below CLIP's 224 crop: padded) and a whole-image crop."""
+    """Panel-like views: a wide, a tall, a small (below CLIP's 224 crop: padded), a whole-image crop, and a second
+    wide one of the first's shape (same-shaped views are resized in one call)."""
     h, w = image.shape[:2]
-    return [(0, 0, w // 2, h // 3), (w // 3, 0, w // 2, h), (5, 7, 150, 120), (0, 0, w, h)]
+    return [(0, 0, w // 2, h // 3), (w // 3, 0, w // 2, h), (5, 7, 150, 120), (0, 0, w, h),
+            (w // 2, h // 3, 2 * (w // 2), 2 * (h // 3))]
 
 
 @pytest.mark.slow
@@ -74,6 +76,24 @@ def test_clips_text_half_alone_equals_the_processor():
     assert set(ref) == set(ours) and all(torch.equal(ref[k], ours[k]) for k in ref)
 
 
+def test_clip_tokens_cached_per_text_equal_the_batch_tokenised_at_once():
+    processor, _ = _image_processor("clip-vit-large-patch14")
+    calls = []
+
+    def tokenizer(texts, **kwargs):
+        calls.append(list(texts))
+        return processor.tokenizer(texts, **kwargs)
+
+    kwargs = dict(padding="max_length", truncation=True, max_length=77, return_tensors="pt")
+    cache: dict = {}
+    first = ["a red fox running", "a red fox asleep", "a red fox running"]
+    second = ["a red fox asleep", "fox " * 100]   # one text seen before, one truncated
+    for texts in (first, second):
+        ours, ref = clip_embed._tokens(texts, tokenizer, 77, cache, "cpu"), processor.tokenizer(texts, **kwargs)
+        assert set(ours) == set(ref) and all(torch.equal(ours[k], ref[k]) for k in ref)
+    assert calls == [["a red fox running", "a red fox asleep"], ["fox " * 100]]   # each distinct text once
+
+
 @pytest.mark.slow
 def test_masked_square_equals_dinos_host_masked_crop():
     _, ip = _image_processor("dinov2-large")
@@ -87,6 +107,8 @@ def test_masked_square_equals_dinos_host_masked_crop():
             square = masked_square(pixels_to_device(image, "cpu"), mask, fill)
             host = masked_crop(image, mask, fill)
             assert torch.equal(square.permute(1, 2, 0), torch.from_numpy(host))
+            planar = pixels_to_device(image, "cpu").contiguous()   # a (3, H, W) tensor given as it is (vistar.Scorer)
+            assert torch.equal(masked_square(planar, mask.astype(np.uint8), fill), square)
             assert torch.equal(centre_crops([square], ip), ip(images=[host], return_tensors="pt")["pixel_values"])
     with pytest.raises(ValueError, match="empty mask"):
         masked_square(pixels_to_device(image, "cpu"), np.zeros((h, w), bool), fill)
@@ -115,6 +137,11 @@ def test_grounding_dino_inputs_equal_the_processor_for_a_mixed_batch():
     assert torch.equal(values, ref["pixel_values"]) and torch.equal(mask, ref["pixel_mask"])
     tokens = processor(text=text, padding="longest", return_tensors="pt")   # the text alone, as the stage asks
     assert all(torch.equal(tokens[k], ref[k]) for k in tokens)
+    for image in images:   # one image a call (the CPU's way): nothing padded, the mask a broadcast 1 of the same value
+        values, mask, _ = padded([pixels_to_device(image, "cpu")], ip)
+        ref = processor(images=[image], text=text[:1], return_tensors="pt")
+        assert torch.equal(values, ref["pixel_values"]) and torch.equal(mask, ref["pixel_mask"])
+        assert mask.stride() == (0, 0, 0)
 
 
 def test_depth_input_equals_dpts_processor():

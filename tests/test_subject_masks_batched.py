@@ -33,6 +33,10 @@ def test_panel_masks_are_the_processors_masks_inside_the_panel(shape, resized):
     for x0, y0, x1, y1 in boxes:
         ours = _panel_mask(logits, (x0, y0, x1, y1), shape, resized, (1024, 1024))
         assert torch.equal(ours, reference[0, 0, y0:y1, x0:x1]), (x0, y0, x1, y1)
+        full = torch.zeros(shape, dtype=torch.bool)   # written in place into the image's masks, nothing around it
+        written = _panel_mask(logits, (x0, y0, x1, y1), shape, resized, (1024, 1024), out=full[y0:y1, x0:x1])
+        assert written.data_ptr() == full[y0:y1, x0:x1].data_ptr() and torch.equal(written, ours)
+        assert full.sum() == ours.sum()
 
 
 @pytest.fixture(scope="module")

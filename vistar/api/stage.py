@@ -67,7 +67,7 @@ class StageContext:
     options: RunOptions = field(default_factory=RunOptions)
     judge_ledger: Any = None     # the judge's calls and cost (vistar.vlm.prices.Ledger), summed over the run
     stage_devices: dict[str, str] = field(default_factory=dict)   # where a stage said it ran (runtime.device.ran_on)
-    cache: dict[str, Any] = field(default_factory=dict)           # loaded models, by key (`model`)
+    cache: dict[str, Any] = field(default_factory=dict)           # loaded models, by key (`model`); per-run tokens
 
     def params(self, stage: str, kind: type[P]) -> P:
         """`features.<stage>` parsed into the stage's parameter dataclass (checked when the run was planned)."""

@@ -13,7 +13,7 @@ import numpy as np
 from ..api import ClipEmbeddings, FeatureStage, StageContext, StageInput
 from ..runtime import precision
 from ..runtime.device import batch_invariant, pixels_to_device, setup_torch, to_device
-from .hf_models import EmbedParams, load_pretrained, pooled, torch_dtype
+from .hf_models import EmbedParams, load_pretrained, pooled, token_cache, torch_dtype
 from .pixel_prep import centre_crops, on_host
 
 MODEL = "clip-vit-large-patch14"
@@ -30,6 +30,20 @@ def shots_of(controls: dict) -> list[str]:
 def _chunks(items: list, size: int):
     for i in range(0, len(items), max(1, size)):
         yield items[i:i + size]
+
+
+def _tokens(texts: list[str], tokenizer, max_tokens: int, cache: dict, device: str) -> dict:
+    """The tokenizer's tensors for TEXTS (the processor's text half, called alone), each distinct text tokenised once
+    per run: padded to MAX_TOKENS, a text's row never depends on the others, so rows from CACHE concatenate to the
+    batch's own result (tests/test_pixel_prep.py)."""
+    import torch
+
+    missing = [t for t in dict.fromkeys(texts) if t not in cache]
+    if missing:
+        encoded = tokenizer(missing, padding="max_length", truncation=True, max_length=max_tokens, return_tensors="pt")
+        for j, text in enumerate(missing):
+            cache[text] = {k: to_device(v[j:j + 1], device) for k, v in encoded.items()}
+    return {k: torch.cat([cache[t][k] for t in texts]) for k in cache[texts[0]]}
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
@@ -66,8 +80,7 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             vecs = batch_invariant(lambda **x: pooled(model.get_image_features(**x)), ctx.device, pixel_values=values)
             image_vecs.append(vecs.float().cpu().numpy())
         for chunk in _chunks(texts, size):
-            tokens = processor.tokenizer(chunk, padding="max_length", truncation=True, max_length=max_tokens,
-                                         return_tensors="pt").to(ctx.device)   # the processor's text half, called alone
+            tokens = _tokens(chunk, processor.tokenizer, max_tokens, token_cache(ctx, "clip_embed"), ctx.device)
             vecs = batch_invariant(lambda **x: pooled(model.get_text_features(**x)), ctx.device, **tokens)
             text_vecs.append(vecs.float().cpu().numpy())
     image_all = np.concatenate(image_vecs) if image_vecs else np.zeros((0, 0), np.float32)

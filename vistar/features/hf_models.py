@@ -47,6 +47,16 @@ def load_pretrained(name: str, ctx: StageContext, model_cls, processor_cls, dtyp
     return load_model(name, ctx, load, lambda model, processor: (model.to(ctx.device, torch_dtype(dtype)), processor))
 
 
+def token_cache(ctx: StageContext, key: str) -> dict:
+    """The run's tokenised texts for KEY (a stage's tokeniser and its settings): the same prompt texts come back image
+    after image (a suite's storyboards share subjects and shots), and tokenising them is host time for the same
+    tensors. Cleared when it grows past 4096 entries, so a long run of distinct texts keeps it small."""
+    cache = ctx.cache.setdefault(f"tokens:{key}", {})
+    if len(cache) > 4096:
+        cache.clear()
+    return cache
+
+
 def pooled(output):
     """transformers 5 returns model outputs from `get_*_features`; older versions return the tensor."""
     return output if hasattr(output, "shape") else output.pooler_output

@@ -23,9 +23,9 @@ import numpy as np
 
 from ..api import FeatureStage, StageContext, StageInput, SubjectMasks
 from ..runtime import precision
-from ..runtime.device import batch_invariant, is_cuda, pixels_to_device
+from ..runtime.device import batch_invariant, is_cuda, pixels_to_device, to_device
 from ..runtime.precision import Precision
-from .hf_models import DType, load_pretrained, torch_dtype
+from .hf_models import DType, load_pretrained, token_cache, torch_dtype
 from .pixel_prep import Preprocess, on_host, padded
 
 DETECTOR, SEGMENTER = "grounding-dino-tiny", "sam-vit-huge"
@@ -88,18 +88,27 @@ def _detect(images: list, arrays: list[np.ndarray], queries: list[str], model, p
             idx = members[start:start + step]
             text = [queries[i] for i in idx]
             if images is None:
-                inputs = processor(images=[arrays[i] for i in idx], text=text, padding="longest", return_tensors="pt")
+                inputs = dict(processor(images=[arrays[i] for i in idx], text=text, padding="longest",
+                                        return_tensors="pt").to(ctx.device))
             else:
                 values, mask, _ = padded([images[i] for i in idx], processor.image_processor)
-                inputs = processor(text=text, padding="longest", return_tensors="pt")
-                inputs["pixel_values"], inputs["pixel_mask"] = values, mask
-            inputs = inputs.to(ctx.device)
+                inputs = {**_query_tokens(tuple(text), processor, ctx), "pixel_values": values, "pixel_mask": mask}
             inputs["pixel_values"] = inputs["pixel_values"].to(torch_dtype(p.dtype))
             with torch.inference_mode(), precision.compute(ctx, "subject_masks", p.precision):
                 out = model(**inputs)
             for i, boxes, scores in zip(idx, *_boxes(out, shape, p.box_threshold)):
                 results[i] = (boxes, scores)
     return results
+
+
+def _query_tokens(text: tuple[str, ...], processor, ctx: StageContext) -> dict:
+    """The processor's text half for a batch's queries (padded to the longest), on the device, tokenised once per run
+    for each distinct tuple of queries (a suite repeats its subjects)."""
+    cache = token_cache(ctx, "subject_masks")
+    if text not in cache:
+        cache[text] = {k: to_device(v, ctx.device) for k, v in processor(text=list(text), padding="longest",
+                                                                          return_tensors="pt").items()}
+    return cache[text]
 
 
 def _boxes(out, shape: tuple[int, int], threshold: float):
@@ -173,13 +182,14 @@ def _decode(model, embeddings, prompts: list, device: str) -> list:
     return [pred[i, :len(b)] for i, b in enumerate(prompts)]
 
 
-def _panel_mask(logits, box, shape: tuple[int, int], resized: tuple[int, int], pad: tuple[int, int]):
+def _panel_mask(logits, box, shape: tuple[int, int], resized: tuple[int, int], pad: tuple[int, int], out=None):
     """The (y1 - y0, x1 - x0) bool mask inside BOX (x0, y0, x1, y1) from (1, 1, h, w) logits, as SAM's processor's
     `post_process_masks` gives it (bilinear to the padded input size, crop the image, bilinear to the original size,
     > 0). Where the image needed no resize and the pad is a whole multiple f of the logits, only the box's low-res
     rows and columns (and one neighbour each side) are upsampled, by f: the same source positions and weights, so the
     same bits (tests/test_subject_masks_batched.py), at a fraction of the cost (a panel of a 2x2 storyboard: a
-    quarter)."""
+    quarter). OUT: a bool view to write the mask into (the panel's region of the image's masks), returned."""
+    import torch
     import torch.nn.functional as F
 
     x0, y0, x1, y1 = (int(v) for v in box)
@@ -189,11 +199,13 @@ def _panel_mask(logits, box, shape: tuple[int, int], resized: tuple[int, int], p
         a, b = max(y0 // f - 1, 0), min(-(-y1 // f) + 1, h)
         c, d = max(x0 // f - 1, 0), min(-(-x1 // f) + 1, w)
         up = F.interpolate(logits[..., a:b, c:d], size=((b - a) * f, (d - c) * f), mode="bilinear", align_corners=False)
-        return up[0, 0, y0 - a * f:y1 - a * f, x0 - c * f:x1 - c * f] > 0
-    up = F.interpolate(logits, pad, mode="bilinear", align_corners=False)[..., :resized[0], :resized[1]]
-    if tuple(resized) != tuple(shape):
-        up = F.interpolate(up, shape, mode="bilinear", align_corners=False)
-    return up[0, 0, y0:y1, x0:x1] > 0
+        values = up[0, 0, y0 - a * f:y1 - a * f, x0 - c * f:x1 - c * f]
+    else:
+        up = F.interpolate(logits, pad, mode="bilinear", align_corners=False)[..., :resized[0], :resized[1]]
+        if tuple(resized) != tuple(shape):
+            up = F.interpolate(up, shape, mode="bilinear", align_corners=False)
+        values = up[0, 0, y0:y1, x0:x1]
+    return values > 0 if out is None else torch.gt(values, 0, out=out)
 
 
 def _compute(batch: list[StageInput], ctx: StageContext) -> list:
@@ -247,7 +259,10 @@ def _panel_masks(segmented, best: np.ndarray, clipped: np.ndarray, panel_boxes, 
     SEGMENTED: (low-resolution logits of the found panels, resized size) from `_segment`, or None."""
     import torch
 
-    full = torch.zeros((len(panel_boxes), *shape), dtype=torch.bool, device=device)
+    if is_cuda(device):
+        full = torch.zeros((len(panel_boxes), *shape), dtype=torch.bool, device=device)
+    else:   # numpy's zeros come from the OS already zero: only the found panels' pages are ever written
+        full = torch.from_numpy(np.zeros((len(panel_boxes), *shape), bool))
     nonempty = torch.zeros(len(panel_boxes), dtype=torch.bool, device=device)
     if segmented is not None:
         logits, resized = segmented
@@ -255,8 +270,8 @@ def _panel_masks(segmented, best: np.ndarray, clipped: np.ndarray, panel_boxes, 
         for k, (px0, py0, px1, py1) in enumerate(panel_boxes):
             if best[k] >= 0:
                 j = next(found)
-                region = _panel_mask(logits[j:j + 1], (px0, py0, px1, py1), shape, resized, pad)
-                full[k, py0:py1, px0:px1] = region
+                region = _panel_mask(logits[j:j + 1], (px0, py0, px1, py1), shape, resized, pad,
+                                     out=full[k, py0:py1, px0:px1])
                 nonempty[k] = region.any()
     from_sam = nonempty.cpu().numpy()
     out = full.cpu().numpy()

@@ -152,17 +152,19 @@ def images_to_tensor(images: Sequence[np.ndarray], size: tuple[int, int], mean: 
     import torch
     import torch.nn.functional as F
 
+    from .normalise import normalise_into
+
+    scale = 1.0 / (1 / 255)   # the processors' rescale factor folded into mean and std, as they fold it
+    mean_t = (torch.tensor(mean, device=device) * scale).view(-1, 1, 1)
+    std_t = (torch.tensor(std, device=device) * scale).view(-1, 1, 1)
     out = torch.empty((len(images), 3, *size), dtype=torch.float32, device=device)
     for i, image in enumerate(images):
         pixels = pixels_to_device(image, device)[None].contiguous(memory_format=torch.channels_last)  # uint8's fast layout
         if tuple(pixels.shape[-2:]) != tuple(size):
             pixels = F.interpolate(pixels, size=tuple(size), mode=mode, antialias=mode in ("bilinear", "bicubic"),
                                    **({} if mode == "nearest" else {"align_corners": False}))
-        out[i] = pixels[0]
-    scale = 1.0 / (1 / 255)   # the processors' rescale factor folded into mean and std, as they fold it
-    mean_t = (torch.tensor(mean, device=device) * scale).view(1, -1, 1, 1)
-    std_t = (torch.tensor(std, device=device) * scale).view(1, -1, 1, 1)
-    return out.sub_(mean_t).div_(std_t)
+        normalise_into(out[i], pixels[0], lambda values: values.sub_(mean_t).div_(std_t))
+    return out
 
 
 def to_device(tensor: Tensor, device: str) -> Tensor:
