@@ -4,8 +4,8 @@ or cube on a block's top face seen from above, sunk into it or resting on it (vi
 is in view). PSC must score the sunk solid below the others (ROC-AUC over all sunk vs not-sunk scenes).
 
 TUNING (`python benchmarks/bench_psc_validity.py ball --split tuning`) is what the flush rule, the support rule
-(version 3: `support_relax`, `step_frac`) and the rim reading (version 4: `rim_low_frac`, `rim_high_frac`) were
-chosen on; VALIDATION differs in seeds, camera elevation and image size.
+(version 3: `support_relax`, `step_frac`) and the sink reading (version 5: `sink_low`, `sink_high`, `top_tol_frac`)
+were chosen on; VALIDATION differs in seeds (and for the block-face family in camera elevation and image size).
 """
 from __future__ import annotations
 
@@ -26,11 +26,15 @@ class Split:
     seed_offset: int
     elevation_deg: tuple[float, float]
     sizes: tuple[tuple[int, int], ...]
-    top_elevation_deg: tuple[float, float]     # the top-face family is seen from above
+    top_seed_offset: int                       # the top-face family: its own seeds, elevations (seen from above)
+    top_elevation_deg: tuple[float, float]     # and sizes
+    top_sizes: tuple[tuple[int, int], ...]
 
 
-TUNING = Split(50_000, (10, 35), ((96, 128),), (15, 45))
-VALIDATION = Split(7_000_000, (8, 40), ((96, 128), (144, 192)), (12, 50))
+# Top-face family: tuning widened to validation's elevations and sizes for version 5; validation redrawn then
+# (seeds 7 000 000+ had been looked at to diagnose version 4)
+TUNING = Split(50_000, (10, 35), ((96, 128),), 50_000, (12, 50), ((96, 128), (144, 192)))
+VALIDATION = Split(7_000_000, (8, 40), ((96, 128), (144, 192)), 9_000_000, (12, 50), ((96, 128), (144, 192)))
 FAMILIES = {"face": (at_block_face, PLACEMENTS), "top": (on_block_top, TOP_PLACEMENTS)}
 
 
@@ -47,11 +51,12 @@ def scores(split: Split, n: int, seed: int = 0, model_like: bool = False, shape:
     params = metric_params(Ontology.load(), METRIC)
     noise = np.random.default_rng(seed)
     build, placements = FAMILIES[family]
-    elevations = split.elevation_deg if family == "face" else split.top_elevation_deg
+    face = family == "face"
+    elevations, sizes = (split.elevation_deg, split.sizes) if face else (split.top_elevation_deg, split.top_sizes)
     out: dict[str, list[float]] = {kind: [] for kind in placements}
     for i in range(n):
-        index = split.seed_offset + seed * n + i
-        size = split.sizes[i % len(split.sizes)]
+        index = (split.seed_offset if face else split.top_seed_offset) + seed * n + i
+        size = sizes[i % len(sizes)]
         for kind in placements:
             rng = np.random.default_rng(index)          # same block and solid size for every placement
             elevation = float(rng.uniform(*elevations))
@@ -74,9 +79,9 @@ GOALS: dict[tuple[str, str], float | None] = {   # None: reported, no goal (why:
 SHORTFALL = {   # why a set falls short of its goal (or has none), printed under `vistar validate`
     ("ball", "face"): "a sunk solid low on the face shows the ground beneath it and stands like a resting one",
     ("cube", "face"): "a sunk solid low on the face shows the ground beneath it and stands like a resting one",
-    ("ball", "top"): "the rim's height above the face, read a few pixels inside the ball, grows with the camera's "
-                     "elevation for resting and sunk balls alike, and a ball sunk little, seen from high up, hides "
-                     "its intersection curve beneath its bulge as a resting one hides its contact (docs/metrics/psc.md)",
+    ("ball", "top"): "how deep the ball reads as sunk, in radii, scatters by about a quarter of its radius under a "
+                     "1.5 px blur and 1 px mask errors on a ball 5-10 px in radius (96x128), so a ball sunk 30-40 % "
+                     "overlaps a resting one (docs/metrics/psc.md)",
     ("cube", "top"): "no goal: a resting cube's bottom edge lies on the face in view as a sunk cube's intersection "
                      "line does, and both rise from it as a vertical face; one depth map cannot tell them apart "
                      "without knowing the cube's size",
