@@ -108,3 +108,10 @@ def test_a_ball_resting_on_a_top_face_scores_above_the_same_ball_sunk_into_it():
     sunk = _pair(Sphere((0.1, 0.5 + 0.4 - 0.32, -0.2), 0.4))      # 80 % of its radius into the block
     assert resting["sink"] <= PARAMS.sink_low and sunk["sink"] >= PARAMS.sink_high
     assert resting["score"] == 1.0 and sunk["score"] < 0.75
+
+
+def test_a_round_outline_whose_depth_is_no_sphere_gives_no_sink_reading():
+    ball, face, depth = _ball_on_top(1.0)
+    flat = np.where(ball, 0.02 * ROWS60 + 0.3 + 0.02 * 10.5 * 0.5, depth)   # a disc standing half a radius proud
+    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) is not None
+    assert sink_depth(ball, face, flat, margin=2, tolerance=0.001) is None

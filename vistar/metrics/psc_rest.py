@@ -17,6 +17,7 @@ from scipy import ndimage
 _SQUARE = np.ones((3, 3), bool)
 MIN_SHARE = 0.5   # the solid sits on the face: at least this share of its columns has the face just beneath
 MAX_LIFT = 2.0    # a ball whose centre reads this many radii above the face does not sit on it (a wrong plane)
+MAX_SPREAD = 0.1   # ... or whose pixels disagree on it by this many radii (quartiles; tuning balls: 99 % under 0.05)
 ROUNDNESS = 0.085  # a ball's pixel outline keeps its circle's centre within this many radii (median; tuning: under 0.08)
 
 
@@ -128,8 +129,9 @@ def face_elevation(face: np.ndarray, depth: np.ndarray, plane: np.ndarray, toler
 def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, tolerance: float) -> float | None:
     """How deep SOLID, read as a ball, is sunk into FACE seen from above, in units of its radius: 0 resting on it,
     0.5 sunk to half its radius. None when SOLID does not sit on FACE (sits_on), the circle or the elevation
-    cannot be read, or the centre reads more than MAX_LIFT radii above the face (floating: the plane is another
-    face's, as for a ball at a block's front face whose top face lies in the ring).
+    cannot be read, the centre reads more than MAX_LIFT radii above the face (floating: the plane is another
+    face's, as for a ball at a block's front face whose top face lies in the ring), or the pixels' readings of it
+    spread over more than MAX_SPREAD radii between their quartiles (no sphere: a cylinder's round top outline).
 
     A ball of radius R px centred (c, r) at h·radius above the face, seen from elevation e: its pixel at (c, r) +
     R·(x, t) lies (h − t·cos e + √(1 − x² − t²)·sin e)·radius above the face, and (orthographic) its inverse depth
@@ -157,5 +159,7 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     rows, cols, t, front = rows[front > 0], cols[front > 0], t[front > 0], front[front > 0]
     above = (depth[rows, cols] - (plane[0] * cols + plane[1] * rows + plane[2])) / plane[1] / radius
     cos, sin = np.cos(elevation), np.sin(elevation)
-    lift = float(np.median(above * cos + t * cos - np.sqrt(front) * sin))
-    return None if lift > MAX_LIFT else 1.0 - lift
+    lifts = above * cos + t * cos - np.sqrt(front) * sin
+    spread = np.subtract(*np.percentile(lifts, [75, 25]))
+    lift = float(np.median(lifts))
+    return None if lift > MAX_LIFT or spread > MAX_SPREAD else 1.0 - lift
