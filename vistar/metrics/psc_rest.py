@@ -135,8 +135,8 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
 
     A ball of radius R px centred (c, r) at h·radius above the face, seen from elevation e: its pixel at (c, r) +
     R·(x, t) lies (h − t·cos e + √(1 − x² − t²)·sin e)·radius above the face, and (orthographic) its inverse depth
-    is that height over R·cos e in rows of the face's plane (the plane's inverse depth that many rows further down:
-    scale and shift of relative depth cancel). So each pixel gives h; the median over the solid's pixels more than
+    exceeds the face plane's there by R·(h − t·cos e + …)/cos e rows of the plane's slope (the plane's inverse depth
+    that many rows further down: scale and shift of relative depth cancel). So each pixel gives h; the median over the solid's pixels more than
     MARGIN inside its outline (a depth network blurs the outline) is kept, and 1 − h returned."""
     circle = outline_circle(solid)
     if circle is None:
