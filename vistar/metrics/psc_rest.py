@@ -19,6 +19,10 @@ MIN_SHARE = 0.5   # the solid sits on the face: at least this share of its colum
 MAX_LIFT = 2.0    # a ball whose centre reads this many radii above the face does not sit on it (a wrong plane)
 MAX_SPREAD = 0.1   # ... or whose pixels disagree on it by this many radii (quartiles; tuning balls: 99 % under 0.05)
 ROUNDNESS = 0.085  # a ball's pixel outline keeps its circle's centre within this many radii (median; tuning: under 0.08)
+PRIOR_ELEVATION = np.radians(30.0)   # the bulge fit's elevation is pulled toward this one ...
+PRIOR_WEIGHT = 0.001                 # ... this hard (per pixel, in the fit's units of radii squared)
+AGREE = np.radians(16.0)             # the face's elevation is kept when within this of the bulge's, ...
+FACE_BAND = np.radians((18.0, 42.0))  # ... clipped into this band (tuning, square and long tops)
 
 
 def face_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, width: int) -> np.ndarray | None:
@@ -126,6 +130,24 @@ def face_elevation(face: np.ndarray, depth: np.ndarray, plane: np.ndarray, toler
     return float(np.arcsin(min(1.0, tall / wide)))
 
 
+def bulge_elevation(raised: np.ndarray, bulge: np.ndarray) -> float:
+    """The camera's elevation from a ball's own depth: a pixel's height above the face in rows of the plane's
+    slope, plus its row offset from the centre (RAISED, radii), is h/cos e + tan e·BULGE (BULGE = √(1 − x² − t²)),
+    linear in h/cos e and tan e. Least squares fits both, tan e pulled toward tan PRIOR_ELEVATION with weight
+    PRIOR_WEIGHT per pixel: alone the fit is exact on exact depth but a blurred outline flattens the bulge."""
+    spread = bulge - bulge.mean()
+    slope = (float(np.mean(spread * (raised - raised.mean()))) + PRIOR_WEIGHT * np.tan(PRIOR_ELEVATION))
+    return float(np.arctan(slope / (float(np.mean(spread ** 2)) + PRIOR_WEIGHT)))
+
+
+def checked_elevation(face: float, bulge: float) -> float:
+    """The elevation a ball is read with: the FACE's (taken as a square's), clipped into FACE_BAND, where it
+    lies within AGREE of the ball's BULGE fit, else the bulge's. A long top's foreshortening, read as a
+    square's, can be 20-40 deg off; the bulge is noisier but not fooled by the top's shape."""
+    kept = float(np.clip(face, *FACE_BAND))
+    return kept if abs(kept - bulge) <= AGREE else bulge
+
+
 def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, tolerance: float) -> float | None:
     """How deep SOLID, read as a ball, is sunk into FACE seen from above, in units of its radius: 0 resting on it,
     0.5 sunk to half its radius. None when SOLID does not sit on FACE (sits_on), the circle or the elevation
@@ -158,6 +180,7 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
         return None
     rows, cols, t, front = rows[front > 0], cols[front > 0], t[front > 0], front[front > 0]
     above = (depth[rows, cols] - (plane[0] * cols + plane[1] * rows + plane[2])) / plane[1] / radius
+    elevation = checked_elevation(elevation, bulge_elevation(above + t, np.sqrt(front)))
     cos, sin = np.cos(elevation), np.sin(elevation)
     lifts = above * cos + t * cos - np.sqrt(front) * sin
     spread = np.subtract(*np.percentile(lifts, [75, 25]))
