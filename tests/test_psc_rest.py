@@ -6,7 +6,7 @@ from scipy import ndimage
 
 from vistar.engine.params import metric_params
 from vistar.metrics.psc import score_pairs
-from vistar.metrics.psc_rest import face_elevation, face_plane, outline_circle, rim_height, sink_depth, sits_on
+from vistar.metrics.psc_rest import bulge_elevation, checked_elevation, face_elevation, face_plane, outline_circle, rim_height, sink_depth, sits_on
 from vistar.ontology import Ontology
 from vistar.synth.scenes import Box, Sphere, render
 
@@ -74,15 +74,16 @@ def test_the_elevation_is_read_from_the_top_face_only():
     assert face_elevation(face, depth, plane, tolerance=0.001) == pytest.approx(np.radians(30))
 
 
-def _ball_on_top(lift: float):
-    """A ball of radius 10.5 px centred (25, 30) over a top face seen from 30° (20 rows by 40 columns), its centre
-    LIFT radii above the face: each pixel's inverse depth is the face's plane plus (height above the face in
-    radii) x radius / cos e rows of the plane's slope (psc_rest), height = LIFT - t cos e + sqrt(1 - x^2 - t^2) sin e."""
+def _ball_on_top(lift: float, elevation_deg: float = 30.0, face_rows: int = 20):
+    """A ball of radius 10.5 px centred (25, 30) over a top face seen from ELEVATION_DEG (FACE_ROWS rows by 40
+    columns: 20 is a square's at 30°), its centre LIFT radii above the face: each pixel's inverse depth is the
+    face's plane plus (height above the face in radii) x radius / cos e rows of the plane's slope (psc_rest),
+    height = LIFT - t cos e + sqrt(1 - x^2 - t^2) sin e."""
     ball = _disk(25, 30, 10.5)
     face = np.zeros((60, 60), bool)
-    face[18:38, 10:50] = True
+    face[38 - face_rows:38, 10:50] = True
     face &= ~ball
-    slope, e = 0.02, np.radians(30)
+    slope, e = 0.02, np.radians(elevation_deg)
     x, t = (COLS60 - 30) / 10.5, (ROWS60 - 25) / 10.5
     height = lift - t * np.cos(e) + np.sqrt(np.clip(1 - x ** 2 - t ** 2, 0, None)) * np.sin(e)
     depth = slope * ROWS60 + 0.3 + np.where(ball, slope * 10.5 * height / np.cos(e), 0.0)
@@ -115,3 +116,27 @@ def test_a_round_outline_whose_depth_is_no_sphere_gives_no_sink_reading():
     flat = np.where(ball, 0.02 * ROWS60 + 0.3 + 0.02 * 10.5 * 0.5, depth)   # a disc standing half a radius proud
     assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) is not None
     assert sink_depth(ball, face, flat, margin=2, tolerance=0.001) is None
+
+
+def test_the_bulge_fit_recovers_the_elevation_and_falls_back_on_its_prior_without_a_bulge():
+    bulge = np.linspace(0.2, 1.0, 50)
+    raised = 1.3 + np.tan(np.radians(45)) * bulge          # h / cos e + tan e x bulge, seen from 45°
+    # slope = (cov + w tan 30°) / (var + w): var = 0.0555, w = 0.001 pulls 45° down by under half a degree
+    assert np.degrees(bulge_elevation(raised, bulge)) == pytest.approx(45, abs=0.5)
+    assert bulge_elevation(np.full(9, 1.3), np.full(9, 0.5)) == pytest.approx(np.radians(30))   # all alike: prior
+
+
+def test_the_face_elevation_is_kept_clipped_where_the_bulge_agrees_else_the_bulge_is():
+    deg = np.radians
+    assert checked_elevation(deg(35), deg(40)) == pytest.approx(deg(35))
+    assert checked_elevation(deg(60), deg(45)) == pytest.approx(deg(42))   # clipped into 18-42°
+    assert checked_elevation(deg(10), deg(20)) == pytest.approx(deg(18))
+    assert checked_elevation(deg(20), deg(50)) == pytest.approx(deg(50))   # 30° apart: a long top's, not a square's
+
+
+def test_a_long_top_seen_broadside_does_not_mislead_the_sink_reading():
+    # seen from 50°, a top twice as wide as deep is 40 x 0.5 x sin 50° = 15 rows tall: read as a square, 22°
+    ball, face, depth = _ball_on_top(1.0, elevation_deg=50, face_rows=15)
+    assert np.degrees(face_elevation(face, depth, np.array([0.0, 0.02, 0.3]), tolerance=0.001)) < 25
+    # the ball's bulge overrules it (pulled toward 30° by its prior: resting reads -0.06); with 22° no reading at all
+    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.0, abs=0.1)

@@ -93,6 +93,9 @@ SHORTFALL = {   # why a set falls short of its goal (or has none), printed under
     ("ball", "top"): "how deep the ball reads as sunk, in radii, scatters by about a quarter of its radius under a "
                      "1.5 px blur and 1 px mask errors on a ball 5-10 px in radius (96x128), so a ball sunk 30-40 % "
                      "overlaps a resting one (docs/metrics/psc.md)",
+    ("ball", "long"): "a long top's foreshortening does not give the camera's elevation; where it disagrees with the "
+                      "ball's own depth bulge the bulge's is used, and a 1.5 px blur flattens that bulge on a ball "
+                      "5-10 px in radius (docs/metrics/psc.md)",
     ("cube", "top"): "no goal: a resting cube's bottom edge lies on the face in view as a sunk cube's intersection "
                      "line does, and both rise from it as a vertical face; one depth map cannot tell them apart "
                      "without knowing the cube's size",
