@@ -140,3 +140,9 @@ def test_a_long_top_seen_broadside_does_not_mislead_the_sink_reading():
     assert np.degrees(face_elevation(face, depth, np.array([0.0, 0.02, 0.3]), tolerance=0.001)) < 25
     # the ball's bulge overrules it (pulled toward 30° by its prior: resting reads -0.06); with 22° no reading at all
     assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.0, abs=0.1)
+
+
+def test_no_sink_reading_where_the_bulge_needs_a_camera_nearly_overhead():
+    # as for a ball at a block's front face whose plane ring lies on the top face: its bulge fits 85-88°
+    assert sink_depth(*_ball_on_top(1.0, elevation_deg=70), margin=2, tolerance=0.001) is not None
+    assert sink_depth(*_ball_on_top(1.0, elevation_deg=84), margin=2, tolerance=0.001) is None

@@ -23,6 +23,7 @@ PRIOR_ELEVATION = np.radians(30.0)   # the bulge fit's elevation is pulled towar
 PRIOR_WEIGHT = 0.001                 # ... this hard (per pixel, in the fit's units of radii squared)
 AGREE = np.radians(16.0)             # the face's elevation is kept when within this of the bulge's, ...
 FACE_BAND = np.radians((18.0, 42.0))  # ... clipped into this band (tuning, square and long tops)
+MAX_BULGE = np.radians(80.0)   # a bulge that needs a camera this high is no ball on this plane (tuning balls: < 74°)
 
 
 def face_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, width: int) -> np.ndarray | None:
@@ -151,8 +152,9 @@ def checked_elevation(face: float, bulge: float) -> float:
 def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, tolerance: float) -> float | None:
     """How deep SOLID, read as a ball, is sunk into FACE seen from above, in units of its radius: 0 resting on it,
     0.5 sunk to half its radius. None when SOLID does not sit on FACE (sits_on), the circle or the elevation
-    cannot be read, the centre reads more than MAX_LIFT radii above the face (floating: the plane is another
-    face's, as for a ball at a block's front face whose top face lies in the ring), or the pixels' readings of it
+    cannot be read, the centre reads more than MAX_LIFT radii above the face or the ball's bulge asks for a camera
+    above MAX_BULGE (floating: the plane is another face's, as for a ball at a block's front face whose top face
+    lies in the ring), or the pixels' readings of it
     spread over more than MAX_SPREAD radii between their quartiles (no sphere: a cylinder's round top outline).
 
     A ball of radius R px centred (c, r) at h·radius above the face, seen from elevation e: its pixel at (c, r) +
@@ -180,7 +182,10 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
         return None
     rows, cols, t, front = rows[front > 0], cols[front > 0], t[front > 0], front[front > 0]
     above = (depth[rows, cols] - (plane[0] * cols + plane[1] * rows + plane[2])) / plane[1] / radius
-    elevation = checked_elevation(elevation, bulge_elevation(above + t, np.sqrt(front)))
+    bulge = bulge_elevation(above + t, np.sqrt(front))
+    if bulge > MAX_BULGE:
+        return None
+    elevation = checked_elevation(elevation, bulge)
     cos, sin = np.cos(elevation), np.sin(elevation)
     lifts = above * cos + t * cos - np.sqrt(front) * sin
     spread = np.subtract(*np.percentile(lifts, [75, 25]))
