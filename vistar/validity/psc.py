@@ -1,11 +1,13 @@
 """PSC validity: a ball or a cube at a block's front face, sunk into it (penetration), resting on the ground
 against it, or floating in front of it, rendered with exact depth (vistar.synth.scenes.at_block_face); and a ball
 or cube on a block's top face seen from above, sunk into it or resting on it (vistar.synth.block_top: the contact
-is in view). PSC must score the sunk solid below the others (ROC-AUC over all sunk vs not-sunk scenes).
+is in view), also on a top 1.25-2 times as long as it is wide (version 6: a long top's foreshortening does not give
+the camera's elevation). PSC must score the sunk solid below the others (ROC-AUC over all sunk vs not-sunk scenes).
 
 TUNING (`python benchmarks/bench_psc_validity.py ball --split tuning`) is what the flush rule, the support rule
-(version 3: `support_relax`, `step_frac`) and the sink reading (version 5: `sink_low`, `sink_high`, `top_tol_frac`)
-were chosen on; VALIDATION differs in seeds (and for the block-face family in camera elevation and image size).
+(version 3: `support_relax`, `step_frac`) and the sink reading (version 5: `sink_low`, `sink_high`, `top_tol_frac`;
+version 6: the elevation check and `sink_high`, on square and long tops) were chosen on; VALIDATION differs in
+seeds (and for the block-face family in camera elevation and image size; for the long tops in their range).
 """
 from __future__ import annotations
 
