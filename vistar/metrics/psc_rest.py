@@ -3,7 +3,8 @@
 Seen from above, a ball resting on a horizontal face touches it out of sight, beneath itself; a ball sunk into the
 face meets it along an intersection curve in view. Both contacts are continuous in depth. How far the ball stands
 above the face's plane says which, but that height, read as inverse depth, grows with the camera's elevation for
-both (version 4 read it raw). So the elevation is read from the face's foreshortening, the ball's circle from its
+both (version 4 read it raw). So the elevation is read from the face's foreshortening (checked against the ball's
+own depth bulge: a long top's is no square's), the ball's circle from its
 upper outline (which no contact touches), and each of its pixels, measured against the face's plane in rows of
 that plane (scale and shift of relative depth cancel), gives how high its centre stands: elevation-free.
 Masks and depth are both unsure at the boundary (a depth network blurs it, a mask is off by a pixel or two): the
@@ -154,8 +155,9 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     0.5 sunk to half its radius. None when SOLID does not sit on FACE (sits_on), the circle or the elevation
     cannot be read, the centre reads more than MAX_LIFT radii above the face or the ball's bulge asks for a camera
     above MAX_BULGE (floating: the plane is another face's, as for a ball at a block's front face whose top face
-    lies in the ring), or the pixels' readings of it
-    spread over more than MAX_SPREAD radii between their quartiles (no sphere: a cylinder's round top outline).
+    lies in the ring), or the pixels' readings of it spread over more than MAX_SPREAD radii between their
+    quartiles (no sphere: a cylinder's round top outline). The elevation e is the face's, checked against the
+    ball's own bulge (checked_elevation).
 
     A ball of radius R px centred (c, r) at h·radius above the face, seen from elevation e: its pixel at (c, r) +
     R·(x, t) lies (h − t·cos e + √(1 − x² − t²)·sin e)·radius above the face, and (orthographic) its inverse depth
