@@ -8,7 +8,8 @@ PSC must score the non-penetrating one strictly higher. Seeds 20000+ (the tests 
 features or model-like ones (imperfect_features: depth blurred 1.5 px, masks ±1 px); image sizes 96x128 (the
 generator's default) to 384x512, square and portrait; camera elevations 10°-45° (the generator draws 18°-32°).
 `ball`: vistar.validity.psc, a ball and a cube, 60 layouts x 3 placements each at a block's front face (sunk,
-resting, floating) and 60 x 2 on its top face (sunk, resting), ROC-AUC of sunk vs the rest.
+resting, floating) and 60 x 2 on its top face (sunk, resting), the ball also on a long top, ROC-AUC of sunk vs
+the rest.
 """
 from __future__ import annotations
 

@@ -1,17 +1,19 @@
-"""rim_height on hand-made masks and planar depth (heights worked out by hand), and PSC on rendered balls resting
-on, or sunk into, a block's top face seen from above."""
+"""The sink reading's parts on hand-made masks and planar depth (values worked out by hand), and PSC on rendered
+balls resting on, or sunk into, a block's top face seen from above."""
 import numpy as np
 import pytest
+from scipy import ndimage
 
 from vistar.engine.params import metric_params
 from vistar.metrics.psc import score_pairs
-from vistar.metrics.psc_rest import face_plane, rim_height
+from vistar.metrics.psc_rest import bulge_elevation, checked_elevation, face_elevation, face_plane, outline_circle, rim_height, sink_depth, sits_on
 from vistar.ontology import Ontology
 from vistar.synth.scenes import Box, Sphere, render
 
 PARAMS = metric_params(Ontology.load(), "PSC")
 ROWS, COLS = np.mgrid[0:40, 0:40].astype(float)
 PLANE = 0.01 * COLS + 0.02 * ROWS + 0.5          # a face seen from above: nearer toward the image bottom
+ROWS60, COLS60 = np.mgrid[0:60, 0:60].astype(float)
 
 
 def _solid_on_face(lift: float, rise: float, plane=PLANE):
@@ -29,18 +31,68 @@ def test_the_plane_is_recovered_with_another_face_of_the_same_object_left_out():
     assert face_plane(solid, face, depth, margin=2, width=20) == pytest.approx([0.01, 0.02, 0.5])
 
 
-def test_rim_height_is_read_margin_to_margin_plus_strip_rows_inside():
-    # margin 2, strip 2: rows 21 and 22, 3.5 and 2.5 rows above the boundary, in equal numbers: median 3 rows
-    assert rim_height(*_solid_on_face(0.0, 0.01), margin=2, strip=2) == pytest.approx(0.03)   # sunk: rises from 0
-    assert rim_height(*_solid_on_face(0.05, 0.01), margin=2, strip=2) == pytest.approx(0.08)  # resting: raised
+def test_rim_height_is_read_margin_to_twice_margin_rows_inside():
+    # margin 2: rows 21 and 22, 3.5 and 2.5 rows above the boundary, in equal numbers: median 3 rows
+    assert rim_height(*_solid_on_face(0.0, 0.01), margin=2) == pytest.approx(0.03)    # sunk: rises from 0
+    assert rim_height(*_solid_on_face(0.05, 0.01), margin=2) == pytest.approx(0.08)   # resting: raised
 
 
-def test_no_rim_over_a_wall_or_beside_a_face():
+def test_no_reading_over_a_wall_or_beside_a_face():
     wall = 0.01 * COLS - 0.02 * ROWS + 1.5                # further toward the image bottom: seen from above, a wall
-    assert rim_height(*_solid_on_face(0.05, 0.01, plane=wall), margin=2, strip=2) is None
+    assert sits_on(*_solid_on_face(0.05, 0.01, plane=wall), margin=2) is None
+    assert rim_height(*_solid_on_face(0.05, 0.01, plane=wall), margin=2) is None
     solid, face, depth = _solid_on_face(0.05, 0.01)
+    assert sits_on(solid, face, depth, margin=2) == pytest.approx([0.01, 0.02, 0.5])
     face[:, 19:] = False                                  # the face lies beneath 7 of the solid's 16 columns
-    assert rim_height(solid, face, depth, margin=2, strip=2) is None
+    assert sits_on(solid, face, depth, margin=2) is None
+
+
+def _disk(centre_row: float, centre_col: float, radius: float, size: int = 60) -> np.ndarray:
+    rows, cols = np.mgrid[0:size, 0:size]
+    return (rows - centre_row) ** 2 + (cols - centre_col) ** 2 <= radius ** 2
+
+
+def test_the_circle_comes_from_the_upper_outline_whatever_cuts_the_lower_one():
+    ball = _disk(25, 30, 10.5)                           # 21 columns wide: radius 10.5 about column 30
+    assert outline_circle(ball) == pytest.approx((30, 25, 10.5), abs=0.3)
+    cut = ball.copy()
+    cut[31:] = False                                      # the lower part below the face's intersection curve
+    assert outline_circle(cut) == pytest.approx((30, 25, 10.5), abs=0.3)
+    grown = ndimage.binary_dilation(ball)                 # a mask one pixel too large: same centre
+    assert outline_circle(grown)[:2] == pytest.approx((30, 25), abs=0.3)
+    square = np.zeros((60, 60), bool)
+    square[15:36, 20:41] = True                           # a box's outline: no circle
+    assert outline_circle(square) is None
+
+
+def test_the_elevation_is_read_from_the_top_face_only():
+    face = np.zeros((60, 60), bool)
+    face[10:30, 10:50] = True                             # the top: 20 rows for 40 columns, sin e = 0.5
+    face[30:45, 10:50] = True                             # the block's front face, off the top's plane
+    plane = np.array([0.0, 0.02, 0.3])
+    depth = np.where(ROWS60 < 30, 0.02 * ROWS60 + 0.3, 0.2)
+    assert face_elevation(face, depth, plane, tolerance=0.001) == pytest.approx(np.radians(30))
+
+
+def _ball_on_top(lift: float, elevation_deg: float = 30.0, face_rows: int = 20):
+    """A ball of radius 10.5 px centred (25, 30) over a top face seen from ELEVATION_DEG (FACE_ROWS rows by 40
+    columns: 20 is a square's at 30°), its centre LIFT radii above the face: each pixel's inverse depth is the
+    face's plane plus (height above the face in radii) x radius / cos e rows of the plane's slope (psc_rest),
+    height = LIFT - t cos e + sqrt(1 - x^2 - t^2) sin e."""
+    ball = _disk(25, 30, 10.5)
+    face = np.zeros((60, 60), bool)
+    face[38 - face_rows:38, 10:50] = True
+    face &= ~ball
+    slope, e = 0.02, np.radians(elevation_deg)
+    x, t = (COLS60 - 30) / 10.5, (ROWS60 - 25) / 10.5
+    height = lift - t * np.cos(e) + np.sqrt(np.clip(1 - x ** 2 - t ** 2, 0, None)) * np.sin(e)
+    depth = slope * ROWS60 + 0.3 + np.where(ball, slope * 10.5 * height / np.cos(e), 0.0)
+    return ball & (height > 0), face, depth             # below the face's plane the ball is hidden
+
+
+@pytest.mark.parametrize("lift", [1.0, 0.6, 0.2])
+def test_sink_depth_reads_how_deep_the_ball_is_sunk_in_radii(lift):
+    assert sink_depth(*_ball_on_top(lift), margin=2, tolerance=0.001) == pytest.approx(1.0 - lift, abs=0.05)
 
 
 BLOCK = Box((-0.9, 0.0, -0.9), (0.9, 0.5, 0.9))
@@ -55,5 +107,42 @@ def _pair(ball: Sphere):
 def test_a_ball_resting_on_a_top_face_scores_above_the_same_ball_sunk_into_it():
     resting = _pair(Sphere((0.1, 0.5 + 0.4, -0.2), 0.4))
     sunk = _pair(Sphere((0.1, 0.5 + 0.4 - 0.32, -0.2), 0.4))      # 80 % of its radius into the block
-    assert resting["rim"] >= PARAMS.rim_high_frac and sunk["rim"] <= PARAMS.rim_low_frac
+    assert resting["sink"] <= PARAMS.sink_low and sunk["sink"] >= PARAMS.sink_high
     assert resting["score"] == 1.0 and sunk["score"] < 0.75
+
+
+def test_a_round_outline_whose_depth_is_no_sphere_gives_no_sink_reading():
+    ball, face, depth = _ball_on_top(1.0)
+    flat = np.where(ball, 0.02 * ROWS60 + 0.3 + 0.02 * 10.5 * 0.5, depth)   # a disc standing half a radius proud
+    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) is not None
+    assert sink_depth(ball, face, flat, margin=2, tolerance=0.001) is None
+
+
+def test_the_bulge_fit_recovers_the_elevation_and_falls_back_on_its_prior_without_a_bulge():
+    bulge = np.linspace(0.2, 1.0, 50)
+    raised = 1.3 + np.tan(np.radians(45)) * bulge          # h / cos e + tan e x bulge, seen from 45°
+    # slope = (cov + w tan 30°) / (var + w): var = 0.0555, w = 0.001 pulls 45° down by under half a degree
+    assert np.degrees(bulge_elevation(raised, bulge)) == pytest.approx(45, abs=0.5)
+    assert bulge_elevation(np.full(9, 1.3), np.full(9, 0.5)) == pytest.approx(np.radians(30))   # all alike: prior
+
+
+def test_the_face_elevation_is_kept_clipped_where_the_bulge_agrees_else_the_bulge_is():
+    deg = np.radians
+    assert checked_elevation(deg(35), deg(40)) == pytest.approx(deg(35))
+    assert checked_elevation(deg(60), deg(45)) == pytest.approx(deg(42))   # clipped into 18-42°
+    assert checked_elevation(deg(10), deg(20)) == pytest.approx(deg(18))
+    assert checked_elevation(deg(20), deg(50)) == pytest.approx(deg(50))   # 30° apart: a long top's, not a square's
+
+
+def test_a_long_top_seen_broadside_does_not_mislead_the_sink_reading():
+    # seen from 50°, a top twice as wide as deep is 40 x 0.5 x sin 50° = 15 rows tall: read as a square, 22°
+    ball, face, depth = _ball_on_top(1.0, elevation_deg=50, face_rows=15)
+    assert np.degrees(face_elevation(face, depth, np.array([0.0, 0.02, 0.3]), tolerance=0.001)) < 25
+    # the ball's bulge overrules it (pulled toward 30° by its prior: resting reads -0.06); with 22° no reading at all
+    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.0, abs=0.1)
+
+
+def test_no_sink_reading_where_the_bulge_needs_a_camera_nearly_overhead():
+    # as for a ball at a block's front face whose plane ring lies on the top face: its bulge fits 85-88°
+    assert sink_depth(*_ball_on_top(1.0, elevation_deg=70), margin=2, tolerance=0.001) is not None
+    assert sink_depth(*_ball_on_top(1.0, elevation_deg=84), margin=2, tolerance=0.001) is None

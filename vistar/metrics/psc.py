@@ -9,7 +9,8 @@ resting contact leaves a step at the contact (C large); interpenetration makes t
 (C ≈ 0). Each pair's consistency s = C / (C + c_ref) (c_ref relaxed for attached pairs: enclosed and flush
 with the surface around them; and for a front object standing on something rather than hanging on the face
 behind it, whose top edge may meet that face in resting contact) is raised, for a solid sitting on
-a face seen from above (the contact in view), to what its lower rim's height above that face says (psc_rest); it is
+a face seen from above (the contact in view), to what a ball's depth against that face's plane says of how deep it
+is sunk (psc_rest); it is
 weighted by the product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pair score; no interacting pair → 1.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 from ..api import Instances, Metric, MetricResult
 from ..kernels.chaos import pair_stats
 from .psc_params import PSCParams
-from .psc_rest import rim_height
+from .psc_rest import rim_height, sink_depth
 from .psc_support import support_below
 
 
@@ -102,32 +103,39 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> l
                     and _flush(row, small_is_a=small == i, tolerance=params.flush_frac * scale))
         front, back = (i, j) if row[0] / row[1] >= row[2] / row[3] else (j, i)   # nearer at the contact
         support = support_below(masks[front], masks[back], depth, touch + 2, params.step_frac * scale)
-        rim = _rim(masks[i], masks[j], depth, touch, scale)
+        sink, rim = _on_top(masks[i], masks[j], depth, touch, scale, params.top_tol_frac * scale)
         c_ref = params.c_ref * (params.attach_relax if attached else 1.0)
         c_ref *= 1.0 - (1.0 - params.support_relax) * support
         consistency = chaos / (chaos + c_ref)
-        if rim is not None:   # a contact in view on a top face: the rim's height is the evidence of resting
-            low, high = params.rim_low_frac, params.rim_high_frac
-            consistency = max(consistency, min(1.0, max(0.0, (rim - low) / (high - low))))
+        if sink is not None:   # a ball on a top face, contact in view: how deep it reads as sunk is the evidence
+            consistency = max(consistency, _ramp(params.sink_high - sink, params.sink_high - params.sink_low))
+        if rim is not None:    # another solid there: how high its lower rim stands above the face
+            consistency = max(consistency, _ramp(rim - params.rim_low_frac, params.rim_high_frac - params.rim_low_frac))
         weight = float(conf[i] * conf[j])
         out.append({**pair, "status": "scored", "chaos": round(chaos, 6), "attached": attached,
                     "support": round(support, 6),
-                    "rim": None if rim is None else round(rim, 6), "weight": round(weight, 6), "score": 1.0 - weight * (1.0 - consistency)})
+                    "sink": None if sink is None else round(sink, 6), "rim": None if rim is None else round(rim, 6),
+                    "weight": round(weight, 6), "score": 1.0 - weight * (1.0 - consistency)})
     return out
 
 
-def _rim(mask_a: np.ndarray, mask_b: np.ndarray, depth: np.ndarray, margin: int, scale: float) -> float | None:
-    """Height of the lower rim of whichever object sits on the other's face seen from above (psc_rest), in units
-    of the depth range; None when neither does. Read in a window around each object (cheap on large images)."""
-    heights = []
+def _on_top(mask_a: np.ndarray, mask_b: np.ndarray, depth: np.ndarray, margin: int, scale: float,
+            tolerance: float) -> tuple[float | None, float | None]:
+    """(sink, rim) of whichever object sits on the other's face seen from above (psc_rest): a ball's sink depth in
+    radii (the shallower if both objects sit), any other solid's rim height in units of the depth range SCALE (the
+    higher); None where no such object sits."""
+    sinks, rims = [], []
     for solid, face in ((mask_a, mask_b), (mask_b, mask_a)):
-        rows, cols = np.nonzero(solid)
-        pad = 3 * margin + 4
-        window = np.s_[max(0, rows.min() - pad):rows.max() + pad + 1, max(0, cols.min() - pad):cols.max() + pad + 1]
-        height = rim_height(solid[window], face[window], depth[window], margin, margin)
-        if height is not None:
-            heights.append(height / scale)
-    return max(heights) if heights else None
+        sink = sink_depth(solid, face, depth, margin, tolerance)
+        height = rim_height(solid, face, depth, margin) if sink is None else None
+        sinks += [] if sink is None else [sink]
+        rims += [] if height is None else [height / scale]
+    return (min(sinks) if sinks else None), (max(rims) if rims else None)
+
+
+def _ramp(value: float, width: float) -> float:
+    """VALUE / WIDTH clipped to [0, 1]."""
+    return min(1.0, max(0.0, value / width))
 
 
 def _flush(row: np.ndarray, small_is_a: bool, tolerance: float) -> bool:
@@ -167,4 +175,4 @@ def _psc(features: dict[str, Any], controls: dict[str, Any], params: PSCParams, 
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="4", features=("instances", "depth"), fn=_psc, params=PSCParams)
+METRIC = Metric(name="PSC", angle="PSC", version="6", features=("instances", "depth"), fn=_psc, params=PSCParams)

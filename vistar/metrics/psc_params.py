@@ -20,6 +20,9 @@ class PSCParams:
     step_frac: float
     rim_low_frac: float
     rim_high_frac: float
+    sink_low: float
+    sink_high: float
+    top_tol_frac: float
     min_confidence: float
     min_area_frac: float
     min_region_px: int

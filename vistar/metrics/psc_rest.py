@@ -1,12 +1,14 @@
 """What a solid rests on, seen from above: PSC's reading of a contact in view on a top face.
 
-Seen from above, a solid resting on a horizontal face touches it out of sight, beneath itself: its lower rim is
-raised above the face, which continues behind it. A solid sunk into the face meets it along an intersection curve
-in view, where its surface rises out of the face's plane. The face's inverse depth is affine in the image (a
-plane), so a fit to the face around the solid, extrapolated under the solid's lower rim, says how high that rim
-stands above the face. Masks and depth are both unsure at the boundary (a depth network blurs it, a mask is off
-by a pixel or two): the fit leaves out the face within MARGIN of the solid, and the rim is read MARGIN to
-MARGIN + STRIP pixels inside the solid, where a resting solid stands higher above the face than a sunk one.
+Seen from above, a ball resting on a horizontal face touches it out of sight, beneath itself; a ball sunk into the
+face meets it along an intersection curve in view. Both contacts are continuous in depth. How far the ball stands
+above the face's plane says which, but that height, read as inverse depth, grows with the camera's elevation for
+both (version 4 read it raw). So the elevation is read from the face's foreshortening (checked against the ball's
+own depth bulge: a long top's is no square's), the ball's circle from its
+upper outline (which no contact touches), and each of its pixels, measured against the face's plane in rows of
+that plane (scale and shift of relative depth cancel), gives how high its centre stands: elevation-free.
+Masks and depth are both unsure at the boundary (a depth network blurs it, a mask is off by a pixel or two): the
+plane fit leaves out the face within MARGIN of the solid, and the ball is read more than MARGIN inside.
 """
 from __future__ import annotations
 
@@ -15,6 +17,14 @@ from scipy import ndimage
 
 _SQUARE = np.ones((3, 3), bool)
 MIN_SHARE = 0.5   # the solid sits on the face: at least this share of its columns has the face just beneath
+MAX_LIFT = 2.0    # a ball whose centre reads this many radii above the face does not sit on it (a wrong plane)
+MAX_SPREAD = 0.1   # ... or whose pixels disagree on it by this many radii (quartiles; tuning balls: 99 % under 0.05)
+ROUNDNESS = 0.085  # a ball's pixel outline keeps its circle's centre within this many radii (median; tuning: under 0.08)
+PRIOR_ELEVATION = np.radians(30.0)   # the bulge fit's elevation is pulled toward this one ...
+PRIOR_WEIGHT = 0.001                 # ... this hard (per pixel, in the fit's units of radii squared)
+AGREE = np.radians(16.0)             # the face's elevation is kept when within this of the bulge's, ...
+FACE_BAND = np.radians((18.0, 42.0))  # ... clipped into this band (tuning, square and long tops)
+MAX_BULGE = np.radians(80.0)   # a bulge that needs a camera this high is no ball on this plane (tuning balls: < 74°)
 
 
 def face_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, width: int) -> np.ndarray | None:
@@ -36,34 +46,150 @@ def face_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     return np.asarray(coef, np.float64)
 
 
-def rim_height(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, strip: int) -> float | None:
-    """Median inverse depth of SOLID's lower rim above FACE's plane under it (> 0: nearer than the face), read
-    MARGIN to MARGIN + STRIP rows above the boundary in the central half of the columns where FACE lies just
-    below SOLID. None when SOLID does not sit on a face seen from above: FACE beneath fewer than MIN_SHARE of its
-    columns, too little face to fit, or a face whose inverse depth does not grow toward the image bottom (a
-    wall, not something to rest on)."""
+def _beneath(solid: np.ndarray, face: np.ndarray, reach: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SOLID's columns, the lowest row in each, and which of the REACH rows below it lie on FACE (reach x columns)."""
     cols = np.flatnonzero(solid.any(0))
-    if cols.size == 0:
-        return None
     height = solid.shape[0]
     lowest = height - 1 - np.argmax(solid[::-1, cols], axis=0)
-    window = lowest[None, :] + np.arange(1, margin + strip + 2)[:, None]
+    window = lowest[None, :] + np.arange(1, reach + 1)[:, None]
     inside = window < height
     below = np.zeros(window.shape, bool)
     below[inside] = face[window[inside], np.broadcast_to(cols, window.shape)[inside]]
+    return cols, lowest, below
+
+
+def _around(solid: np.ndarray, margin: int) -> tuple[slice, slice]:
+    """The window the readings near SOLID need: its box grown by 3·MARGIN + 4 (cheap on large images)."""
+    rows, cols = np.nonzero(solid)
+    pad = 3 * margin + 4
+    return (slice(max(0, rows.min() - pad), rows.max() + pad + 1), slice(max(0, cols.min() - pad), cols.max() + pad + 1))
+
+
+def sits_on(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int) -> np.ndarray | None:
+    """FACE's plane (face_plane, ring MARGIN + 1 wide) when SOLID sits on FACE seen from above, else None: FACE
+    lies within 2·MARGIN + 1 rows beneath at least MIN_SHARE of SOLID's columns, there is enough face to fit, and
+    its inverse depth grows toward the image bottom (a wall's does not: nothing rests on it)."""
+    cols, _, below = _beneath(solid, face, 2 * margin + 1)
+    if below.any(0).sum() < max(1, MIN_SHARE * cols.size):
+        return None
+    plane = face_plane(solid, face, depth, margin, margin + 1)
+    return None if plane is None or plane[1] <= 0 else plane
+
+
+def rim_height(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int) -> float | None:
+    """Median inverse depth of SOLID's lower rim above FACE's plane under it (> 0: nearer than the face), read
+    MARGIN to 2·MARGIN rows above the boundary in the central half of the columns where FACE lies just below
+    SOLID (version 4's reading, kept for solids that are not balls). None when SOLID does not sit on FACE."""
+    if not solid.any():
+        return None
+    window = _around(solid, margin)
+    solid, face, depth = solid[window], face[window], depth[window]
+    plane = sits_on(solid, face, depth, margin)
+    if plane is None:
+        return None
+    cols, lowest, below = _beneath(solid, face, 2 * margin + 1)
     on_face = np.flatnonzero(below.any(0))
-    if on_face.size == 0 or on_face.size < MIN_SHARE * cols.size:
-        return None
-    plane = face_plane(solid, face, depth, margin, strip + 1)
-    if plane is None or plane[1] <= 0:
-        return None
     quarter = on_face.size // 4
     on_face = on_face[quarter:on_face.size - quarter]
     boundary = lowest[on_face] + 0.5 * (1 + np.argmax(below[:, on_face], axis=0))   # between the two masks' edges
     heights = []
     for col, edge in zip(cols[on_face], boundary):
-        rows = np.arange(int(np.ceil(edge - margin - strip)), int(np.floor(edge - margin)) + 1)
-        rows = rows[(rows >= 0) & solid[np.clip(rows, 0, height - 1), col]]
+        rows = np.arange(int(np.ceil(edge - 2 * margin)), int(np.floor(edge - margin)) + 1)
+        rows = rows[(rows >= 0) & solid[np.clip(rows, 0, solid.shape[0] - 1), col]]
         heights.append(depth[rows, col] - (plane[0] * col + plane[1] * rows + plane[2]))
     values = np.concatenate(heights) if heights else np.zeros(0)
     return float(np.median(values)) if values.size else None
+
+
+def outline_circle(solid: np.ndarray) -> tuple[float, float, float] | None:
+    """(column, row, radius) of the circle SOLID's upper outline draws: radius half its width (a ball sunk into a
+    face seen from above keeps its widest row above the face), centre below its top outline by the circle's chord.
+    A mask grown or shrunk evenly keeps the centre. None under 3 columns wide, or when the upper outline is not a
+    circle's: the centre it gives, column by column over 90 % of the width, departs from the median by more than
+    ROUNDNESS radii (median): a box or a cylinder, not a ball."""
+    cols = np.flatnonzero(solid.any(0))
+    if cols.size < 3:
+        return None
+    radius = (cols[-1] - cols[0] + 1) / 2
+    centre_col = (cols[0] + cols[-1]) / 2
+    upper = cols[np.abs(cols - centre_col) <= 0.9 * radius]
+    centres = np.argmax(solid[:, upper], axis=0) - 0.5 + np.sqrt(radius ** 2 - (upper - centre_col) ** 2)
+    centre_row = float(np.median(centres))
+    if np.median(np.abs(centres - centre_row)) > ROUNDNESS * radius:
+        return None
+    return float(centre_col), centre_row, float(radius)
+
+
+def face_elevation(face: np.ndarray, depth: np.ndarray, plane: np.ndarray, tolerance: float) -> float | None:
+    """The camera's elevation above FACE (radians), from its foreshortening: a square top seen from elevation e is
+    sin e as tall as it is wide in the image. The top is FACE's pixels within TOLERANCE of PLANE (its other faces
+    are not). None with fewer than 6 such pixels."""
+    rows, cols = np.nonzero(face)
+    on = np.abs(depth[rows, cols] - (plane[0] * cols + plane[1] * rows + plane[2])) <= tolerance
+    if on.sum() < 6:
+        return None
+    tall, wide = np.ptp(rows[on]) + 1, np.ptp(cols[on]) + 1
+    return float(np.arcsin(min(1.0, tall / wide)))
+
+
+def bulge_elevation(raised: np.ndarray, bulge: np.ndarray) -> float:
+    """The camera's elevation from a ball's own depth: a pixel's height above the face in rows of the plane's
+    slope, plus its row offset from the centre (RAISED, radii), is h/cos e + tan e·BULGE (BULGE = √(1 − x² − t²)),
+    linear in h/cos e and tan e. Least squares fits both, tan e pulled toward tan PRIOR_ELEVATION with weight
+    PRIOR_WEIGHT per pixel: alone the fit is exact on exact depth but a blurred outline flattens the bulge."""
+    spread = bulge - bulge.mean()
+    slope = (float(np.mean(spread * (raised - raised.mean()))) + PRIOR_WEIGHT * np.tan(PRIOR_ELEVATION))
+    return float(np.arctan(slope / (float(np.mean(spread ** 2)) + PRIOR_WEIGHT)))
+
+
+def checked_elevation(face: float, bulge: float) -> float:
+    """The elevation a ball is read with: the FACE's (taken as a square's), clipped into FACE_BAND, where it
+    lies within AGREE of the ball's BULGE fit, else the bulge's. A long top's foreshortening, read as a
+    square's, can be 20-40 deg off; the bulge is noisier but not fooled by the top's shape."""
+    kept = float(np.clip(face, *FACE_BAND))
+    return kept if abs(kept - bulge) <= AGREE else bulge
+
+
+def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, tolerance: float) -> float | None:
+    """How deep SOLID, read as a ball, is sunk into FACE seen from above, in units of its radius: 0 resting on it,
+    0.5 sunk to half its radius. None when SOLID does not sit on FACE (sits_on), the circle or the elevation
+    cannot be read, the centre reads more than MAX_LIFT radii above the face or the ball's bulge asks for a camera
+    above MAX_BULGE (floating: the plane is another face's, as for a ball at a block's front face whose top face
+    lies in the ring), or the pixels' readings of it spread over more than MAX_SPREAD radii between their
+    quartiles (no sphere: a cylinder's round top outline). The elevation e is the face's, checked against the
+    ball's own bulge (checked_elevation).
+
+    A ball of radius R px centred (c, r) at h·radius above the face, seen from elevation e: its pixel at (c, r) +
+    R·(x, t) lies (h − t·cos e + √(1 − x² − t²)·sin e)·radius above the face, and (orthographic) its inverse depth
+    exceeds the face plane's there by R·(h − t·cos e + …)/cos e rows of the plane's slope (the plane's inverse depth
+    that many rows further down: scale and shift of relative depth cancel). So each pixel gives h; the median over the solid's pixels more than
+    MARGIN inside its outline (a depth network blurs the outline) is kept, and 1 − h returned."""
+    circle = outline_circle(solid)
+    if circle is None:
+        return None
+    window = _around(solid, margin)   # the plane is fitted near the solid; the face's extent is read whole
+    plane = sits_on(solid[window], face[window], depth[window], margin)
+    if plane is None:
+        return None
+    top, left = window[0].start, window[1].start
+    plane = np.array([plane[0], plane[1], plane[2] - plane[0] * left - plane[1] * top])
+    elevation = face_elevation(face, depth, plane, tolerance)
+    if elevation is None:
+        return None
+    col, row, radius = circle
+    rows, cols = np.nonzero(ndimage.binary_erosion(solid, _SQUARE, iterations=margin))
+    x, t = (cols - col) / radius, (rows - row) / radius
+    front = 1.0 - x ** 2 - t ** 2
+    if not (front > 0).any():
+        return None
+    rows, cols, t, front = rows[front > 0], cols[front > 0], t[front > 0], front[front > 0]
+    above = (depth[rows, cols] - (plane[0] * cols + plane[1] * rows + plane[2])) / plane[1] / radius
+    bulge = bulge_elevation(above + t, np.sqrt(front))
+    if bulge > MAX_BULGE:
+        return None
+    elevation = checked_elevation(elevation, bulge)
+    cos, sin = np.cos(elevation), np.sin(elevation)
+    lifts = above * cos + t * cos - np.sqrt(front) * sin
+    spread = np.subtract(*np.percentile(lifts, [75, 25]))
+    lift = float(np.median(lifts))
+    return None if lift > MAX_LIFT or spread > MAX_SPREAD else 1.0 - lift
