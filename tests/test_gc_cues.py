@@ -109,7 +109,7 @@ def test_gc_is_the_minimum_cue_and_names_it():
     depth = _plane(256, 256)
     result = METRIC.fn({"thumbnail": image, "depth": depth, "padim": None}, {}, PARAMS, PROMPT)
     scores = {name: cue["score"] for name, cue in result.details["cues"].items()}
-    assert set(scores) == {"normals", "curvature", "highlights", "contours", "texture"}   # no PaDiM stats
+    assert set(scores) == {"normals", "curvature", "highlights", "contours", "texture", "copies"}   # no PaDiM stats
     assert result.score == min(scores.values()) and result.details["weakest"] == "contours"
     assert scores["normals"] > 0.9999 and scores["curvature"] > 0.9999   # the depth is a plane
 

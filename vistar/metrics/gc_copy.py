@@ -114,4 +114,5 @@ def _largest_consistent_group(i: np.ndarray, j: np.ndarray, dy: np.ndarray, dx: 
     _, labels = cv2.connectedComponents(grown, connectivity=8)
     group = labels[ys[i], xs[i]]
     largest = group == np.bincount(group).argmax()
-    return i[largest], j[largest], (int(oy), int(ox) - w)
+    offset = np.median(dy[at][largest]), np.median(dx[at][largest])   # the vote window's centre can be a pixel off
+    return i[largest], j[largest], (int(round(offset[0])), int(round(offset[1])))
