@@ -1,10 +1,10 @@
-"""GC — geometric consistency: the weakest of seven cues, each in [0, 1] (docs/metrics/gc.md).
+"""GC — geometric consistency: the weakest of eight cues, each in [0, 1] (docs/metrics/gc.md).
 
 Depth cues (on range-normalised relative depth): (1) local angular dispersion of surface normals,
 (2) depth curvature (mean |Laplacian|). Image cues: (3) highlight continuity, (4) contour integrity,
-(5) LBP texture regularity, (6) duplicated structure (copy-move). Feature-level: (7) PaDiM anomaly against user-fitted reference statistics
-(absent when none are configured). Every cue's raw value and score is in the details, with the one
-that set the minimum, so users see which defect drove GC.
+(5) LBP texture regularity, (6) duplicated structure (copy-move), (7) stretched bands. Feature-level:
+(8) PaDiM anomaly against user-fitted reference statistics (absent when none are configured). Every cue's
+raw value and score is in the details, with the one that set the minimum, so users see which defect drove GC.
 """
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ class GCParams:
     copy_margin: float
     copy_min_pairs: int
     copy_scale: float
+    band_frac: float
+    band_scale: float
     padim_tolerance: float
 
 
@@ -67,6 +69,7 @@ def cue_scores(small: np.ndarray, depth: np.ndarray, padim: PadimResult | None, 
         "copies": (copy_move(small, int(params.copy_block), params.copy_blur, params.copy_min_residual,
                              params.copy_max_coherence, params.copy_min_corr, params.copy_margin,
                              int(params.copy_min_pairs)), params.copy_scale),
+        "stretch": (cues.stretched_band(small, params.band_frac), params.band_scale),
     }
     out = {name: {"score": round(cues.to_score(value, scale), 6), "value": round(value, 6), **details}
            for name, ((value, details), scale) in raw.items()}
