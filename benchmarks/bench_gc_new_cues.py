@@ -5,25 +5,30 @@ settings and scales were chosen on.
 
 N crops (default 20) of the GC validity set's TUNING photos (vistar.validity.gc), each clean and corrupted once per
 family as `vistar validate --angles GC` corrupts them, 256 px thumbnails, no PaDiM (`vistar validate` adds it).
-Printed: each cue's CPU time per thumbnail (one thread); the clean crops the `copies` cue flags, with the copied
+Printed: each cue's CPU time per thumbnail (one thread, as the engine's workers run); the clean crops the `copies` cue flags, with the copied
 region's offset; per family the ROC-AUC of each new cue alone (its raw value), of the minimum of the other image
 cues (GC before), then with `copies` at several scales, then with `copies` at its ontology scale and `stretch` at
 several scales.
 """
 from __future__ import annotations
 
-import math
-import sys
-import time
+import os
 
-import cv2
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):   # one core, as the engine's workers run
+    os.environ[_var] = "1"
 
-from vistar.features.thumbnail import resize_longest
-from vistar.metrics import gc_cues
-from vistar.metrics.gc import cue_scores
-from vistar.metrics.gc_copy import copy_move
-from vistar.validity.gc import FAMILIES, _gc_params, crops, roc_auc
+import math  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from vistar.features.thumbnail import resize_longest  # noqa: E402
+from vistar.metrics import gc_cues  # noqa: E402
+from vistar.metrics.gc import cue_scores  # noqa: E402
+from vistar.metrics.gc_copy import copy_move  # noqa: E402
+from vistar.validity.gc import FAMILIES, _gc_params, crops, roc_auc  # noqa: E402
 
 OTHERS = ("highlights", "contours", "texture")
 COPY_SCALES = (0.001, 0.003, 0.01, 0.03)
