@@ -109,7 +109,7 @@ def test_gc_is_the_minimum_cue_and_names_it():
     depth = _plane(256, 256)
     result = METRIC.fn({"thumbnail": image, "depth": depth, "padim": None}, {}, PARAMS, PROMPT)
     scores = {name: cue["score"] for name, cue in result.details["cues"].items()}
-    assert set(scores) == {"normals", "curvature", "highlights", "contours", "texture"}   # no PaDiM stats
+    assert set(scores) == {"normals", "curvature", "highlights", "contours", "texture", "copies", "stretch"}   # no PaDiM stats
     assert result.score == min(scores.values()) and result.details["weakest"] == "contours"
     assert scores["normals"] > 0.9999 and scores["curvature"] > 0.9999   # the depth is a plane
 
@@ -129,3 +129,28 @@ def test_rendered_scene_depth_is_coherent_and_noise_is_not():
     noisy = cue_scores(scene.image, noisy_depth, None, PARAMS)
     for cue in ("normals", "curvature"):
         assert clean[cue]["score"] > 0.8 and noisy[cue]["score"] < 0.3, (cue, clean[cue], noisy[cue])
+
+
+def _waves(h=128, w=160, band=(40, 80)):
+    """60·cos(πy/2) + 60·cos(πx/2) + 128, rows BAND at half the vertical frequency (stretched 2x along y)."""
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    freq_y = np.where((y >= band[0]) & (y < band[1]), np.pi / 4, np.pi / 2)
+    image = np.round(128 + 60 * np.cos(freq_y * y) + 60 * np.cos(np.pi / 2 * x)).astype(np.uint8)
+    return np.repeat(image[..., None], 3, axis=2)
+
+
+def test_a_band_stretched_along_one_axis_falls_by_its_lost_second_difference_energy():
+    # second-difference energy of 60·cos(ωt): (2 − 2cos ω)² · 60² / 2; across stays at ω = π/2, along drops to π/4
+    energy = lambda omega: (2 - 2 * np.cos(omega)) ** 2 * 3600 / 2   # noqa: E731
+    expected = np.log((energy(np.pi / 2) + 1) / (energy(np.pi / 4) + 1))
+    value, details = cues.stretched_band(_waves(), PARAMS.band_frac)
+    assert value == pytest.approx(expected, abs=0.05) and details["axis"] == 0
+    assert 40 <= details["band_start_px"] <= 80
+    turned, turned_details = cues.stretched_band(np.ascontiguousarray(_waves().transpose(1, 0, 2)), PARAMS.band_frac)
+    assert turned == pytest.approx(expected, abs=0.05) and turned_details["axis"] == 1
+
+
+def test_an_unstretched_image_and_a_flat_one_have_no_band():
+    assert cues.stretched_band(_waves(band=(0, 0)), PARAMS.band_frac)[0] < 0.05
+    assert cues.stretched_band(np.full((40, 50, 3), 90, np.uint8), PARAMS.band_frac)[0] == 0.0
+    assert cues.stretched_band(np.zeros((2, 50, 3), np.uint8), PARAMS.band_frac)[0] == 0.0   # too small to judge

@@ -113,5 +113,5 @@ def test_gc_end_to_end_with_tiny_depth_model_reports_every_cue(tmp_path, tiny):
     row = scores[scores.metric == "GC"].iloc[0]
     assert row.status == "ok", row.error
     details = json.loads(row.details)
-    assert set(details["cues"]) == {"normals", "curvature", "highlights", "contours", "texture"}  # no PaDiM stats set
+    assert set(details["cues"]) == {"normals", "curvature", "highlights", "contours", "texture", "copies", "stretch"}  # no PaDiM stats set
     assert row.score == pytest.approx(min(c["score"] for c in details["cues"].values()))

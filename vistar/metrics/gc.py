@@ -1,10 +1,10 @@
-"""GC — geometric consistency: the weakest of six cues, each in [0, 1] (docs/metrics/gc.md).
+"""GC — geometric consistency: the weakest of eight cues, each in [0, 1] (docs/metrics/gc.md).
 
 Depth cues (on range-normalised relative depth): (1) local angular dispersion of surface normals,
 (2) depth curvature (mean |Laplacian|). Image cues: (3) highlight continuity, (4) contour integrity,
-(5) LBP texture regularity. Feature-level: (6) PaDiM anomaly against user-fitted reference statistics
-(absent when none are configured). Every cue's raw value and score is in the details, with the one
-that set the minimum, so users see which defect drove GC.
+(5) LBP texture regularity, (6) duplicated structure (copy-move), (7) stretched bands. Feature-level:
+(8) PaDiM anomaly against user-fitted reference statistics (absent when none are configured). Every cue's
+raw value and score is in the details, with the one that set the minimum, so users see which defect drove GC.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import numpy as np
 
 from ..api import Metric, MetricResult, PadimResult
 from . import gc_cues as cues
+from .gc_copy import copy_move
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,16 @@ class GCParams:
     contour_scale: float
     lbp_tiles: int
     lbp_scale: float
+    copy_block: int
+    copy_blur: float
+    copy_min_residual: float
+    copy_max_coherence: float
+    copy_min_corr: float
+    copy_margin: float
+    copy_min_pairs: int
+    copy_scale: float
+    band_frac: float
+    band_scale: float
     padim_tolerance: float
 
 
@@ -55,6 +66,10 @@ def cue_scores(small: np.ndarray, depth: np.ndarray, padim: PadimResult | None, 
         "contours": (cues.contour_fragmentation(small, params.canny_low, params.canny_high,
                                                 params.contour_min_frac), params.contour_scale),
         "texture": (cues.lbp_irregularity(small, int(params.lbp_tiles)), params.lbp_scale),
+        "copies": (copy_move(small, int(params.copy_block), params.copy_blur, params.copy_min_residual,
+                             params.copy_max_coherence, params.copy_min_corr, params.copy_margin,
+                             int(params.copy_min_pairs)), params.copy_scale),
+        "stretch": (cues.stretched_band(small, params.band_frac), params.band_scale),
     }
     out = {name: {"score": round(cues.to_score(value, scale), 6), "value": round(value, 6), **details}
            for name, ((value, details), scale) in raw.items()}
@@ -71,4 +86,4 @@ def _gc(features: dict[str, Any], controls: dict[str, Any], params: GCParams, pr
     return MetricResult.ok(scores[worst]["score"], cues=scores, weakest=worst, n_cues=len(scores))
 
 
-METRIC = Metric(name="GC", angle="GC", version="1", features=("thumbnail", "depth", "padim"), fn=_gc, params=GCParams)
+METRIC = Metric(name="GC", angle="GC", version="2", features=("thumbnail", "depth", "padim"), fn=_gc, params=GCParams)

@@ -1,4 +1,4 @@
-"""The five image/depth cues of GC (the sixth, PaDiM, is the `padim` feature). Each returns a raw value
+"""Six image/depth cues of GC (duplicated structure is `gc_copy`, PaDiM the `padim` feature). Each returns a raw value
 (larger = worse) and details; `to_score` maps a value to [0, 1] as exp(−value / scale), with the scales in
 the ontology (`metrics.GC.params`) so calibration can fit them. Inputs are at work resolution.
 """
@@ -98,3 +98,24 @@ def _js(p: np.ndarray, q: np.ndarray) -> float:
         return float((a[nz] * np.log2(a[nz] / b[nz])).sum())
 
     return 0.5 * kl(p, m) + 0.5 * kl(q, m)
+
+
+def stretched_band(image: np.ndarray, band_frac: float) -> tuple[float, dict[str, Any]]:
+    """A band resampled along one axis loses its fine detail along that axis only. For every band of BAND_FRAC of
+    the side, across each axis in turn: log of (second-difference energy along the axis + 1) / (across it + 1)
+    (grey levels², the 1 so that flat bands read 0); value = how far the lowest band falls below the image's
+    median band, the larger of the two axes."""
+    gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY).astype(np.float64)
+    value, axis, where = 0.0, 0, 0
+    for k, grid in enumerate((gray, gray.T)):
+        if min(grid.shape) < 3:
+            continue
+        along = ((grid[2:, 1:-1] - 2 * grid[1:-1, 1:-1] + grid[:-2, 1:-1]) ** 2).mean(1)
+        across = ((grid[1:-1, 2:] - 2 * grid[1:-1, 1:-1] + grid[1:-1, :-2]) ** 2).mean(1)
+        width = min(len(along), max(3, int(band_frac * grid.shape[0])))
+        box = np.ones(width) / width
+        ratio = np.log((np.convolve(along, box, "valid") + 1) / (np.convolve(across, box, "valid") + 1))
+        drop = float(np.median(ratio) - ratio.min())
+        if drop > value:
+            value, axis, where = drop, k, int(ratio.argmin()) + 1
+    return value, {"log_drop": round(value, 6), "axis": axis, "band_start_px": where}

@@ -258,8 +258,8 @@ def _family_auc(family: str, n: int, seed: int) -> list[ValidityRow]:
     aucs = family_aucs(family, n, seed)
     met = aucs["gc"] >= GOAL
     note = (f"PaDiM cue alone {aucs['padim']}, image cues alone {aucs['image cues']}"
-            + ("" if met else "; shortfall: neither PaDiM on ImageNet features nor the image cues see this corruption; "
-               "GC is experimental, weight 0 in role totals by default (docs/metrics/gc.md)"))
+            + ("" if met else "; shortfall: GC's cues do not separate this corruption from clean photos of other content "
+               "well enough; GC is experimental, weight 0 in role totals by default (docs/metrics/gc.md)"))
     return [ValidityRow("GC", family, n, "ROC-AUC vs clean", aucs["gc"], f">= {GOAL:.2f}", met, note)]
 
 
