@@ -62,3 +62,17 @@ def test_window_must_be_positive():
     y, x = _grid(12, 12)
     with pytest.raises(ValueError, match="window must be"):
         normal_dispersion_ref(np.sin(x / 3) * np.cos(y / 4), 0)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (6, 1)])
+def test_maps_one_pixel_thick_are_read_not_refused(shape):
+    """A 1-pixel-high thumbnail has no slope across: its normals follow the long axis only, and a plane
+    along it disperses nothing."""
+    line = 0.25 * np.arange(max(shape), dtype=np.float64).reshape(shape)
+    normals = surface_normals(line)
+    slope = 0.25 * max(shape)                       # depth per unit of the longest side
+    expected = np.array([-slope, 0.0, 1.0]) if shape[0] == 1 else np.array([0.0, -slope, 1.0])
+    if max(shape) == 1:
+        expected = np.array([0.0, 0.0, 1.0])
+    assert np.allclose(normals, expected / np.linalg.norm(expected))
+    assert normal_dispersion_ref(line, 5) == pytest.approx(0.0, abs=1e-12)

@@ -3,7 +3,7 @@ dispersion, and the mean absolute Laplacian (curvature).
 
 Definitions (GC calls these float64 numpy versions; one small map per image is a few vectorised passes):
 - normals of the height field z = depth(x, y) with x, y in units of the longest side: central differences
-  inside, one-sided at the border (`np.gradient`), n = (−∂z/∂x, −∂z/∂y, 1) / ‖·‖;
+  inside, one-sided at the border (`np.gradient`; no slope along a side one pixel long), n = (−∂z/∂x, −∂z/∂y, 1) / ‖·‖;
 - dispersion = mean over interior pixels (WINDOW//2 + 1 from every border, unless the map is too small to
   have any) of the angle between each normal and the mean normal of its WINDOW×WINDOW box (mirror border
   with the edge pixel repeated), 0 on any plane;
@@ -16,10 +16,10 @@ from scipy import ndimage
 
 
 def surface_normals(depth: np.ndarray) -> np.ndarray:
-    """(H, W) depth → (H, W, 3) unit normals, float64."""
-    depth = np.asarray(depth, np.float64)
-    side = max(depth.shape)
-    gy, gx = np.gradient(depth * side)
+    """(H, W) depth → (H, W, 3) unit normals, float64. Along an axis one pixel long there is no difference to
+    take: the slope there is 0 (a 1-pixel-high thumbnail is flat across, not an error)."""
+    depth = np.asarray(depth, np.float64) * max(np.shape(depth))
+    gy, gx = (np.gradient(depth, axis=axis) if depth.shape[axis] > 1 else np.zeros_like(depth) for axis in (0, 1))
     inv = 1.0 / np.sqrt(gx * gx + gy * gy + 1.0)
     return np.stack([-gx * inv, -gy * inv, inv], -1)
 
