@@ -17,7 +17,7 @@ from typing import Literal, Sequence
 import numpy as np
 
 from ..runtime.device import to_device
-from ..runtime.normalise import normalise_into
+from ..runtime.normalise import land_in, normalise_into
 
 Preprocess = Literal["device", "host"]   # a stage's `preprocess` parameter
 
@@ -156,7 +156,5 @@ def _masked_square_cpu(pixels, inside: np.ndarray, origin: tuple[int, int], side
     source = pixels.permute(1, 2, 0).numpy()[y0:y0 + h, x0:x0 + w]
     if source.strides[1:] != (3, 1):   # OpenCV reads interleaved channels with only the rows strided
         source = np.ascontiguousarray(source)
-    written = cv2.copyTo(source, (inside if inside.dtype == bool else inside != 0).view(np.uint8), region)
-    if not np.shares_memory(written, canvas):   # OpenCV allocated instead of writing in place
-        region[...] = written
+    land_in(region, cv2.copyTo(source, (inside if inside.dtype == bool else inside != 0).view(np.uint8), region))
     return square.permute(2, 0, 1)

@@ -44,9 +44,7 @@ def normalise_into(out: Tensor, pixels: Tensor, arithmetic: Callable[[Tensor], o
             plane = split[c]
         else:   # planar: each channel read as it lies (a copy where even its rows are strided)
             plane = source[c] if source.strides[2] == 1 else np.ascontiguousarray(source[c])
-        written = np.asarray(cv2.LUT(plane, table[c].numpy(), dst=planes[c]))
-        if not np.shares_memory(written, planes[c]):   # OpenCV allocated instead of writing in place
-            planes[c][...] = written
+        land_in(planes[c], cv2.LUT(plane, table[c].numpy(), dst=planes[c]))
 
 
 def _deinterleaved(hwc: np.ndarray) -> np.ndarray:
@@ -56,8 +54,13 @@ def _deinterleaved(hwc: np.ndarray) -> np.ndarray:
     import cv2
 
     planes = np.empty((hwc.shape[2], *hwc.shape[:2]), np.uint8)
-    written = cv2.split(hwc, list(planes))
-    for plane, out in zip(planes, written):
-        if not np.shares_memory(out, plane):   # OpenCV allocated instead of writing in place
-            plane[...] = out
+    for plane, written in zip(planes, cv2.split(hwc, list(planes))):
+        land_in(plane, written)
     return planes
+
+
+def land_in(target: np.ndarray, written: np.ndarray) -> None:
+    """Make an OpenCV call's result WRITTEN land in TARGET, the `dst` it was given: OpenCV writes there in place
+    when it can, and allocates a new array instead when it cannot (a layout it does not write), so copy it then."""
+    if not np.shares_memory(written, target):
+        target[...] = written
