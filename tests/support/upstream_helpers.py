@@ -6,10 +6,10 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
-from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.protocol_helpers import shared
+from vistar.runtime.scoped import scoped_entries
 
 
 class Recorder:
@@ -34,21 +34,6 @@ def upstream_dir(bench: str) -> Path:
     return shared(bench) / "upstream"
 
 
-@contextmanager
-def stub_modules(**modules):
-    """sys.modules entries replaced for the duration (restored after)."""
-    saved = {name: sys.modules.get(name) for name in modules}
-    sys.modules.update(modules)
-    try:
-        yield
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
-
-
 def load_module(path: Path, extra_globals: dict | None = None, **stubs):
     """Execute the upstream file as a module (with `stubs` in sys.modules and `extra_globals` predefined, for
     the names its authors left as placeholders)."""
@@ -57,7 +42,7 @@ def load_module(path: Path, extra_globals: dict | None = None, **stubs):
     module.__dict__.update(extra_globals or {})
     sys.path.insert(0, str(path.parent))
     try:
-        with stub_modules(**stubs):
+        with scoped_entries(sys.modules, stubs):
             spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(path.parent))

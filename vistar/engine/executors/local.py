@@ -15,7 +15,6 @@ from it with the engine imported instead of importing it itself.
 """
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -28,6 +27,7 @@ from typing import Iterable, Iterator
 
 from ...api import StageContext
 from ...ontology import Ontology
+from ...runtime.scoped import scoped_entries
 from ..batch import score_batch
 from ..plan import Batch, Row
 from ..prefetch import Decoder, Prefetcher, _exit_with_parent
@@ -71,22 +71,8 @@ def start_forkserver() -> None:
     """Start the fork server the pool's workers come from, with the engine imported in the workers' one-thread
     environment (this process's environment is left as it was). A no-op when it already runs."""
     multiprocessing.get_context("forkserver").set_forkserver_preload([__name__])
-    with _environment(SINGLE_THREAD_ENV):
+    with scoped_entries(os.environ, SINGLE_THREAD_ENV):
         multiprocessing.forkserver.ensure_running()
-
-
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 _WORKER: BatchWorker | None = None
