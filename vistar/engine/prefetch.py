@@ -21,7 +21,7 @@ from collections import deque
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, Iterable, Iterator, Self, TypeVar
 
 import numpy as np
 
@@ -73,17 +73,16 @@ def _alive(pid: int) -> bool:
         return True
 
 
-class Prefetcher:
-    """`prefetcher.batches(batches, paths_of)` yields `(batch, images)` in order, decoding up to `depth` batches ahead.
+class PoolOwner:
+    """A pool opened by `with` and shut down on leaving it, queued work cancelled: the decode prefetcher's and
+    the local executor's, which also rebuild theirs through `_new_pool` when a worker dies."""
 
-    `decode(path, max_pixels)` must be a module-level function (worker processes import it by name)."""
+    pool: Executor | None = None
 
-    def __init__(self, workers: int, max_pixels: int, depth: int = 2, decode: Decoder | None = None):
-        self.workers, self.max_pixels, self.depth = max(0, workers), max_pixels, max(0, depth)
-        self.decode = decode or decode_image
-        self.pool: Executor | None = None
+    def _new_pool(self) -> Executor | None:
+        raise NotImplementedError
 
-    def __enter__(self) -> "Prefetcher":
+    def __enter__(self) -> Self:
         self.pool = self._new_pool()
         return self
 
@@ -91,6 +90,17 @@ class Prefetcher:
         if self.pool:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
+
+
+class Prefetcher(PoolOwner):
+    """`prefetcher.batches(batches, paths_of)` yields `(batch, images)` in order, decoding up to `depth` batches ahead.
+
+    `decode(path, max_pixels)` must be a module-level function (worker processes import it by name)."""
+
+    def __init__(self, workers: int, max_pixels: int, depth: int = 2, decode: Decoder | None = None):
+        self.workers, self.max_pixels, self.depth = max(0, workers), max_pixels, max(0, depth)
+        self.decode = decode or decode_image
+        self.pool = None
 
     def _new_pool(self) -> Executor | None:
         if self.workers > 0:

@@ -30,7 +30,7 @@ from ...ontology import Ontology
 from ...runtime.scoped import scoped_entries
 from ..batch import score_batch
 from ..plan import Batch, Row
-from ..prefetch import Decoder, Prefetcher, _exit_with_parent
+from ..prefetch import Decoder, PoolOwner, Prefetcher, _exit_with_parent
 from ..signal_hold import held_signals
 from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
 from .workers import ExecutorOptions, local_workers
@@ -93,7 +93,7 @@ def _score_in_worker(packed: bytes) -> BatchReport:
     return _WORKER.score(packed)
 
 
-class ProcessPool:
+class ProcessPool(PoolOwner):
     """`--cpu-workers N` (N >= 2) processes scoring whole batches; rows come back in the order batches went in."""
 
     name = "local"
@@ -104,15 +104,6 @@ class ProcessPool:
         self.stage_seconds: dict[str, float] = {}
         self.startup: dict[str, float] = {}
         self.pool: ProcessPoolExecutor | None = None
-
-    def __enter__(self) -> ProcessPool:
-        self.pool = self._new_pool()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.pool:
-            self.pool.shutdown(cancel_futures=True)
-            self.pool = None
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"),
