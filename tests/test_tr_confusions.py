@@ -76,3 +76,12 @@ def test_candidate_free_makes_a_lookalike_typo_free(candidate):
     # i drawn where ı was asked: half a letter with "half", nothing with "free" (why "free" breaks correct > typo)
     assert candidate(free=True)("kahvalti", "kahvaltı") == 0.0
     assert tr_score("Kahvalti", "Kahvaltı", 0.5)["score"] == 1.0
+
+
+def test_carrier_posters_put_a_letter_of_their_language_in_every_word(bench):
+    drawn = bench.cases(8, 0)
+    assert [case["language"] for case in drawn] == list(bench.DIACRITIC_LANGUAGES)   # one poster per language in turn
+    for case in drawn:
+        letters = set(bench.inventory(case["language"]))
+        assert all(letters & set(word) for word in case["expected"].split())
+        assert case["image"].size[0] in (512, 576)                                  # the tuning splits' canvases
