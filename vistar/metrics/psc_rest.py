@@ -194,10 +194,6 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     exceeds the face plane's there by R·(h − t·cos e + …)/cos e rows of the plane's slope (the plane's inverse depth
     that many rows further down: scale and shift of relative depth cancel). So each pixel gives h; the median over the solid's pixels more than
     MARGIN inside its outline (a depth network blurs the outline) is kept, and 1 − h returned."""
-    if not solid.any() or not face.any():
-        return None
-    region = _around(solid | face, margin)   # every reading lies within the two objects (cheap on large images)
-    solid, face, depth = solid[region], face[region], depth[region]
     circle = outline_circle(solid)
     if circle is None:
         return None
