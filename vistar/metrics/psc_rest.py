@@ -33,8 +33,22 @@ def face_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     """(a, b, c) of depth ≈ a·column + b·row + c over FACE pixels MARGIN+1 to MARGIN+WIDTH pixels from SOLID
     (Chebyshev), refitted without the pixels off the fit by more than 3× the median (another face of the same
     object). None with fewer than 6 such pixels."""
+    return _plane(_ring(solid, face, margin, width), depth)
+
+
+def _ring(solid: np.ndarray, face: np.ndarray, margin: int, width: int) -> np.ndarray:
+    """FACE pixels MARGIN+1 to MARGIN+WIDTH pixels from SOLID (Chebyshev)."""
     near = ndimage.binary_dilation(solid, _SQUARE, iterations=margin)
-    return _plane(ndimage.binary_dilation(near, _SQUARE, iterations=width) & ~near & face, depth)
+    ring: np.ndarray = ndimage.binary_dilation(near, _SQUARE, iterations=width) & ~near & face
+    return ring
+
+
+def _placed(part: np.ndarray, window: tuple[slice, slice], shape: tuple[int, ...]) -> np.ndarray:
+    """PART, computed in WINDOW, back in an image of SHAPE (False elsewhere): fits keep the image's coordinates,
+    whose origin least squares' answer depends on where the pixels leave a slope undetermined."""
+    whole = np.zeros(shape, bool)
+    whole[window] = part
+    return whole
 
 
 def _plane(pixels: np.ndarray, depth: np.ndarray) -> np.ndarray | None:
@@ -58,10 +72,16 @@ def face_parts(face: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndar
     sides (falling: a vertical face seen from above), by the sign of the row derivative between two face pixels,
     each eroded by a pixel (a blurred crease between them). A low block seen from above shows little top and much
     front: a ring around the solid reaches the front, and a plane fitted across both is neither."""
-    slope = np.zeros(depth.shape)
-    both = face[1:-1] & face[:-2] & face[2:]
-    slope[1:-1][both] = (depth[2:] - depth[:-2])[both]
-    return (ndimage.binary_erosion(slope > 0, _SQUARE), ndimage.binary_erosion(slope < 0, _SQUARE))
+    rows, cols = np.nonzero(face)
+    if rows.size == 0:
+        return face.copy(), face.copy()
+    window = (slice(max(0, rows.min() - 2), rows.max() + 3), slice(max(0, cols.min() - 2), cols.max() + 3))
+    box, values = face[window], depth[window]   # the face's box: cheap on large images, the same parts
+    slope = np.zeros(values.shape)
+    both = box[1:-1] & box[:-2] & box[2:]
+    slope[1:-1][both] = (values[2:] - values[:-2])[both]
+    top, sides = (_placed(ndimage.binary_erosion(part, _SQUARE), window, face.shape) for part in (slope > 0, slope < 0))
+    return top, sides
 
 
 def sides_elevation(sides: np.ndarray, depth: np.ndarray, top: np.ndarray) -> float | None:
@@ -207,7 +227,8 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     cols, _, below = _beneath(solid, upper, 2 * margin + 1)
     if below.any(0).sum() < max(1, TOP_SHARE * cols.size):   # on the top, not before the object's front
         return None
-    own = face_plane(solid, upper, depth, margin, margin + 1)   # the ring's pixels on the top only
+    ring = _ring(solid[window], upper[window], margin, margin + 1)   # the ring's pixels on the top only
+    own = _plane(_placed(ring, window, solid.shape), depth)
     plane = own if own is not None and own[1] > 0 else plane
     elevation = face_elevation(face, depth, plane, tolerance)
     if elevation is None:
@@ -223,7 +244,8 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     bulge = bulge_elevation(above + t, np.sqrt(front))
     if bulge > MAX_BULGE:
         return None
-    beside = sides_elevation(sides & ~ndimage.binary_dilation(solid, _SQUARE, iterations=2 * margin), depth, plane)
+    near = _placed(ndimage.binary_dilation(solid[window], _SQUARE, iterations=2 * margin), window, solid.shape)
+    beside = sides_elevation(sides & ~near, depth, plane)
     elevation = checked_elevation(elevation, bulge) if beside is None else beside
     cos, sin = np.cos(elevation), np.sin(elevation)
     lifts = above * cos + t * cos - np.sqrt(front) * sin
