@@ -9,11 +9,13 @@ features or model-like ones (imperfect_features: depth blurred 1.5 px, masks ±1
 generator's default) to 384x512, square and portrait; camera elevations 10°-45° (the generator draws 18°-32°).
 `ball`: vistar.validity.psc, a ball and a cube, 60 layouts x 3 placements each at a block's front face (sunk,
 resting, floating) and 60 x 2 on its top face (sunk, resting), the ball also on a long top, ROC-AUC of sunk vs
-the rest.
+the rest. `ball --old-long-draw`: the ball on a long top alone, on version 6's validation draw (seeds 11 000 000+,
+redrawn for version 7).
 """
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import numpy as np
 
@@ -22,7 +24,7 @@ from vistar.metrics.psc import METRIC
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.synth.scenes import imperfect_features, scene_pair
-from vistar.validity.psc import SETS, TUNING, VALIDATION
+from vistar.validity.psc import OLD_LONG_DRAW, SETS, TUNING, VALIDATION, run_ball_long_top
 
 FAMILIES = ("sphere/box", "two spheres", "box/cylinder", "two boxes")
 
@@ -54,7 +56,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if "ball" in sys.argv[1:]:
+    if "--old-long-draw" in sys.argv[1:]:
+        for row in run_ball_long_top(60, 0, replace(VALIDATION, long_seed_offset=OLD_LONG_DRAW)):
+            print(f"{row.set:22s} {row.measure:32s} n={row.n:4d}  {row.value:.3f}  goal {row.goal}")
+    elif "ball" in sys.argv[1:]:
         for row in (r for run in SETS.values() for r in run(60, 0, TUNING if "tuning" in sys.argv[1:] else VALIDATION)):
             print(f"{row.set:22s} {row.measure:32s} n={row.n:4d}  {row.value:.3f}  goal {row.goal}  {row.note}")
     else:

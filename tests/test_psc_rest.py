@@ -6,7 +6,18 @@ from scipy import ndimage
 
 from vistar.engine.params import metric_params
 from vistar.metrics.psc import score_pairs
-from vistar.metrics.psc_rest import bulge_elevation, checked_elevation, face_elevation, face_plane, outline_circle, rim_height, sink_depth, sits_on
+from vistar.metrics.psc_rest import (
+    bulge_elevation,
+    checked_elevation,
+    face_elevation,
+    face_parts,
+    face_plane,
+    outline_circle,
+    rim_height,
+    sides_elevation,
+    sink_depth,
+    sits_on,
+)
 from vistar.ontology import Ontology
 from vistar.synth.scenes import Box, Sphere, render
 
@@ -74,19 +85,21 @@ def test_the_elevation_is_read_from_the_top_face_only():
     assert face_elevation(face, depth, plane, tolerance=0.001) == pytest.approx(np.radians(30))
 
 
-def _ball_on_top(lift: float, elevation_deg: float = 30.0, face_rows: int = 20):
+def _ball_on_top(lift: float, elevation_deg: float = 30.0, face_rows: int = 20, front_rows: int = 0, edge: int = 38):
     """A ball of radius 10.5 px centred (25, 30) over a top face seen from ELEVATION_DEG (FACE_ROWS rows by 40
     columns: 20 is a square's at 30°), its centre LIFT radii above the face: each pixel's inverse depth is the
     face's plane plus (height above the face in radii) x radius / cos e rows of the plane's slope (psc_rest),
-    height = LIFT - t cos e + sqrt(1 - x^2 - t^2) sin e."""
+    height = LIFT - t cos e + sqrt(1 - x^2 - t^2) sin e. FRONT_ROWS: the block's front face below the top's
+    front edge (row EDGE), its inverse depth falling tan² e times the top's slope per row."""
     ball = _disk(25, 30, 10.5)
     face = np.zeros((60, 60), bool)
-    face[38 - face_rows:38, 10:50] = True
+    face[edge - face_rows:edge + front_rows, 10:50] = True
     face &= ~ball
     slope, e = 0.02, np.radians(elevation_deg)
     x, t = (COLS60 - 30) / 10.5, (ROWS60 - 25) / 10.5
     height = lift - t * np.cos(e) + np.sqrt(np.clip(1 - x ** 2 - t ** 2, 0, None)) * np.sin(e)
-    depth = slope * ROWS60 + 0.3 + np.where(ball, slope * 10.5 * height / np.cos(e), 0.0)
+    plane = np.where(ROWS60 < edge, slope * ROWS60, slope * edge - slope * np.tan(e) ** 2 * (ROWS60 - edge)) + 0.3
+    depth = plane + np.where(ball, slope * 10.5 * height / np.cos(e), 0.0)
     return ball & (height > 0), face, depth             # below the face's plane the ball is hidden
 
 
@@ -146,3 +159,49 @@ def test_no_sink_reading_where_the_bulge_needs_a_camera_nearly_overhead():
     # as for a ball at a block's front face whose plane ring lies on the top face: its bulge fits 85-88°
     assert sink_depth(*_ball_on_top(1.0, elevation_deg=70), margin=2, tolerance=0.001) is not None
     assert sink_depth(*_ball_on_top(1.0, elevation_deg=84), margin=2, tolerance=0.001) is None
+
+
+def _block(side_slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A block seen from above: its top rows 10-20 (inverse depth 0.3 + 0.03 per row), its front rows 21-39
+    (from the edge's 0.9, SIDE_SLOPE per row), columns 5-44."""
+    face = np.zeros((60, 60), bool)
+    face[10:40, 5:45] = True
+    return face, np.where(ROWS60 <= 20, 0.3 + 0.03 * ROWS60, 0.9 + side_slope * (ROWS60 - 20))
+
+
+def test_a_block_splits_into_its_top_and_its_front_by_which_way_its_depth_runs():
+    face, depth = _block(np.full((60, 60), -0.01))
+    top, sides = face_parts(face, depth)
+    # row derivatives between two face pixels: rows 11-20 rise (row 20: 0.89 - 0.87), rows 21-38 fall; rows 10 and
+    # 39 have no face pixel above or below. Each part eroded by one pixel: rows 12-19 and 22-37, columns 6-43
+    expected_top, expected_sides = np.zeros((60, 60), bool), np.zeros((60, 60), bool)
+    expected_top[12:20, 6:44] = True
+    expected_sides[22:38, 6:44] = True
+    assert (top == expected_top).all() and (sides == expected_sides).all()
+
+
+def test_the_elevation_comes_from_a_vertical_face_against_the_top():
+    # the top rises 0.03 per row, the front falls 0.01 per row: tan² e = 0.01 / 0.03 = 1/3, e = 30°
+    face, depth = _block(np.full((60, 60), -0.01))
+    top_plane = np.array([0.0, 0.03, 0.3])
+    assert np.degrees(sides_elevation(face_parts(face, depth)[1], depth, top_plane)) == pytest.approx(30)
+    turned = depth + np.where(ROWS60 > 20, 0.004 * COLS60, 0.0)   # a face turned about the vertical: rows the same
+    assert np.degrees(sides_elevation(face_parts(face, turned)[1], turned, top_plane)) == pytest.approx(30)
+    rising = np.where(ROWS60 <= 20, depth, 0.9 + 0.001 * (ROWS60 - 20))   # no fall: no vertical face seen from above
+    assert sides_elevation(face & (ROWS60 > 20), rising, top_plane) is None
+    assert sides_elevation(np.zeros((60, 60), bool), depth, top_plane) is None
+
+
+@pytest.mark.parametrize("lift", [1.0, 0.6, 0.2])
+def test_a_shallow_top_with_its_front_face_in_view_is_read_with_the_front_faces_elevation(lift):
+    # seen from 50°, a top 15 rows deep reads 22° as a square; the front face (rows 38-51) gives 50°, and the
+    # plane ring, reaching rows 38-41 of the front, is fitted on the top's pixels only
+    ball, face, depth = _ball_on_top(lift, elevation_deg=50, face_rows=15, front_rows=14)
+    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(1.0 - lift, abs=0.02)
+
+
+def test_no_sink_reading_for_a_round_solid_with_the_objects_front_beneath_it():
+    # the ball's lowest rows reach row 35: with the top's front edge at row 33 only the front face lies beneath it
+    # (a cylinder before a box's front face, its top outline round); with the edge at row 38, the top does
+    assert sink_depth(*_ball_on_top(1.0, face_rows=28, front_rows=14, edge=38), margin=2, tolerance=0.001) is not None
+    assert sink_depth(*_ball_on_top(1.0, face_rows=28, front_rows=14, edge=33), margin=2, tolerance=0.001) is None

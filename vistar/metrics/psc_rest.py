@@ -3,10 +3,11 @@
 Seen from above, a ball resting on a horizontal face touches it out of sight, beneath itself; a ball sunk into the
 face meets it along an intersection curve in view. Both contacts are continuous in depth. How far the ball stands
 above the face's plane says which, but that height, read as inverse depth, grows with the camera's elevation for
-both (version 4 read it raw). So the elevation is read from the face's foreshortening (checked against the ball's
-own depth bulge: a long top's is no square's), the ball's circle from its
-upper outline (which no contact touches), and each of its pixels, measured against the face's plane in rows of
-that plane (scale and shift of relative depth cancel), gives how high its centre stands: elevation-free.
+both (version 4 read it raw). So the elevation is read from the face object's vertical face against its top (where
+it shows none, from the top's foreshortening checked against the ball's own depth bulge: a long top's is no
+square's), the ball's circle from its upper outline (which no contact touches), and each of its pixels, measured
+against the top's plane in rows of that plane (scale and shift of relative depth cancel), gives how high its centre
+stands: elevation-free.
 Masks and depth are both unsure at the boundary (a depth network blurs it, a mask is off by a pixel or two): the
 plane fit leaves out the face within MARGIN of the solid, and the ball is read more than MARGIN inside.
 """
@@ -17,6 +18,7 @@ from scipy import ndimage
 
 _SQUARE = np.ones((3, 3), bool)
 MIN_SHARE = 0.5   # the solid sits on the face: at least this share of its columns has the face just beneath
+TOP_SHARE = 0.25  # ... and this share the face's top (a round solid before its front face is no ball on the top)
 MAX_LIFT = 2.0    # a ball whose centre reads this many radii above the face does not sit on it (a wrong plane)
 MAX_SPREAD = 0.1   # ... or whose pixels disagree on it by this many radii (quartiles; tuning balls: 99 % under 0.05)
 ROUNDNESS = 0.085  # a ball's pixel outline keeps its circle's centre within this many radii (median; tuning: under 0.08)
@@ -31,11 +33,30 @@ def face_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     """(a, b, c) of depth ≈ a·column + b·row + c over FACE pixels MARGIN+1 to MARGIN+WIDTH pixels from SOLID
     (Chebyshev), refitted without the pixels off the fit by more than 3× the median (another face of the same
     object). None with fewer than 6 such pixels."""
+    return _plane(_ring(solid, face, margin, width), depth)
+
+
+def _ring(solid: np.ndarray, face: np.ndarray, margin: int, width: int) -> np.ndarray:
+    """FACE pixels MARGIN+1 to MARGIN+WIDTH pixels from SOLID (Chebyshev)."""
     near = ndimage.binary_dilation(solid, _SQUARE, iterations=margin)
-    ring = ndimage.binary_dilation(near, _SQUARE, iterations=width) & ~near & face
-    if ring.sum() < 6:
+    ring: np.ndarray = ndimage.binary_dilation(near, _SQUARE, iterations=width) & ~near & face
+    return ring
+
+
+def _placed(part: np.ndarray, window: tuple[slice, slice], shape: tuple[int, ...]) -> np.ndarray:
+    """PART, computed in WINDOW, back in an image of SHAPE (False elsewhere): fits keep the image's coordinates,
+    whose origin least squares' answer depends on where the pixels leave a slope undetermined."""
+    whole = np.zeros(shape, bool)
+    whole[window] = part
+    return whole
+
+
+def _plane(pixels: np.ndarray, depth: np.ndarray) -> np.ndarray | None:
+    """(a, b, c) of depth ≈ a·column + b·row + c over PIXELS, refitted three times without the pixels off the fit
+    by more than 3× the median (another face). None with fewer than 6 pixels."""
+    if pixels.sum() < 6:
         return None
-    rows, cols = np.nonzero(ring)
+    rows, cols = np.nonzero(pixels)
     design = np.stack([cols, rows, np.ones_like(rows)], 1).astype(np.float64)
     values = depth[rows, cols]
     keep = np.ones(len(values), bool)
@@ -44,6 +65,33 @@ def face_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
         off = np.abs(design @ coef - values)
         keep = off <= max(3 * float(np.median(off)), 1e-12)
     return np.asarray(coef, np.float64)
+
+
+def face_parts(face: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """FACE's object split into its top (inverse depth growing toward the image bottom: seen from above) and its
+    sides (falling: a vertical face seen from above), by the sign of the row derivative between two face pixels,
+    each eroded by a pixel (a blurred crease between them). A low block seen from above shows little top and much
+    front: a ring around the solid reaches the front, and a plane fitted across both is neither."""
+    rows, cols = np.nonzero(face)
+    if rows.size == 0:
+        return face.copy(), face.copy()
+    window = (slice(max(0, rows.min() - 2), rows.max() + 3), slice(max(0, cols.min() - 2), cols.max() + 3))
+    box, values = face[window], depth[window]   # the face's box: cheap on large images, the same parts
+    slope = np.zeros(values.shape)
+    both = box[1:-1] & box[:-2] & box[2:]
+    slope[1:-1][both] = (values[2:] - values[:-2])[both]
+    top, sides = (_placed(ndimage.binary_erosion(part, _SQUARE), window, face.shape) for part in (slope > 0, slope < 0))
+    return top, sides
+
+
+def sides_elevation(sides: np.ndarray, depth: np.ndarray, top: np.ndarray) -> float | None:
+    """The camera's elevation e (radians) from a vertical face of the object beside the TOP plane (a, b, c): one row
+    down the top, inverse depth rises by b ∝ cot e·k; one row down a vertical face it falls by ∝ tan e·k (k the
+    scale of relative depth, the same for both; any yaw of the face), so tan² e = −(side's b) / (top's b). None
+    with fewer than 6 SIDES pixels or no fall."""
+    plane = _plane(sides, depth)
+    ratio = None if plane is None else -plane[1] / top[1]
+    return None if ratio is None or ratio <= 0 else float(np.arctan(np.sqrt(ratio)))
 
 
 def _beneath(solid: np.ndarray, face: np.ndarray, reach: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -156,8 +204,10 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     cannot be read, the centre reads more than MAX_LIFT radii above the face or the ball's bulge asks for a camera
     above MAX_BULGE (floating: the plane is another face's, as for a ball at a block's front face whose top face
     lies in the ring), or the pixels' readings of it spread over more than MAX_SPREAD radii between their
-    quartiles (no sphere: a cylinder's round top outline). The elevation e is the face's, checked against the
-    ball's own bulge (checked_elevation).
+    quartiles (no sphere: a cylinder's round top outline), or the face's top (face_parts) lies beneath under a
+    quarter of its columns (TOP_SHARE: a round solid before the object's front face). The plane is refitted on the
+    ring's top pixels; the elevation e is read from the object's vertical faces (sides_elevation), or where it
+    shows none from the top's foreshortening checked against the ball's own bulge (checked_elevation).
 
     A ball of radius R px centred (c, r) at h·radius above the face, seen from elevation e: its pixel at (c, r) +
     R·(x, t) lies (h − t·cos e + √(1 − x² − t²)·sin e)·radius above the face, and (orthographic) its inverse depth
@@ -173,6 +223,13 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
         return None
     top, left = window[0].start, window[1].start
     plane = np.array([plane[0], plane[1], plane[2] - plane[0] * left - plane[1] * top])
+    upper, sides = face_parts(face, depth)
+    cols, _, below = _beneath(solid, upper, 2 * margin + 1)
+    if below.any(0).sum() < max(1, TOP_SHARE * cols.size):   # on the top, not before the object's front
+        return None
+    ring = _ring(solid[window], upper[window], margin, margin + 1)   # the ring's pixels on the top only
+    own = _plane(_placed(ring, window, solid.shape), depth)
+    plane = own if own is not None and own[1] > 0 else plane
     elevation = face_elevation(face, depth, plane, tolerance)
     if elevation is None:
         return None
@@ -187,7 +244,9 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     bulge = bulge_elevation(above + t, np.sqrt(front))
     if bulge > MAX_BULGE:
         return None
-    elevation = checked_elevation(elevation, bulge)
+    near = _placed(ndimage.binary_dilation(solid[window], _SQUARE, iterations=2 * margin), window, solid.shape)
+    beside = sides_elevation(sides & ~near, depth, plane)
+    elevation = checked_elevation(elevation, bulge) if beside is None else beside
     cos, sin = np.cos(elevation), np.sin(elevation)
     lifts = above * cos + t * cos - np.sqrt(front) * sin
     spread = np.subtract(*np.percentile(lifts, [75, 25]))
