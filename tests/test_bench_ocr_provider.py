@@ -36,6 +36,21 @@ def test_compare_image_by_image(bench):
     assert bench.compare({"cpu": rows["cpu"]}) is None
 
 
+def test_a_failing_cuda_provider_leaves_the_cpu_row(bench, monkeypatch, tmp_path, capsys):
+    """The CUDA provider listed but failing when it runs (a cuDNN its build expects, missing): the CPU row stands."""
+    def run(provider, device, images, texts, batch):
+        if provider == "cuda":
+            raise RuntimeError("CUDNN_STATUS_NOT_INITIALIZED")
+        return {"ips": 2.0, "tr": np.linspace(1.0, 0.5, len(images)), "ran_on": "cpu"}
+
+    monkeypatch.setattr(bench, "onnxruntime_provider", lambda requested, device: ("CUDAExecutionProvider", None))
+    monkeypatch.setattr(bench, "run", run)
+    report = _run(bench, monkeypatch, tmp_path)
+    assert set(report["providers"]) == {"cpu"} and report["providers"]["cpu"]["tr"] == [1.0, 0.75, 0.5]
+    assert report["cuda_not_run"] == "failed: RuntimeError: CUDNN_STATUS_NOT_INITIALIZED" and report["cuda_vs_cpu"] is None
+    assert "provider cuda: not run (failed: RuntimeError: CUDNN_STATUS_NOT_INITIALIZED)" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_the_cpu_row_and_why_cuda_is_absent(bench, monkeypatch, tmp_path, capsys):
     report = _run(bench, monkeypatch, tmp_path)

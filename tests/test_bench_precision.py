@@ -34,6 +34,32 @@ def test_the_rule_takes_the_fastest_setting_inside_the_tolerance():
     assert choose(rows) == {"depth": "tf32"}   # clip_embed: nothing faster than fp32, so no entry (fp32)
 
 
+def test_a_precision_that_raises_is_a_row_saying_why(monkeypatch):
+    """On a GPU an autocast dtype may meet an op without a kernel for it: that (stage, precision) becomes a row naming
+    the error, every other setting is still measured, and the rule passes over the row."""
+    from vistar.engine import bench_precision
+    from vistar.engine.bench import StageReport
+
+    def compute(names, items, feats, ctx, ontology, timed, batch):   # the stage pass, without the models
+        p = ctx.features[timed]["precision"] if timed else "fp32"
+        if p == "fp16":
+            raise RuntimeError("expected scalar type Half but found Float")
+        return StageReport(timed, images_per_s={"fp32": 10.0, "bf16": 30.0}[p], model_images_per_s=40.0) if timed else None
+
+    monkeypatch.setattr(bench_precision, "_compute", compute)
+    monkeypatch.setattr(bench_precision, "_scores", lambda items, feats, ontology: {})
+    rows = measure(core_items(load_suite("core").prompts, 6, 32), device="cuda", precisions=("fp32", "bf16", "fp16"))
+    stages = list(dict.fromkeys(r.stage for r in rows))
+    assert {"clip_embed", "subject_masks", "dino_embed", "instances", "depth"} <= set(stages)
+    assert [(r.stage, r.precision) for r in rows] == [(s, p) for s in stages for p in ("fp32", "bf16", "fp16")]
+    for r in rows:
+        if r.precision == "fp16":
+            assert (r.images_per_s, r.effect, r.error) == (None, {}, "RuntimeError: expected scalar type Half but found Float")
+        else:
+            assert r.images_per_s in (10.0, 30.0) and r.error is None and r.effect
+    assert choose(rows) == {s: "bf16" for s in stages}
+
+
 @pytest.mark.slow
 def test_a_small_cpu_run_shows_tf32_as_fp32():
     pytest.importorskip("transformers")
