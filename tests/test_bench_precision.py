@@ -2,6 +2,11 @@
 default, and a small CPU run where TF32, which a CPU runs as fp32, must show no effect at all."""
 from __future__ import annotations
 
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
 import pytest
 
 from vistar.engine.bench_e2e import core_items
@@ -72,3 +77,26 @@ def test_a_small_cpu_run_shows_tf32_as_fp32():
         for e in r.effect.values():
             assert e["max_abs_delta"] in (None, 0.0) and e["kendall_tau"] in (None, 1.0)
     assert {a for r in rows if r.stage == "clip_embed" for a in r.effect} == {"CSE"}
+
+
+def test_a_cuda_run_prints_and_writes_the_defaults_it_chose(monkeypatch, tmp_path, capsys):
+    """What only a CUDA run reaches in benchmarks/bench_precision.py: the rule applied, its choice printed and written,
+    a row that could not be measured saying why (the measurement itself is replaced by hand-made rows)."""
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location("bench_precision_script", benchmarks / "bench_precision.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    close = {"PSC": {"n": 2, "max_abs_delta": 0.001, "kendall_tau": 1.0}}
+    rows = [PrecisionRow("depth", "fp32", 10.0, 11.0, close), PrecisionRow("depth", "bf16", 25.0, 30.0, close),
+            PrecisionRow("depth", "fp16", None, None, error="RuntimeError: no kernel")]
+    monkeypatch.setattr(bench, "device_of", lambda parser, args: "cuda")
+    monkeypatch.setattr(bench, "measure", lambda items, **kw: rows)
+    monkeypatch.setattr(sys, "argv", ["bench_precision.py", "--device", "cuda", "--n", "1", "--size", "32",
+                                      "--json", str(tmp_path / "p.json")])
+    bench.main()
+    out = capsys.readouterr().out
+    assert "CUDA_DEFAULTS = {'depth': 'bf16'}" in out and "2.50x" in out and "not measured: RuntimeError: no kernel" in out
+    report = json.loads((tmp_path / "p.json").read_text())
+    assert report["device"] == "cuda" and report["cuda_defaults"] == {"depth": "bf16"}
+    assert [r["error"] for r in report["rows"]] == [None, None, "RuntimeError: no kernel"]
