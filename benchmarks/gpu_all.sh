@@ -7,6 +7,7 @@
 # Steps run in the order below, most wanted first; each writes OUT_DIR/<step>.log (JSON reports beside it) and
 # appends one line (exit code, seconds, command) to OUT_DIR/summary.txt, which is printed at the end.
 # A failing step does not stop the others. Environment:
+#   PYTHON         the interpreter of the python steps (default python3)
 #   STEP_LIMIT_S   seconds each step may take before it is stopped (default 1800)
 #   STEPS          the steps to run, space-separated (default: all, in this order)
 #   STAGE_COSTS_ARGS  workload options of the stage-cost bench (default: --n 48 --batch-sizes 1,8,32)
@@ -20,6 +21,12 @@
 # and the end-to-end rate within 8 minutes. `STEPS=ray-gpu` (4 minutes at most) scores the core suite through Ray's
 # GPU and CPU pools and through `--cpu-workers` (bench_ray_gpu.py; `--dry-run` there checks it on a CPU).
 set -u
+scale=${SCALE:-full}
+case $scale in
+  full) models=--random-init tiny= ;;
+  tiny) models="--model-scale tiny" tiny="--model-scale tiny" ;;
+  *) echo "SCALE must be full or tiny, not '$scale'" >&2; exit 2 ;;
+esac
 py=${PYTHON:-python3}
 out=${1:-gpu-results}
 mkdir -p "$out"
@@ -27,12 +34,6 @@ limit=${STEP_LIMIT_S:-1800}
 cores=$(nproc)
 steps=${STEPS:-"env throughput ray-gpu tests executor stage-costs kernels shadows psc cse pipeline examples"}
 device=${DEVICE:-cuda}
-scale=${SCALE:-full}
-case $scale in
-  full) models=--random-init tiny= ;;
-  tiny) models="--model-scale tiny" tiny="--model-scale tiny" ;;
-  *) echo "SCALE must be full or tiny, not '$scale'" >&2; exit 2 ;;
-esac
 
 # `$(at FULL TINY)`: a throughput workload's value at SCALE (FULL, the GPU run's, at full scale)
 at() { if [ "$scale" = tiny ]; then echo "$2"; else echo "$1"; fi; }

@@ -57,7 +57,8 @@ def test_the_gpu_commands_are_the_documented_ones(tmp_path):
 def test_a_bad_scale_stops_before_any_step(tmp_path):
     bin_dir, out = _stubs(tmp_path), tmp_path / "out"
     done, steps = _gpu_all(out, {"PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHON": "python", "SCALE": "small"}, 60)
-    assert done.returncode == 2 and "SCALE must be full or tiny, not 'small'" in done.stderr and steps == {}
+    assert done.returncode == 2 and "SCALE must be full or tiny, not 'small'" in done.stderr
+    assert steps == {} and not out.exists()
 
 
 @pytest.mark.slow
