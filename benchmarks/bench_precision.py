@@ -8,7 +8,8 @@ models where weights are missing. For each torch stage and precision (the others
 its model's alone at batch BATCH, and per angle the largest |Δscore| and Kendall's τ against the all-fp32 scores
 (vistar/engine/bench_precision.py). Prints the table and the `CUDA_DEFAULTS` the rule picks (the fastest setting
 inside the tolerance printed with it), to paste into vistar/runtime/precision.py once a GPU has measured it. On a
-CPU, TF32 runs as fp32 (its row must show no effect) and the rule is not applied.
+CPU, TF32 runs as fp32 (its row must show no effect) and the rule is not applied. A setting that raises (a dtype the
+device has no kernel for) is a row saying why; the other rows are still measured.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def main() -> None:
                            f" {e['kendall_tau'] if e['kendall_tau'] is not None else '-':.4} ({e['n']})"
                            for a, e in r.effect.items() if e["n"])
         print(f"{r.stage:14s} {r.precision:9s} {r.images_per_s or 0:8.2f} {r.model_images_per_s or 0:8.2f} {speed:>7s}  "
-              f"{angles}{'' if r.inside() else '  OUTSIDE tolerance'}")
+              f"{angles}{'' if r.inside() else '  OUTSIDE tolerance'}{f'  not measured: {r.error}' if r.error else ''}")
     chosen = choose(rows) if device.startswith("cuda") else None
     print(f"CUDA_DEFAULTS = {chosen}" if chosen is not None else "CUDA_DEFAULTS: not chosen on a CPU run")
     if args.json:

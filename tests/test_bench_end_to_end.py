@@ -2,6 +2,10 @@
 engine and through the naive loop, one row per (image, metric), what each side runs with, the steady window."""
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import pytest
 
 from vistar.api import RunOptions
@@ -69,3 +73,21 @@ def test_the_naive_loop_skips_where_a_weight_is_missing(tmp_path, monkeypatch):
     report = run_e2e(items, device="cpu", batch=4, cpu_workers=1, model_scale="tiny")
     assert report["images"] == len(items) and report["naive_ips"] > 0
     assert report["rows"].get("skipped", 0) >= 1   # a CPA prompt asking for an expression: skipped, naming the weight
+
+
+def test_a_cuda_report_prints_the_gpu_busy_share(monkeypatch, capsys):
+    """The lines only a GPU run fills (GPU busy, a steady rate): printed from a hand-made report of that run."""
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location("bench_end_to_end_script", benchmarks / "bench_end_to_end.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    report = {"images": 6, "angles": ["CSE", "TR"], "device": "cuda", "batch": 2, "cpu_workers": 4, "executor": "local",
+              "model_scale": "full", "engine_s": 3.0, "engine_ips": 2.0, "engine_steady_ips": 4.0, "gpu_busy": 0.734,
+              "rows": {"ok": 6}, "naive_s": 6.0, "naive_ips": 1.0, "speedup_end_to_end": 2.0, "speedup_steady": 4.0}
+    monkeypatch.setattr(bench, "device_of", lambda parser, args: "cuda")
+    monkeypatch.setattr(bench, "run_e2e", lambda items, **kw: report)
+    monkeypatch.setattr(sys, "argv", ["bench_end_to_end.py", "--device", "cuda", "--n", "2", "--size", "32"])
+    bench.main()
+    out = capsys.readouterr().out
+    assert "steady 4.00 img/s, GPU busy 73% (steady" in out and "speed-up: 4.00x steady, 2.00x end to end" in out

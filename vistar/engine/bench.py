@@ -320,7 +320,10 @@ def run_bench(items: list[Item], *, device: str = "cpu", batch_sizes: Sequence[i
             for f in mine:   # so the stages that require this one are skipped too, rather than missing an input
                 f[name] = RuntimeError(f"{name}: a stage it requires was skipped")
             continue
-        rep = bench_stage(name, [items[i] for i in idx], mine, ctx, ontology, list(batch_sizes), repeats)
+        try:
+            rep = bench_stage(name, [items[i] for i in idx], mine, ctx, ontology, list(batch_sizes), repeats)
+        except Exception as exc:  # noqa: BLE001 - e.g. an op this device has no kernel for: that stage's row, the others measured
+            rep = StageReport(name, "error", f"{type(exc).__name__}: {exc}")
         if random_init or model_scale != "full":
             rep.random_init = [m for m in registry.feature_stage(name).models if loaded_models().get(m, {}).get("random_init")]
         if rep.status != "ok":

@@ -38,6 +38,7 @@ class PrecisionRow:
     images_per_s: float | None
     model_images_per_s: float | None
     effect: dict[str, dict[str, Any]] = field(default_factory=dict)   # angle -> {"n", "max_abs_delta", "kendall_tau"}
+    error: str | None = None   # why this setting was not measured (it raised, or the stage gave no output)
 
     def inside(self) -> bool:
         return all((e["max_abs_delta"] is None or e["max_abs_delta"] <= TOLERANCE["max_abs_delta"])
@@ -132,11 +133,16 @@ def measure(items: list[Item], *, device: str, precisions: Sequence[Ran] = PRECI
             ctx = StageContext(device=device, features=_features(ontology, stages, {stage: p}), options=options,
                                cache=base_ctx.cache)   # the same loaded models; precision is per call
             feats = [{k: v for k, v in f.items() if k not in again} for f in base_feats]
-            rep = _compute(again, items, feats, ctx, ontology, stage, batch)
+            try:
+                rep = _compute(again, items, feats, ctx, ontology, stage, batch)
+            except Exception as exc:  # noqa: BLE001 - a dtype the device has no kernel for: that row says so, the rest is measured
+                rows.append(PrecisionRow(stage, p, None, None, error=f"{type(exc).__name__}: {exc}"))
+                continue
             assert rep is not None   # STAGE is among AGAIN, so it was benched
             angles = {it.prompt.angle for it in items if stage in _wanted(it)}
             rows.append(PrecisionRow(stage, p, rep.images_per_s, rep.model_images_per_s,
-                                     effect(items, base, _scores(items, feats, ontology), angles)))
+                                     effect(items, base, _scores(items, feats, ontology), angles),
+                                     None if rep.status == "ok" else f"{rep.status}: {rep.note}"))
     return rows
 
 
