@@ -74,8 +74,9 @@ class StageReport:
 
 
 def _sync(device: str) -> None:
+    """Wait for DEVICE's queued kernels (the run's card, `cuda:N` too: the current device may be another one)."""
     if device.startswith("cuda") and "torch" in sys.modules:
-        sys.modules["torch"].cuda.synchronize()
+        sys.modules["torch"].cuda.synchronize(device)
 
 
 def _inputs(items: list[Item], feats: list[Features], stage: FeatureStage, ontology: Ontology) -> list[StageInput]:
