@@ -2,13 +2,20 @@
 `vistar bench` measures it (wall time outside the recorded forward calls), for the CSE storyboards of the
 stage-vs-model workload (docs/performance.md, "Stage against model").
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_subject_masks_host.py [--rounds 5] [--size 1024]
+    OMP_NUM_THREADS=1 python benchmarks/bench_subject_masks_host.py [--rounds 5] [--size 1024] [--baseline DIR]
 
 The pieces are inclusive (a piece's time contains the pieces it calls: `padded` holds `_resized` and `_stacked`).
+OpenCV runs on one thread, as in `vistar bench` (where ultralytics sets it on import). `--baseline DIR` (a checkout
+of an earlier commit, e.g. `git worktree add /tmp/before HEAD~2`) times that tree's stage against this one's instead,
+in this one process, round after round in alternating order at batch 1 and 4 (the bench's host pass runs at whichever
+was faster): on a machine shared with other jobs the load moves between two processes far more than within one.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import statistics
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -50,14 +57,57 @@ def _timing(module, name: str, spent: dict) -> None:
     setattr(module, name, timed)
 
 
+def _module(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _against(baseline: Path, inputs: list, ctx: StageContext, rounds: int) -> None:
+    """Host ms per storyboard of BASELINE's stage (its subject_masks and pixel_prep) and this tree's, alternating."""
+    prep_before = _module("vistar.features._pixel_prep_baseline", baseline / "vistar/features/pixel_prep.py")
+    sm_before = _module("vistar.features._subject_masks_baseline", baseline / "vistar/features/subject_masks.py")
+    sm_before.padded = prep_before.padded
+    stages = {"baseline": sm_before.STAGE, "this tree": registry.feature_stage("subject_masks")}
+    for stage in stages.values():
+        stage.compute(inputs, ctx)   # loads the models (shared: the same cache keys), fills the caches
+    modules = stages["this tree"].model_modules(ctx)
+    host: dict[tuple, list] = defaultdict(list)
+    for r in range(rounds):
+        for bs in (1, 4):
+            for name in sorted(stages, reverse=bool(r % 2)):
+                with recording(modules, lambda: None) as record:
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    for i in range(0, len(inputs), bs):
+                        stages[name].compute(inputs[i:i + bs], ctx)
+                    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                host[name, bs].append((1000 * (wall - record.model_s) / len(inputs),
+                                       1000 * (cpu - record.model_cpu_s) / len(inputs)))
+    print(f"{len(inputs)} storyboards x {rounds} rounds, host ms per storyboard: median [range]")
+    for (name, bs), runs in sorted(host.items()):
+        wall_ms, cpu_ms = [w for w, _ in runs], [c for _, c in runs]
+        print(f"{name:10s} batch {bs}  wall {statistics.median(wall_ms):6.2f} [{min(wall_ms):.1f}-{max(wall_ms):.1f}]"
+              f"  CPU {statistics.median(cpu_ms):6.2f} [{min(cpu_ms):.1f}-{max(cpu_ms):.1f}]")
+
+
 def main() -> None:
+    import cv2
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--baseline", type=Path, help="an earlier checkout whose stage to time against this one's")
     args = ap.parse_args()
+    cv2.setNumThreads(1)
     ctx = StageContext(device="cpu", model_paths={}, features=Ontology.load(None).data.get("features") or {},
                        options=RunOptions(model_scale="tiny"))
     inputs = _inputs(args.size, ctx)
+    if args.baseline:
+        _against(args.baseline, inputs, ctx, args.rounds)
+        return
     stage = registry.feature_stage("subject_masks")
     stage.compute(inputs, ctx)   # loads the models, fills the caches
     assert stage.model_modules is not None

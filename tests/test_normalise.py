@@ -29,8 +29,9 @@ def _reference(pixels, arithmetic):
     return out
 
 
+@pytest.mark.parametrize("destination", ["planar", "channels last"])   # the crops' batches; SAM's and GroundingDINO's on the CPU
 @pytest.mark.parametrize("layout", ["panel view", "channels first", "planar view", "column strided", "whole image"])
-def test_table_path_equals_the_float_arithmetic(layout):
+def test_table_path_equals_the_float_arithmetic(layout, destination):
     image = np.random.default_rng(0).integers(0, 256, (61, 83, 3), dtype=np.uint8)
     image[0, :3] = [[0, 0, 0], [255, 255, 255], [127, 128, 129]]     # the table's ends and the mean's neighbourhood
     hwc = torch.from_numpy(image)
@@ -40,6 +41,8 @@ def test_table_path_equals_the_float_arithmetic(layout):
               "column strided": hwc.permute(2, 0, 1)[:, ::2, ::3],
               "whole image": hwc.permute(2, 0, 1)}[layout]
     padded = torch.full((3, 70, 90), -7.0)
+    if destination == "channels last":
+        padded = padded[None].contiguous(memory_format=torch.channels_last)[0]
     h, w = pixels.shape[-2:]
     normalise_into(padded[:, :h, :w], pixels, _imagenet)     # a strided destination, as a padded batch's corner
     assert torch.equal(padded[:, :h, :w], _reference(pixels, _imagenet))

@@ -119,6 +119,7 @@ def test_sam_inputs_and_boxes_equal_the_processor():
     processor, ip = _image_processor("sam-vit-huge")
     images = _boards()
     values, _, sizes = padded([pixels_to_device(im, "cpu") for im in images], ip, pad_to=(1024, 1024))
+    assert values.is_contiguous(memory_format=torch.channels_last)   # the CPU's layout: the processor's values in it
     for i, image in enumerate(images):
         h, w = image.shape[:2]
         boxes = np.array([[10.5, 20.0, w / 2, h / 3], [0, 0, w, h]])

@@ -6,7 +6,8 @@ the CPU, and on a GPU box the float32 result crosses the bus. Here the same step
 settings and its own `resize`, `center_crop` and `rescale_and_normalize`, run on the raw uint8 image, which goes to
 the device once (`pixels_to_device`): panel and subject crops are views of it, same-shaped views are resized in one
 call (each image of it on its own: a crop's tensor never depends on its batch neighbours), and the float batch is
-written once, contiguous, as the processor returns it (on the CPU through a per-channel table, runtime/normalise.py).
+written once, contiguous as the processor returns it (on the CPU through a per-channel table, runtime/normalise.py;
+SAM's and GroundingDINO's there in channels-last memory, `padded`).
 On the CPU the tensors equal the processor's bit for bit (tests/test_pixel_prep.py); on CUDA its resize kernels
 differ from the CPU's by one grey level at most (docs/performance.md#pipeline).
 """
@@ -72,16 +73,18 @@ def _normalise_into(out, pixels, processor) -> None:
     normalise_into(out, pixels, arithmetic)
 
 
-def _stacked(images: list, height: int, width: int, processor, with_mask: bool = False):
-    """(N, 3, HEIGHT, WIDTH) float32, contiguous as the processor returns it: each (1, 3, h, w) uint8 image
-    normalised into its top-left corner, zero elsewhere (the processors pad with 0 after normalising); and, WITH_MASK,
-    the (N, HEIGHT, WIDTH) int64 mask of the real pixels, as GroundingDINO's processor gives it (else None). Where no
-    image is padded (one image per call, as on the CPU) the mask is all ones: a broadcast 1, no bytes written, which
-    the model reads as it reads the processor's (it only converts and downsamples the mask)."""
+def _stacked(images: list, height: int, width: int, processor, with_mask: bool = False, channels_last: bool = False):
+    """(N, 3, HEIGHT, WIDTH) float32, contiguous as the processor returns it or, CHANNELS_LAST, in channels-last memory
+    (the same values): each (1, 3, h, w) uint8 image normalised into its top-left corner, zero elsewhere (the
+    processors pad with 0 after normalising); and, WITH_MASK, the (N, HEIGHT, WIDTH) int64 mask of the real pixels, as
+    GroundingDINO's processor gives it (else None). Where no image is padded (one image per call, as on the CPU) the
+    mask is all ones: a broadcast 1, no bytes written, which the model reads as it reads the processor's (it only
+    converts and downsamples the mask)."""
     import torch
 
     device = images[0].device
-    out = torch.empty((len(images), 3, height, width), dtype=torch.float32, device=device)
+    layout = torch.channels_last if channels_last else torch.contiguous_format
+    out = torch.empty((len(images), 3, height, width), dtype=torch.float32, device=device, memory_format=layout)
     mask = None
     if with_mask and all(tuple(image.shape[-2:]) == (height, width) for image in images):
         mask = torch.ones((), dtype=torch.int64, device=device).expand(len(images), height, width)
@@ -110,11 +113,14 @@ def centre_crops(crops: Sequence, processor):
 def padded(images: Sequence, processor, pad_to: tuple[int, int] | None = None, with_mask: bool = True):
     """(pixel values (N, 3, H, W), pixel mask (N, H, W) or None, resized (h, w) of each image) for (3, h, w) uint8
     images: each resized as PROCESSOR resizes, normalised, padded bottom-right with zeros to PAD_TO (SAM's fixed
-    square, which needs no mask) or to the batch's largest size (GroundingDINO)."""
+    square, which needs no mask) or to the batch's largest size (GroundingDINO). On the CPU the values lie
+    channels-last, as the decoded image and the uint8 resize's output do: one table pass writes them from the
+    interleaved bytes (runtime/normalise.py), and the models' first convolution runs faster on that layout than on
+    the planar one (which it converts itself), to the same bits (tests/test_pixel_prep.py)."""
     resized = _resized(images, processor)
     sizes = [(int(r.shape[-2]), int(r.shape[-1])) for r in resized]
     height, width = pad_to or (max(h for h, _ in sizes), max(w for _, w in sizes))
-    values, mask = _stacked(resized, height, width, processor, with_mask)
+    values, mask = _stacked(resized, height, width, processor, with_mask, channels_last=resized[0].device.type == "cpu")
     return values, mask, sizes
 
 

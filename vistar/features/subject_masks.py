@@ -129,22 +129,33 @@ def _boxes(out, shape: tuple[int, int], threshold: float):
 def _segment(images: list, arrays: list[np.ndarray], boxes: list[np.ndarray], model, processor, p: SubjectMaskParams, ctx: StageContext):
     """[(k, 1, h, w) low-resolution mask logits, resized (h, w) of the image] per image: one image-encoder call per
     batch (images one at a time on the CPU), then every image's boxes as prompts to its encoding (all images in one
-    decoder call on CUDA). IMAGES: (3, H, W) uint8 on the device, or None to run the processor on the host ARRAYS."""
+    decoder call on CUDA). IMAGES: (3, H, W) uint8 on the device, or None to run the processor on the host ARRAYS.
+    On the CPU each image's pixel values are made just before its encoder call: one 12 MB input at a time, which
+    the allocator hands back on the next image's; a whole batch's at once (36 MB for three) came as fresh pages
+    from the OS, every one faulted in as it was written."""
     import torch
 
-    dtype, size = torch_dtype(p.dtype), p.batch_size
+    dtype, step = torch_dtype(p.dtype), p.batch_size if is_cuda(ctx.device) else 1
     ip = processor.image_processor
     if images is None:
         prepared = [processor(images=a, input_boxes=[b.tolist()], return_tensors="pt") for a, b in zip(arrays, boxes)]
-        values = torch.cat([x["pixel_values"] for x in prepared]).to(ctx.device) if prepared else None
+        host_values = torch.cat([x["pixel_values"] for x in prepared]).to(ctx.device) if prepared else None
         sizes = [(int(x["reshaped_input_sizes"][0][0]), int(x["reshaped_input_sizes"][0][1])) for x in prepared]
         prompts = [x["input_boxes"][0].to(ctx.device) for x in prepared]
     else:
-        values, _, sizes = padded(images, ip, pad_to=_pad(ip), with_mask=False) if images else (None, None, [])
+        sizes = []
+    encoded = []
+    for i in range(0, len(arrays), step):
+        if images is None:
+            values = host_values[i:i + step]
+        else:
+            values, _, resized = padded(images[i:i + step], ip, pad_to=_pad(ip), with_mask=False)
+            sizes += resized
+        with torch.inference_mode(), precision.compute(ctx, "subject_masks", p.precision):
+            encoded.append(batch_invariant(model.get_image_embeddings, ctx.device, pixel_values=values.to(dtype)))
+    if images is not None:
         prompts = [torch.as_tensor(_scaled(b, a.shape[:2], hw), device=ctx.device) for a, b, hw in zip(arrays, boxes, sizes)]
     with torch.inference_mode(), precision.compute(ctx, "subject_masks", p.precision):
-        encoded = [batch_invariant(model.get_image_embeddings, ctx.device, pixel_values=values[i:i + size].to(dtype))
-                   for i in range(0, len(arrays), size)]
         embeddings = torch.cat(encoded) if encoded else None
         low_res = _decode(model, embeddings, [b.to(dtype) for b in prompts], ctx.device)
     return [(lo.float(), hw) for lo, hw in zip(low_res, sizes)]

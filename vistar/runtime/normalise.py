@@ -4,8 +4,10 @@ The processors convert the uint8 image to float32, then subtract and divide over
 4 bytes a value, the largest host cost of SAM's and GroundingDINO's inputs. A uint8 channel holds only 256 values,
 so those same float32 operations applied once to 0..255 make a table per channel, and OpenCV's LUT writes each
 channel's float plane from its uint8 plane: every value equals the arithmetic's (the table IS its result), in
-about 60 % of the time on a warm 1024² image (GroundingDINO's 800² and SAM's 1024² inputs). CUDA tensors and small
-images run the arithmetic itself.
+about 60 % of the time on a warm 1024² image (GroundingDINO's 800² and SAM's 1024² inputs). A channels-last
+destination (those two inputs on the CPU) is written by one LUT over every channel straight from the interleaved
+bytes: no pass splitting them into planes, which cost as much as the table pass once the memory is cold (as it is
+after a model's forward call). CUDA tensors and small images run the arithmetic itself.
 """
 from __future__ import annotations
 
@@ -37,6 +39,12 @@ def normalise_into(out: Tensor, pixels: Tensor, arithmetic: Callable[[Tensor], o
     source = np.asarray(pixels.numpy())
     hwc = source.transpose(1, 2, 0)
     interleaved = hwc.strides[1:] == (hwc.shape[2], 1)   # channels last, only the rows strided (a panel's view)
+    target = planes.transpose(1, 2, 0)
+    if target.strides[1:] == (4 * target.shape[2], 4):   # a channels-last destination: one LUT over every channel
+        if not interleaved:
+            hwc = np.ascontiguousarray(hwc)
+        land_in(target, cv2.LUT(hwc, table.permute(1, 2, 0).contiguous().numpy(), dst=target))
+        return
     split = _deinterleaved(hwc) if interleaved else None
     for c in range(len(source)):
         plane: np.ndarray
