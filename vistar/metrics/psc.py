@@ -175,4 +175,4 @@ def _psc(features: dict[str, Any], controls: dict[str, Any], params: PSCParams, 
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="7", features=("instances", "depth"), fn=_psc, params=PSCParams)
+METRIC = Metric(name="PSC", angle="PSC", version="8", features=("instances", "depth"), fn=_psc, params=PSCParams)
