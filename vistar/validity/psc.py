@@ -8,8 +8,8 @@ others (ROC-AUC over all sunk vs not-sunk scenes).
 TUNING (`python benchmarks/bench_psc_validity.py ball --split tuning`) is what the flush rule, the support rule
 (version 3: `support_relax`, `step_frac`) and the sink reading (version 5: `sink_low`, `sink_high`, `top_tol_frac`;
 version 6: the elevation check and `sink_high`, on square and long tops; version 7: the top/sides split; version 8:
-the top ring's spread check) were chosen on; VALIDATION differs in seeds (and for the block-face family in camera elevation and image size; for the long tops
-in their range).
+the top ring's spread check) were chosen on; VALIDATION differs in seeds (and for the block-face family in camera
+elevation and image size; for the long tops in their range).
 """
 from __future__ import annotations
 
