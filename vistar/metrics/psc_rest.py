@@ -212,6 +212,28 @@ def checked_elevation(face: float, bulge: float) -> float:
     return kept if abs(kept - bulge) <= AGREE else bulge
 
 
+def top_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray,
+              margin: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the plane of FACE's top near SOLID, FACE's sides more than 2·MARGIN from SOLID) when SOLID sits on FACE
+    (sits_on) with the face's top (face_parts) beneath at least TOP_SHARE of its columns, else None. The plane is
+    refitted on the ring's top pixels where they spread TOP_SPAN across rows, else sits_on's is kept."""
+    window = _around(solid, margin)   # the plane is fitted near the solid; the face's extent is read whole
+    plane = sits_on(solid[window], face[window], depth[window], margin)
+    if plane is None:
+        return None
+    top, left = window[0].start, window[1].start
+    plane = np.array([plane[0], plane[1], plane[2] - plane[0] * left - plane[1] * top])
+    upper, sides = face_parts(face, depth)
+    cols, _, below = _beneath(solid, upper, 2 * margin + 1)
+    if below.any(0).sum() < max(1, TOP_SHARE * cols.size):   # on the top, not before the object's front
+        return None
+    ring = _ring(solid[window], upper[window], margin, margin + 1)   # the ring's pixels on the top only
+    own = _plane(_placed(ring, window, solid.shape), depth, TOP_SPAN)   # too thin a ring: version 6's plane
+    plane = own if own is not None and own[1] > 0 else plane
+    near = _placed(ndimage.binary_dilation(solid[window], _SQUARE, iterations=2 * margin), window, solid.shape)
+    return plane, sides & ~near
+
+
 def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, tolerance: float) -> float | None:
     """How deep SOLID, read as a ball, is sunk into FACE seen from above, in units of its radius: 0 resting on it,
     0.5 sunk to half its radius. None when SOLID does not sit on FACE (sits_on), the circle or the elevation
@@ -229,21 +251,10 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     that many rows further down: scale and shift of relative depth cancel). So each pixel gives h; the median over the solid's pixels more than
     MARGIN inside its outline (a depth network blurs the outline) is kept, and 1 − h returned."""
     circle = outline_circle(solid)
-    if circle is None:
+    found = None if circle is None else top_plane(solid, face, depth, margin)
+    if circle is None or found is None:
         return None
-    window = _around(solid, margin)   # the plane is fitted near the solid; the face's extent is read whole
-    plane = sits_on(solid[window], face[window], depth[window], margin)
-    if plane is None:
-        return None
-    top, left = window[0].start, window[1].start
-    plane = np.array([plane[0], plane[1], plane[2] - plane[0] * left - plane[1] * top])
-    upper, sides = face_parts(face, depth)
-    cols, _, below = _beneath(solid, upper, 2 * margin + 1)
-    if below.any(0).sum() < max(1, TOP_SHARE * cols.size):   # on the top, not before the object's front
-        return None
-    ring = _ring(solid[window], upper[window], margin, margin + 1)   # the ring's pixels on the top only
-    own = _plane(_placed(ring, window, solid.shape), depth, TOP_SPAN)   # too thin a ring: version 6's plane
-    plane = own if own is not None and own[1] > 0 else plane
+    plane, sides = found
     elevation = face_elevation(face, depth, plane, tolerance)
     if elevation is None:
         return None
@@ -258,8 +269,7 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     bulge = bulge_elevation(above + t, np.sqrt(front))
     if bulge > MAX_BULGE:
         return None
-    near = _placed(ndimage.binary_dilation(solid[window], _SQUARE, iterations=2 * margin), window, solid.shape)
-    beside = sides_elevation(sides & ~near, depth, plane)
+    beside = sides_elevation(sides, depth, plane)
     elevation = checked_elevation(elevation, bulge) if beside is None else beside
     cos, sin = np.cos(elevation), np.sin(elevation)
     lifts = above * cos + t * cos - np.sqrt(front) * sin
