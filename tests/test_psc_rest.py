@@ -205,3 +205,33 @@ def test_no_sink_reading_for_a_round_solid_with_the_objects_front_beneath_it():
     # (a cylinder before a box's front face, its top outline round); with the edge at row 38, the top does
     assert sink_depth(*_ball_on_top(1.0, face_rows=28, front_rows=14, edge=38), margin=2, tolerance=0.001) is not None
     assert sink_depth(*_ball_on_top(1.0, face_rows=28, front_rows=14, edge=33), margin=2, tolerance=0.001) is None
+
+
+def _moved(scene: tuple[np.ndarray, ...], rows: int, cols: int) -> tuple[np.ndarray, ...]:
+    """SCENE (solid, face, depth) padded by ROWS and COLS at its top left (negative: cropped there); the padding
+    holds no object and repeats the depth at the edge."""
+    pad = ((max(rows, 0), 0), (max(cols, 0), 0))
+    crop = (slice(max(-rows, 0), None), slice(max(-cols, 0), None))
+    solid, face, depth = scene
+    return np.pad(solid, pad)[crop], np.pad(face, pad)[crop], np.pad(depth, pad, mode="edge")[crop]
+
+
+@pytest.mark.parametrize("front_rows, edge", [(14, 38), (14, 41)])
+def test_the_sink_reading_does_not_depend_on_where_the_images_origin_lies(front_rows, edge):
+    # a top 4 rows deep: the ring's top pixels lie in one row (edge 41), which leaves the top's row slope
+    # undetermined; least squares about the image's origin answered with a slope that moved with a crop
+    scene = _ball_on_top(0.6, face_rows=4 if edge == 41 else 20, front_rows=front_rows, edge=edge)
+    reading = sink_depth(*scene, margin=2, tolerance=0.001)
+    assert reading is not None
+    for rows, cols in ((13, 7), (-9, -6), (200, 0), (0, 500)):
+        assert sink_depth(*_moved(scene, rows, cols), margin=2, tolerance=0.001) == pytest.approx(reading, abs=1e-9)
+
+
+def test_a_ring_of_top_pixels_in_one_row_falls_back_on_the_plane_across_the_ring():
+    # the top's pixels within 5 px of the ball (the ring) lie in row 39 only: no plane of their own; version 6's
+    # plane, fitted on the whole ring (the front's pixels off it left out), is the top's here: sunk 40 % reads so
+    ball, face, depth = _ball_on_top(0.6, face_rows=4, front_rows=14, edge=41)
+    upper, _ = face_parts(face, depth)
+    near = ndimage.binary_dilation(ball, np.ones((3, 3), bool), iterations=5)
+    assert np.unique(np.nonzero(near & upper)[0]).tolist() == [39]
+    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.4, abs=0.02)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..api import Instances, Metric, MetricResult
 from ..kernels.chaos import pair_stats
+from .psc_cube import cube_sink
 from .psc_params import PSCParams
 from .psc_rest import rim_height, sink_depth
 from .psc_support import support_below
@@ -122,11 +123,12 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> l
 def _on_top(mask_a: np.ndarray, mask_b: np.ndarray, depth: np.ndarray, margin: int, scale: float,
             tolerance: float) -> tuple[float | None, float | None]:
     """(sink, rim) of whichever object sits on the other's face seen from above (psc_rest): a ball's sink depth in
-    radii (the shallower if both objects sit), any other solid's rim height in units of the depth range SCALE (the
-    higher); None where no such object sits."""
+    radii or a cube's in half-sides (psc_cube; the shallower if both objects sit), any other solid's rim height in
+    units of the depth range SCALE (the higher); None where no such object sits."""
     sinks, rims = [], []
     for solid, face in ((mask_a, mask_b), (mask_b, mask_a)):
         sink = sink_depth(solid, face, depth, margin, tolerance)
+        sink = cube_sink(solid, face, depth, margin, tolerance) if sink is None else sink
         height = rim_height(solid, face, depth, margin) if sink is None else None
         sinks += [] if sink is None else [sink]
         rims += [] if height is None else [height / scale]
@@ -175,4 +177,4 @@ def _psc(features: dict[str, Any], controls: dict[str, Any], params: PSCParams, 
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="7", features=("instances", "depth"), fn=_psc, params=PSCParams)
+METRIC = Metric(name="PSC", angle="PSC", version="9", features=("instances", "depth"), fn=_psc, params=PSCParams)

@@ -26,6 +26,7 @@ PRIOR_ELEVATION = np.radians(30.0)   # the bulge fit's elevation is pulled towar
 PRIOR_WEIGHT = 0.001                 # ... this hard (per pixel, in the fit's units of radii squared)
 AGREE = np.radians(16.0)             # the face's elevation is kept when within this of the bulge's, ...
 FACE_BAND = np.radians((18.0, 42.0))  # ... clipped into this band (tuning, square and long tops)
+TOP_SPAN = 0.25   # the top's ring fixes its own plane only where its pixels spread this far across rows (px, std)
 MAX_BULGE = np.radians(80.0)   # a bulge that needs a camera this high is no ball on this plane (tuning balls: < 74°)
 
 
@@ -44,27 +45,40 @@ def _ring(solid: np.ndarray, face: np.ndarray, margin: int, width: int) -> np.nd
 
 
 def _placed(part: np.ndarray, window: tuple[slice, slice], shape: tuple[int, ...]) -> np.ndarray:
-    """PART, computed in WINDOW, back in an image of SHAPE (False elsewhere): fits keep the image's coordinates,
-    whose origin least squares' answer depends on where the pixels leave a slope undetermined."""
+    """PART, computed in WINDOW, back in an image of SHAPE (False elsewhere): the fits read the whole image's
+    depth in its coordinates."""
     whole = np.zeros(shape, bool)
     whole[window] = part
     return whole
 
 
-def _plane(pixels: np.ndarray, depth: np.ndarray) -> np.ndarray | None:
+def _plane(pixels: np.ndarray, depth: np.ndarray, min_span: float = 0.0) -> np.ndarray | None:
     """(a, b, c) of depth ≈ a·column + b·row + c over PIXELS, refitted three times without the pixels off the fit
-    by more than 3× the median (another face). None with fewer than 6 pixels."""
+    by more than 3× the median (another face). Fitted about the pixels' mean: where they leave a slope barely
+    determined (one or two rows), least squares' answer about the image's origin moved with a crop. None with
+    fewer than 6 pixels, or when the last fit's pixels spread less than MIN_SPAN px (standard deviation across
+    their narrowest direction)."""
     if pixels.sum() < 6:
         return None
     rows, cols = np.nonzero(pixels)
-    design = np.stack([cols, rows, np.ones_like(rows)], 1).astype(np.float64)
+    centre = np.array([cols.mean(), rows.mean()])
+    spots = np.stack([cols, rows], 1) - centre
+    design = np.column_stack([spots, np.ones(len(rows))])
     values = depth[rows, cols]
     keep = np.ones(len(values), bool)
     for _ in range(3):
-        coef = np.linalg.lstsq(design[keep], values[keep], rcond=None)[0]
+        fitted = keep
+        coef = np.linalg.lstsq(design[fitted], values[fitted], rcond=None)[0]
         off = np.abs(design @ coef - values)
         keep = off <= max(3 * float(np.median(off)), 1e-12)
-    return np.asarray(coef, np.float64)
+    if min_span > 0 and _span(spots[fitted]) < min_span:
+        return None
+    return np.array([coef[0], coef[1], coef[2] - coef[:2] @ centre], np.float64)
+
+
+def _span(spots: np.ndarray) -> float:
+    """The standard deviation of points SPOTS (n x 2) across their narrowest direction (0 for one line)."""
+    return float(np.sqrt(max(0.0, np.linalg.eigvalsh(np.cov(spots.T, bias=True))[0]))) if len(spots) > 1 else 0.0
 
 
 def face_parts(face: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -198,6 +212,28 @@ def checked_elevation(face: float, bulge: float) -> float:
     return kept if abs(kept - bulge) <= AGREE else bulge
 
 
+def top_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray,
+              margin: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the plane of FACE's top near SOLID, FACE's sides more than 2·MARGIN from SOLID) when SOLID sits on FACE
+    (sits_on) with the face's top (face_parts) beneath at least TOP_SHARE of its columns, else None. The plane is
+    refitted on the ring's top pixels where they spread TOP_SPAN across rows, else sits_on's is kept."""
+    window = _around(solid, margin)   # the plane is fitted near the solid; the face's extent is read whole
+    plane = sits_on(solid[window], face[window], depth[window], margin)
+    if plane is None:
+        return None
+    top, left = window[0].start, window[1].start
+    plane = np.array([plane[0], plane[1], plane[2] - plane[0] * left - plane[1] * top])
+    upper, sides = face_parts(face, depth)
+    cols, _, below = _beneath(solid, upper, 2 * margin + 1)
+    if below.any(0).sum() < max(1, TOP_SHARE * cols.size):   # on the top, not before the object's front
+        return None
+    ring = _ring(solid[window], upper[window], margin, margin + 1)   # the ring's pixels on the top only
+    own = _plane(_placed(ring, window, solid.shape), depth, TOP_SPAN)   # too thin a ring: version 6's plane
+    plane = own if own is not None and own[1] > 0 else plane
+    near = _placed(ndimage.binary_dilation(solid[window], _SQUARE, iterations=2 * margin), window, solid.shape)
+    return plane, sides & ~near
+
+
 def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, tolerance: float) -> float | None:
     """How deep SOLID, read as a ball, is sunk into FACE seen from above, in units of its radius: 0 resting on it,
     0.5 sunk to half its radius. None when SOLID does not sit on FACE (sits_on), the circle or the elevation
@@ -215,21 +251,10 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     that many rows further down: scale and shift of relative depth cancel). So each pixel gives h; the median over the solid's pixels more than
     MARGIN inside its outline (a depth network blurs the outline) is kept, and 1 − h returned."""
     circle = outline_circle(solid)
-    if circle is None:
+    found = None if circle is None else top_plane(solid, face, depth, margin)
+    if circle is None or found is None:
         return None
-    window = _around(solid, margin)   # the plane is fitted near the solid; the face's extent is read whole
-    plane = sits_on(solid[window], face[window], depth[window], margin)
-    if plane is None:
-        return None
-    top, left = window[0].start, window[1].start
-    plane = np.array([plane[0], plane[1], plane[2] - plane[0] * left - plane[1] * top])
-    upper, sides = face_parts(face, depth)
-    cols, _, below = _beneath(solid, upper, 2 * margin + 1)
-    if below.any(0).sum() < max(1, TOP_SHARE * cols.size):   # on the top, not before the object's front
-        return None
-    ring = _ring(solid[window], upper[window], margin, margin + 1)   # the ring's pixels on the top only
-    own = _plane(_placed(ring, window, solid.shape), depth)
-    plane = own if own is not None and own[1] > 0 else plane
+    plane, sides = found
     elevation = face_elevation(face, depth, plane, tolerance)
     if elevation is None:
         return None
@@ -244,8 +269,7 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     bulge = bulge_elevation(above + t, np.sqrt(front))
     if bulge > MAX_BULGE:
         return None
-    near = _placed(ndimage.binary_dilation(solid[window], _SQUARE, iterations=2 * margin), window, solid.shape)
-    beside = sides_elevation(sides & ~near, depth, plane)
+    beside = sides_elevation(sides, depth, plane)
     elevation = checked_elevation(elevation, bulge) if beside is None else beside
     cos, sin = np.cos(elevation), np.sin(elevation)
     lifts = above * cos + t * cos - np.sqrt(front) * sin
