@@ -13,11 +13,11 @@ PARAMS = metric_params(Ontology.load(), "PSC")
 BLOCK = Box((-0.9, 0.0, -0.9), (0.9, 0.5, 0.9))
 
 
-def _pair(sink: float, elevation_deg: float = 30.0, height: float = 0.6):
-    """PSC's pair for a box 0.6 wide and deep and HEIGHT tall (a cube by default) on BLOCK's top, sunk SINK
-    half-sizes (0.3) into it, at 144x192."""
-    r = 0.3
-    cube = Box((0.1 - r, 0.5 - sink * r, -0.2 - r), (0.1 + r, 0.5 + height - sink * r, -0.2 + r))
+def _pair(sink: float, elevation_deg: float = 30.0, height: float = 0.6, at: tuple[float, float] = (0.1, -0.2)):
+    """PSC's pair for a box 0.6 wide and deep and HEIGHT tall (a cube by default) on BLOCK's top at (x, z) AT,
+    sunk SINK half-sizes (0.3) into it, at 144x192."""
+    r, (x, z) = 0.3, at
+    cube = Box((x - r, 0.5 - sink * r, z - r), (x + r, 0.5 + height - sink * r, z + r))
     scene = render([BLOCK, cube], "test", 144, 192, elevation_deg=elevation_deg)
     pair, = score_pairs(scene.instances, scene.inverse_depth, PARAMS)
     return pair
@@ -30,6 +30,14 @@ def test_the_cubes_reading_is_how_deep_it_is_sunk(elevation_deg):
     # own top's width and area give its own
     for true_sink in (0.0, 0.5, 0.8):
         assert _pair(true_sink, elevation_deg)["sink"] == pytest.approx(true_sink, abs=0.2)
+
+
+@pytest.mark.parametrize("elevation_deg", [15.0, 30.0, 45.0])
+@pytest.mark.parametrize("at", [(0.1, -0.2), (-0.4, 0.4)])
+def test_a_resting_cube_reads_resting_wherever_it_sits_and_from_any_elevation(elevation_deg, at):
+    # the camera's ray to the cube changes with where it sits in the image; the block's elevation reading does
+    # not follow it (version 9 read these -0.1 to -0.7)
+    assert abs(_pair(0.0, elevation_deg, at=at)["sink"]) <= 0.2
 
 
 def test_a_resting_cube_on_a_top_scores_above_the_same_cube_sunk_into_it():
