@@ -10,7 +10,8 @@ generator's default) to 384x512, square and portrait; camera elevations 10Â°-45Â
 `ball`: vistar.validity.psc, a ball and a cube, 60 layouts x 3 placements each at a block's front face (sunk,
 resting, floating) and 60 x 2 on its top face (sunk, resting), the ball also on a long top, ROC-AUC of sunk vs
 the rest. `ball --old-long-draw`: the ball on a long top alone, on version 6's validation draw (seeds 11 000 000+,
-redrawn for version 7).
+redrawn for version 7); `ball --old-cube-top-draw`: the cube on a top alone, on version 9's draw (seeds
+9 000 000+, redrawn for version 10 at 15 000 000+).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from vistar.metrics.psc import METRIC
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.synth.scenes import imperfect_features, scene_pair
-from vistar.validity.psc import OLD_LONG_DRAW, SETS, TUNING, VALIDATION, run_ball_long_top
+from vistar.validity.psc import OLD_CUBE_TOP_DRAW, OLD_LONG_DRAW, SETS, TUNING, VALIDATION, run_ball_long_top, run_cube_top
 
 FAMILIES = ("sphere/box", "two spheres", "box/cylinder", "two boxes")
 
@@ -58,6 +59,9 @@ def main() -> None:
 if __name__ == "__main__":
     if "--old-long-draw" in sys.argv[1:]:
         for row in run_ball_long_top(60, 0, replace(VALIDATION, long_seed_offset=OLD_LONG_DRAW)):
+            print(f"{row.set:22s} {row.measure:32s} n={row.n:4d}  {row.value:.3f}  goal {row.goal}")
+    elif "--old-cube-top-draw" in sys.argv[1:]:
+        for row in run_cube_top(60, 0, replace(VALIDATION, cube_top_seed_offset=OLD_CUBE_TOP_DRAW)):
             print(f"{row.set:22s} {row.measure:32s} n={row.n:4d}  {row.value:.3f}  goal {row.goal}")
     elif "ball" in sys.argv[1:]:
         for row in (r for run in SETS.values() for r in run(60, 0, TUNING if "tuning" in sys.argv[1:] else VALIDATION)):

@@ -104,12 +104,12 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> l
                     and _flush(row, small_is_a=small == i, tolerance=params.flush_frac * scale))
         front, back = (i, j) if row[0] / row[1] >= row[2] / row[3] else (j, i)   # nearer at the contact
         support = support_below(masks[front], masks[back], depth, touch + 2, params.step_frac * scale)
-        sink, rim = _on_top(masks[i], masks[j], depth, touch, scale, params.top_tol_frac * scale)
+        sink, resting, rim = _on_top(masks[i], masks[j], depth, touch, scale, params)
         c_ref = params.c_ref * (params.attach_relax if attached else 1.0)
         c_ref *= 1.0 - (1.0 - params.support_relax) * support
         consistency = chaos / (chaos + c_ref)
-        if sink is not None:   # a ball on a top face, contact in view: how deep it reads as sunk is the evidence
-            consistency = max(consistency, _ramp(params.sink_high - sink, params.sink_high - params.sink_low))
+        if resting is not None:   # a ball or cube on a top face, contact in view: how deep it reads as sunk
+            consistency = max(consistency, resting)
         if rim is not None:    # another solid there: how high its lower rim stands above the face
             consistency = max(consistency, _ramp(rim - params.rim_low_frac, params.rim_high_frac - params.rim_low_frac))
         weight = float(conf[i] * conf[j])
@@ -121,18 +121,23 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> l
 
 
 def _on_top(mask_a: np.ndarray, mask_b: np.ndarray, depth: np.ndarray, margin: int, scale: float,
-            tolerance: float) -> tuple[float | None, float | None]:
-    """(sink, rim) of whichever object sits on the other's face seen from above (psc_rest): a ball's sink depth in
-    radii or a cube's in half-sides (psc_cube; the shallower if both objects sit), any other solid's rim height in
-    units of the depth range SCALE (the higher); None where no such object sits."""
-    sinks, rims = [], []
+            params: PSCParams) -> tuple[float | None, float | None, float | None]:
+    """(sink, the consistency it gives, rim) of whichever object sits on the other's face seen from above
+    (psc_rest): a ball's sink depth in radii (`sink_low`/`sink_high`) or a cube's in half-sides (psc_cube,
+    `cube_sink_low`/`cube_sink_high`: its reading scatters otherwise), the one more resting if both objects sit;
+    any other solid's rim height in units of the depth range SCALE (the higher); None where no such object sits."""
+    readings, rims = [], []
     for solid, face in ((mask_a, mask_b), (mask_b, mask_a)):
-        sink = sink_depth(solid, face, depth, margin, tolerance)
-        sink = cube_sink(solid, face, depth, margin, tolerance) if sink is None else sink
+        sink = sink_depth(solid, face, depth, margin, params.top_tol_frac * scale)
+        low, high = params.sink_low, params.sink_high
+        if sink is None:
+            sink = cube_sink(solid, face, depth, margin)
+            low, high = params.cube_sink_low, params.cube_sink_high
         height = rim_height(solid, face, depth, margin) if sink is None else None
-        sinks += [] if sink is None else [sink]
+        readings += [] if sink is None else [(_ramp(high - sink, high - low), sink)]
         rims += [] if height is None else [height / scale]
-    return (min(sinks) if sinks else None), (max(rims) if rims else None)
+    resting, sink = max(readings) if readings else (None, None)
+    return sink, resting, (max(rims) if rims else None)
 
 
 def _ramp(value: float, width: float) -> float:
@@ -177,4 +182,4 @@ def _psc(features: dict[str, Any], controls: dict[str, Any], params: PSCParams, 
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="9", features=("instances", "depth"), fn=_psc, params=PSCParams)
+METRIC = Metric(name="PSC", angle="PSC", version="10", features=("instances", "depth"), fn=_psc, params=PSCParams)

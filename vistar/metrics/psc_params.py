@@ -22,6 +22,8 @@ class PSCParams:
     rim_high_frac: float
     sink_low: float
     sink_high: float
+    cube_sink_low: float
+    cube_sink_high: float
     top_tol_frac: float
     min_confidence: float
     min_area_frac: float
