@@ -73,22 +73,6 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def process_pool(workers: int, initializer: Callable[..., object], initargs: tuple) -> ProcessPoolExecutor:
-    """A forkserver process pool with every worker started now, not one per submit as CPython does for forkserver.
-
-    Why: a submit that starts a worker while the pool's manager thread handles a worker that died (killed for
-    memory, or by one image) changes the process table that thread is walking: CPython 3.11 then raises
-    "dictionary changed size during iteration" in that thread, and the pool's shutdown, or the interpreter's exit,
-    waits forever. With the table full from the start, no submit starts a worker."""
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),
-                               initializer=initializer, initargs=initargs)
-    launch = getattr(pool, "_launch_processes", None)   # CPython's own eager start (what it does for `fork`)
-    if launch is not None:
-        with held_signals():  # starting a worker: see signal_hold
-            launch()
-    return pool
-
-
 class PoolOwner:
     """A pool opened by `with` and shut down on leaving it, queued work cancelled: the decode prefetcher's and
     the local executor's, which also rebuild theirs through `_new_pool` when a worker dies."""
@@ -120,7 +104,8 @@ class Prefetcher(PoolOwner):
 
     def _new_pool(self) -> Executor | None:
         if self.workers > 0:
-            return process_pool(self.workers, _exit_with_parent, (os.getpid(),))
+            return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"),
+                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
         if self.depth > 0:
             return ThreadPoolExecutor(1, thread_name_prefix="vistar-decode")
         return None
