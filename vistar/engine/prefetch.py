@@ -31,6 +31,7 @@ from .signal_hold import held_signals
 Decoded = np.ndarray | ImageError   # an image's pixels, or why its file cannot be scored
 Decoder = Callable[[Path, int], Decoded]
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def decode_image(path: Path, max_pixels: int) -> Decoded:
@@ -91,6 +92,22 @@ class PoolOwner:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
 
+    def _alone(self, fn: Callable[..., R], *args: object) -> R | None:
+        """FN(*ARGS) run alone in the pool after a worker died (killed for memory, say) and took down everything
+        queued with it: on a broken pool (submit refuses, or this task kills a fresh one) the pool is rebuilt and
+        the task tried once more. None when it broke a pool both times: only a task that kills a worker by itself
+        is given up."""
+        for _ in range(2):
+            pool = self.pool
+            assert pool is not None   # callers without a pool run the task in their own process
+            try:
+                with held_signals():  # submit may start a worker: see signal_hold
+                    return pool.submit(fn, *args).result()
+            except BrokenProcessPool:
+                pool.shutdown(cancel_futures=True)
+                self.pool = self._new_pool()
+        return None
+
 
 class Prefetcher(PoolOwner):
     """`prefetcher.batches(batches, paths_of)` yields `(batch, images)` in order, decoding up to `depth` batches ahead.
@@ -130,20 +147,12 @@ class Prefetcher(PoolOwner):
             return self._retry_alone(path)
 
     def _retry_alone(self, path: Path) -> Decoded:
-        """A worker died (killed for memory, say) and every image queued in its pool failed with it. Each is
-        decoded again alone in a healthy pool, so only an image that kills a worker by itself becomes an error."""
-        for _ in range(2):
-            pool = self.pool
-            if pool is None:   # only a pool's futures fail this way; without one, decode here
-                return self.decode(path, self.max_pixels)
-            try:
-                with held_signals():
-                    future = pool.submit(self.decode, path, self.max_pixels)
-                return future.result()
-            except BrokenProcessPool:  # the broken pool itself (submit refuses), or this image killed a fresh one
-                pool.shutdown(cancel_futures=True)
-                self.pool = self._new_pool()
-        return ImageError("the decoding worker process died on this image (out of memory?)")
+        """A worker died and every image queued in its pool failed with it: each is decoded again alone
+        (PoolOwner._alone), so only an image that kills a worker by itself becomes an error."""
+        if self.pool is None:   # only a pool's futures fail this way; without one, decode here
+            return self.decode(path, self.max_pixels)
+        decoded = self._alone(self.decode, path, self.max_pixels)
+        return ImageError("the decoding worker process died on this image (out of memory?)") if decoded is None else decoded
 
     def batches(self, batches: Iterable[list[T]],
                 paths_of: Callable[[list[T]], list[Path]]) -> Iterator[tuple[list[T], list[Decoded]]]:

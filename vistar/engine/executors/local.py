@@ -139,15 +139,10 @@ class ProcessPool(PoolOwner):
         return batch, report.rows
 
     def _retry_alone(self, packed: bytes) -> BatchReport:
-        for _ in range(2):
-            if self.pool is None:
-                self.pool = self._new_pool()
-            try:
-                with held_signals():
-                    future = self.pool.submit(_score_in_worker, packed)
-                return future.result()
-            except BrokenProcessPool:  # the broken pool itself, or this batch killed a fresh one
-                self.pool.shutdown(cancel_futures=True)
-                self.pool = self._new_pool()
-        return BatchReport(_failed_rows(pickle.loads(packed), "the scoring worker process died on this batch "
-                                        "(killed, out of memory, or it could not start)"))
+        if self.pool is None:
+            self.pool = self._new_pool()
+        report = self._alone(_score_in_worker, packed)
+        if report is None:
+            return BatchReport(_failed_rows(pickle.loads(packed), "the scoring worker process died on this batch "
+                                            "(killed, out of memory, or it could not start)"))
+        return report
