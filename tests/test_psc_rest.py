@@ -235,3 +235,25 @@ def test_a_ring_of_top_pixels_in_one_row_falls_back_on_the_plane_across_the_ring
     near = ndimage.binary_dilation(ball, np.ones((3, 3), bool), iterations=5)
     assert np.unique(np.nonzero(near & upper)[0]).tolist() == [39]
     assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.4, abs=0.02)
+
+
+def test_a_ball_whose_centre_reads_far_above_the_face_gives_no_sink_reading():
+    # lifted 2.5 radii the ball floats over the face (its plane another face's): no reading, not a negative sink
+    assert sink_depth(*_ball_on_top(1.0), margin=2, tolerance=0.001) is not None
+    assert sink_depth(*_ball_on_top(2.5), margin=2, tolerance=0.001) is None
+
+
+@pytest.mark.parametrize("lift", [1.0, 0.6])
+def test_a_top_too_noisy_for_its_own_elevation_is_read_with_the_front_faces(lift):
+    # no face pixel lies within a tolerance of 1e-9 of its plane once the block is roughened, so the top's
+    # foreshortening cannot be read; the front face still gives the elevation, and the reading stands
+    ball, face, depth = _ball_on_top(lift, elevation_deg=50, face_rows=15, front_rows=14)
+    roughened = depth + np.where(face, 1e-6 * (2 * ((ROWS60 + COLS60) % 2) - 1), 0.0)
+    assert face_elevation(face, roughened, np.array([0.0, 0.02, 0.3]), tolerance=1e-9) is None
+    assert sink_depth(ball, face, roughened, margin=2, tolerance=1e-9) == pytest.approx(1.0 - lift, abs=0.02)
+
+
+def test_a_solid_in_two_parts_at_its_ends_has_no_outline_circle():
+    parts = np.zeros((60, 60), bool)
+    parts[20:30, 0:3] = parts[20:30, 57:60] = True        # no column within 0.9 half-widths of the middle
+    assert outline_circle(parts) is None

@@ -46,6 +46,15 @@ def test_image_edge_and_empty_solid():
     assert support_below(solid, np.zeros_like(solid), np.zeros((6, 6)), 2, 0.1) == 1.0
 
 
+def test_a_column_over_pixels_without_depth_does_not_hang():
+    # no face beneath and the ground's depth unknown (NaN): no evidence the solid floats
+    solid, face, depth = _solid_on(2.0, face_columns=slice(0, 0))
+    depth[10:] = np.nan
+    assert support_below(solid, face, depth, reach=3, step=0.1) == 1.0
+    depth[10:, 5:] = 1.0                                               # the ground drops away under columns 5-7
+    assert support_below(solid, face, depth, reach=3, step=0.1) == 0.5
+
+
 def _cube(placement: str, r: float = 0.3):
     x, y, z = {"sunk": (0.1, 0.6, -0.8), "resting": (0.1, r, -0.8 - r), "floating": (0.1, 0.7, -0.8 - r - 0.3)}[placement]
     scene = render([BLOCK, Box((x - r, y - r, z - r), (x + r, y + r, z + r))], placement, 96, 128, elevation_deg=20)

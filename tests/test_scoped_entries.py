@@ -34,3 +34,11 @@ def test_os_environ_round_trip():
     with scoped_entries(os.environ, {name: "1"}):
         assert os.environ[name] == "1"
     assert name not in os.environ
+
+
+def test_a_value_refused_halfway_leaves_no_entry_behind():
+    # os.environ takes strings only: the first entry is set before the second is refused, and must go again
+    first, second = "VISTAR_SCOPED_ENTRIES_FIRST", "VISTAR_SCOPED_ENTRIES_SECOND"
+    with pytest.raises(TypeError), scoped_entries(os.environ, {first: "1", second: 2}):
+        pass
+    assert first not in os.environ and second not in os.environ

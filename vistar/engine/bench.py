@@ -103,12 +103,12 @@ def _rss_mib() -> float:
 
 def _gpu_reset(device: str) -> None:
     if device.startswith("cuda") and "torch" in sys.modules:
-        sys.modules["torch"].cuda.reset_peak_memory_stats()
+        sys.modules["torch"].cuda.reset_peak_memory_stats(device)   # the run's own card (cuda:N), not the current one
 
 
 def _gpu_peak(device: str) -> float | None:
     if device.startswith("cuda") and "torch" in sys.modules:
-        return float(sys.modules["torch"].cuda.max_memory_allocated()) / 2**20
+        return float(sys.modules["torch"].cuda.max_memory_allocated(device)) / 2**20
     return None
 
 

@@ -9,8 +9,8 @@ resting contact leaves a step at the contact (C large); interpenetration makes t
 (C ≈ 0). Each pair's consistency s = C / (C + c_ref) (c_ref relaxed for attached pairs: enclosed and flush
 with the surface around them; and for a front object standing on something rather than hanging on the face
 behind it, whose top edge may meet that face in resting contact) is raised, for a solid sitting on
-a face seen from above (the contact in view), to what a ball's depth against that face's plane says of how deep it
-is sunk (psc_rest); it is
+a face seen from above (the contact in view), to what a ball's or a cube's depth against that face's plane says
+of how deep it is sunk (psc_rest, psc_cube); it is
 weighted by the product of the two confidences: pair = 1 − w·(1 − s). PSC = the minimum pair score; no interacting pair → 1.
 """
 from __future__ import annotations
@@ -67,7 +67,8 @@ def contact_radii(height: int, width: int, params: PSCParams) -> tuple[int, int]
 
 
 def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> list[dict[str, Any]]:
-    """Every interacting pair with its chaos value, attachment flag, support, weight and pair score (fixed order)."""
+    """Every interacting pair with its chaos value, attachment flag, support, sink or rim reading, weight and pair
+    score (fixed order)."""
     height, width = depth.shape
     if instances.masks.shape[1:] != (height, width):
         raise ValueError(f"instance masks {instances.masks.shape[1:]} and depth {depth.shape} differ in size")
@@ -83,9 +84,9 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> l
     pairs = candidate_pairs(boxes, touch + 1)
     if len(pairs) == 0:
         return []
-    depth = np.where(np.isfinite(depth), depth, 0.0).astype(np.float64)
+    scale = depth_scale(depth)   # of the finite pixels: the filled ones below take no part in it
+    raw, depth = depth, np.where(finite, depth, 0.0).astype(np.float64)
     stats = pair_stats(masks, depth, pairs, touch, band, backend=params.kernel)
-    scale = depth_scale(depth)
     eps = params.eps_frac * scale + 1e-12
     out = []
     min_px = int(params.min_region_px)
@@ -103,7 +104,7 @@ def score_pairs(instances: Instances, depth: np.ndarray, params: PSCParams) -> l
         attached = (enclosure(boxes[small], boxes[large]) >= params.attach_enclosure
                     and _flush(row, small_is_a=small == i, tolerance=params.flush_frac * scale))
         front, back = (i, j) if row[0] / row[1] >= row[2] / row[3] else (j, i)   # nearer at the contact
-        support = support_below(masks[front], masks[back], depth, touch + 2, params.step_frac * scale)
+        support = support_below(masks[front], masks[back], raw, touch + 2, params.step_frac * scale)
         sink, resting, rim = _on_top(masks[i], masks[j], depth, touch, scale, params)
         c_ref = params.c_ref * (params.attach_relax if attached else 1.0)
         c_ref *= 1.0 - (1.0 - params.support_relax) * support
@@ -136,7 +137,7 @@ def _on_top(mask_a: np.ndarray, mask_b: np.ndarray, depth: np.ndarray, margin: i
         height = rim_height(solid, face, depth, margin) if sink is None else None
         readings += [] if sink is None else [(_ramp(high - sink, high - low), sink)]
         rims += [] if height is None else [height / scale]
-    resting, sink = max(readings) if readings else (None, None)
+    resting, sink = max(readings, key=lambda r: (r[0], -r[1])) if readings else (None, None)   # ties: the shallower
     return sink, resting, (max(rims) if rims else None)
 
 
@@ -182,4 +183,4 @@ def _psc(features: dict[str, Any], controls: dict[str, Any], params: PSCParams, 
     return MetricResult.ok(score, n_pairs=len(scored), worst=worst, pairs=pairs)
 
 
-METRIC = Metric(name="PSC", angle="PSC", version="10", features=("instances", "depth"), fn=_psc, params=PSCParams)
+METRIC = Metric(name="PSC", angle="PSC", version="11", features=("instances", "depth"), fn=_psc, params=PSCParams)

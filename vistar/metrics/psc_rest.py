@@ -53,8 +53,8 @@ def _placed(part: np.ndarray, window: tuple[slice, slice], shape: tuple[int, ...
 
 
 def _plane(pixels: np.ndarray, depth: np.ndarray, min_span: float = 0.0) -> np.ndarray | None:
-    """(a, b, c) of depth ≈ a·column + b·row + c over PIXELS, refitted three times without the pixels off the fit
-    by more than 3× the median (another face). Fitted about the pixels' mean: where they leave a slope barely
+    """(a, b, c) of depth ≈ a·column + b·row + c over PIXELS, fitted three times, each refit without the pixels off the
+    previous fit by more than 3× the median (another face). Fitted about the pixels' mean: where they leave a slope barely
     determined (one or two rows), least squares' answer about the image's origin moved with a crop. None with
     fewer than 6 pixels, or when the last fit's pixels spread less than MIN_SPAN px (standard deviation across
     their narrowest direction)."""
@@ -175,6 +175,8 @@ def outline_circle(solid: np.ndarray) -> tuple[float, float, float] | None:
     radius = (cols[-1] - cols[0] + 1) / 2
     centre_col = (cols[0] + cols[-1]) / 2
     upper = cols[np.abs(cols - centre_col) <= 0.9 * radius]
+    if upper.size == 0:   # no column near the middle (parts at both ends): no outline to read
+        return None
     centres = np.argmax(solid[:, upper], axis=0) - 0.5 + np.sqrt(radius ** 2 - (upper - centre_col) ** 2)
     centre_row = float(np.median(centres))
     if np.median(np.abs(centres - centre_row)) > ROUNDNESS * radius:
@@ -255,11 +257,9 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     if circle is None or found is None:
         return None
     plane, sides = found
-    elevation = face_elevation(face, depth, plane, tolerance)
-    if elevation is None:
-        return None
     col, row, radius = circle
-    rows, cols = np.nonzero(ndimage.binary_erosion(solid, _SQUARE, iterations=margin))
+    window = _around(solid, margin)   # the solid lies 3·margin + 4 inside it (or at the image's edge): same erosion
+    rows, cols = np.nonzero(_placed(ndimage.binary_erosion(solid[window], _SQUARE, iterations=margin), window, solid.shape))
     x, t = (cols - col) / radius, (rows - row) / radius
     front = 1.0 - x ** 2 - t ** 2
     if not (front > 0).any():
@@ -269,8 +269,12 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     bulge = bulge_elevation(above + t, np.sqrt(front))
     if bulge > MAX_BULGE:
         return None
-    beside = sides_elevation(sides, depth, plane)
-    elevation = checked_elevation(elevation, bulge) if beside is None else beside
+    elevation = sides_elevation(sides, depth, plane)
+    if elevation is None:   # no vertical face in view: the top's foreshortening, checked against the bulge
+        seen = face_elevation(face, depth, plane, tolerance)
+        if seen is None:
+            return None
+        elevation = checked_elevation(seen, bulge)
     cos, sin = np.cos(elevation), np.sin(elevation)
     lifts = above * cos + t * cos - np.sqrt(front) * sin
     spread = np.subtract(*np.percentile(lifts, [75, 25]))

@@ -18,7 +18,8 @@ def support_below(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, reach:
     A column hangs when a FACE pixel lies in that window and is not nearer than the lowest pixel by more than STEP
     (inverse depth, larger = nearer), or when no FACE pixel does and the pixel REACH rows down is more than STEP
     further away.
-    Columns whose window leaves the image do not hang (the solid continues out of view). No pixels: 0."""
+    Columns whose window leaves the image do not hang (the solid continues out of view), nor do those whose
+    depth there is unknown (NaN: no evidence either way). No pixels: 0."""
     cols = np.flatnonzero(solid.any(0))
     if cols.size == 0:
         return 0.0

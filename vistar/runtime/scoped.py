@@ -17,8 +17,8 @@ _ABSENT = object()
 def scoped_entries(mapping: MutableMapping[str, Any], values: Mapping[str, Any]) -> Iterator[None]:
     """MAPPING updated with VALUES inside the block; every touched key back to its old value (or gone) after."""
     saved = {name: mapping.get(name, _ABSENT) for name in values}
-    mapping.update(values)
     try:
+        mapping.update(values)   # inside: a value refused halfway still puts back the keys set before it
         yield
     finally:
         for name, value in saved.items():
