@@ -12,7 +12,7 @@ transformers = pytest.importorskip("transformers")
 from vistar.api import StageContext, StageInput  # noqa: E402
 from vistar.features import panels, subject_masks  # noqa: E402
 from vistar.features.hf_models import load_pretrained  # noqa: E402
-from vistar.features.subject_masks import _panel_mask  # noqa: E402
+from vistar.features.subject_masks import _panel_mask, _panel_masks  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402
 from vistar.synth.storyboards import make_storyboard  # noqa: E402
 from vistar.synth.tiny_models import save_tiny_cse_models  # noqa: E402
@@ -37,6 +37,22 @@ def test_panel_masks_are_the_processors_masks_inside_the_panel(shape, resized):
         written = _panel_mask(logits, (x0, y0, x1, y1), shape, resized, (1024, 1024), out=full[y0:y1, x0:x1])
         assert written.data_ptr() == full[y0:y1, x0:x1].data_ptr() and torch.equal(written, ours)
         assert full.sum() == ours.sum()
+
+
+def test_a_found_panel_whose_sam_mask_is_empty_falls_back_on_its_box():
+    # four panels of a 2x2 storyboard, 200x300: panel 0 not found; SAM's logits negative everywhere for panel 1
+    # (box fallback), positive for panel 3; panel 2's box thinner than a pixel (nothing to show)
+    panel_boxes = [(0, 0, 150, 100), (150, 0, 300, 100), (0, 100, 150, 200), (150, 100, 300, 200)]
+    best = np.array([-1, 0, 0, 0])
+    clipped = np.array([[0, 0, 0, 0], [160, 10, 200, 60], [20, 120, 20.2, 180], [170, 120, 280, 190]], float)
+    logits = torch.cat([torch.full((1, 1, 256, 256), -5.0), torch.full((1, 1, 256, 256), -5.0),
+                        torch.full((1, 1, 256, 256), 5.0)])
+    masks, sources = _panel_masks((logits, (683, 1024)), best, clipped, panel_boxes, (200, 300), (1024, 1024), "cpu")
+    assert sources == ["", "box", "", "sam"]
+    box = np.zeros((200, 300), bool)
+    box[10:60, 160:200] = True
+    assert np.array_equal(masks[1], box) and not masks[0].any() and not masks[2].any()
+    assert masks[3][100:200, 150:300].all() and not masks[3][:100].any() and not masks[3][:, :150].any()
 
 
 @pytest.fixture(scope="module")
