@@ -154,7 +154,7 @@ def restore_spaces(probs: np.ndarray, text: str, space: int | None, space_prob: 
                    alt_floor: float = ALT_FLOOR) -> str:
     """`text` (the greedy decode of `probs`, T×C softmax with blank = class 0) with a space inserted between two
     consecutive non-space characters wherever a frame between them has p(space) ≥ space_prob, as a `Reading`
-    whose alternatives (`alternatives_of`) index the returned text."""
+    whose alternatives (`alternatives_of`) index the returned text; a decode not its own is returned as it is."""
     best = probs.argmax(1)
     keep = best != 0
     keep[1:] &= best[1:] != best[:-1]
@@ -162,34 +162,38 @@ def restore_spaces(probs: np.ndarray, text: str, space: int | None, space_prob: 
     chars = [character[i] for i in best[frames]]
     if "".join(chars) != text:  # not the decode we expected (another RapidOCR version): change nothing
         return text
-    out, alternatives = [], []
+    out, alternatives, rivals = [], [], alternatives_of(probs, frames, best, character, alt_floor)
     for k, (frame, char) in enumerate(zip(frames, chars)):
         if (space is not None and k and char != " " and chars[k - 1] != " " and not (_wide(char) or _wide(chars[k - 1]))
                 and probs[frames[k - 1] + 1:frame, space].max(initial=0.0) >= space_prob):
             out.append(" ")
-        alternatives += [(len(out), alt, share) for alt, share in alternatives_of(probs, frame, best, character, alt_floor)]
+        alternatives += [(len(out), alt, share) for alt, share in rivals[k]]
         out.append(char)
     reading = Reading("".join(out))
     reading.alternatives = tuple(alternatives)
     return reading
 
 
-def alternatives_of(probs: np.ndarray, frame: int, best: np.ndarray, character, alt_floor: float) -> list[tuple[str, float]]:
-    """The classes other than the one read at `frame` (not blank, not a space) whose posterior, at its highest on
-    the frames that emitted the character (the run of frames from `frame` with the same arg-max), reaches
+def alternatives_of(probs: np.ndarray, frames: np.ndarray, best: np.ndarray, character,
+                    alt_floor: float) -> list[list[tuple[str, float]]]:
+    """For each character emitted at `frames`: the classes other than the one read (not blank, not a space) whose
+    posterior, at its highest on the frames that emitted it (its run of frames with the same arg-max), reaches
     `alt_floor` of the read class's highest there: (class, share rounded to 3 places), surest first, at most
     `MAX_ALTERNATIVES`. A share is relative so that a character read unsurely still names its rivals."""
-    read = best[frame]
-    end = frame + 1
-    while end < len(best) and best[end] == read:
-        end += 1
-    run = probs[frame:end]
-    peaks = run.max(0)
-    share = peaks / max(float(peaks[read]), 1e-9)
-    share[[0, read]] = 0.0
-    found = [c for c in np.flatnonzero(share >= alt_floor) if character[c] != " "]
-    found = sorted(found, key=lambda c: -share[c])[:MAX_ALTERNATIVES]
-    return [(character[c], round(float(share[c]), 3)) for c in found]
+    if not len(frames):
+        return []
+    changes = np.append(np.flatnonzero(np.diff(best)) + 1, len(best))
+    ends = changes[np.searchsorted(changes, frames, side="right")]
+    peaks = np.stack([probs[start:end].max(0) for start, end in zip(frames, ends)])
+    rows, read = np.arange(len(frames)), best[frames]
+    top = np.maximum(peaks[rows, read], 1e-9)
+    near = peaks >= alt_floor * top[:, None]
+    near[:, 0] = near[rows, read] = False
+    out = []
+    for k in rows:
+        found = [(character[c], round(float(peaks[k, c] / top[k]), 3)) for c in np.flatnonzero(near[k]) if character[c] != " "]
+        out.append(sorted(found, key=lambda pair: -pair[1])[:MAX_ALTERNATIVES])
+    return out
 
 
 def _wide(char: str) -> bool:
