@@ -78,3 +78,24 @@ def test_alternatives_are_taken_only_where_the_alignment_matches_them():
     assert resolve(lines, "Mare Țară", 0.3) == ("Mare Țara", ["T→Ț"])
     assert resolve(lines, "MARE ȚARĂ", 0.3)[0] == "Mare Țara"
     assert resolve(lines, "Mare Țară", 0.38) == ("Mare Tara", [])
+
+
+def test_the_bench_scores_ladders_with_the_rule_and_reports_its_cost():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("bench_tr_doubt", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_tr_doubt.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    expected = "Kahvaltı Sofrası"
+    # torn in the correct render, the typo render read surely: the rule lifts the one, not the other
+    renders = {"correct": [line("Kahvalt1 Sofrası", (7, "ı", 0.4))], "typo": [line("Kahvalta Sofrası", (7, "ı", 0.2))],
+               "missing": [line("Sofrası")]}
+    cases = [{"expected": expected, "script": "turkish", "repeated": False,
+              "ocr": {k: OcrResult(tuple(v), 640, 640) for k, v in renders.items()}}]
+    off, on = bench.rescore(cases, math.inf), bench.rescore(cases, 0.3)
+    assert on[0]["correct"] == 1.0 > off[0]["correct"]
+    assert on[0]["typo"] == off[0]["typo"] < 1.0
+    assert on[0]["swaps"] == ["1→ı"] and off[0]["swaps"] == []
+    report = bench.report("tuning", "Latin diacritics", 0.3, on, off)
+    assert "exact render TR>=0.95 1.000" in report and "typo rose 0" in report and "swaps: 1→ı 1" in report
