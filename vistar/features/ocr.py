@@ -25,6 +25,11 @@ from . import ocr_steps
 from .ocr_batched import ocr_batch, read
 from .ocr_openvino import OpenVinoSession, use_openvino
 
+# A class is kept as a character's alternative when its posterior reaches this share of the read class's (the
+# lowest `metrics.TR.params.alt_prob` can then choose from; docs/metrics/tr.md, Recogniser doubt), at most 3 of them
+ALT_FLOOR = 0.05
+MAX_ALTERNATIVES = 3
+
 
 @dataclass(frozen=True)
 class OcrSettings:
@@ -113,7 +118,7 @@ class RapidOcrBackend:
 
 
 class SpaceRestoringDecode:
-    """RapidOCR's greedy CTC decode, plus the word spaces it drops on busy backgrounds.
+    """RapidOCR's greedy CTC decode, plus the word spaces it drops on busy backgrounds and the doubt it throws away.
 
     Greedy (best-path) decoding takes the arg-max class of every frame. Between two words the recogniser often
     splits its belief over the gap's frames — e.g. p(space) 0.50 and 0.48 on two frames, p(blank) the rest — so
@@ -121,7 +126,8 @@ class SpaceRestoringDecode:
     reading of the gap. A gap between two emitted characters whose frames reach p(space) ≥ `space_prob` (0.1)
     gets its space back: on text over photos and textures the renders whose only error is a space fall from
     15.5 % to 3.5 % (docs/metrics/tr.md, benchmarks/bench_tr_validity.py). Text, confidence and everything else
-    are RapidOCR's; only spaces are inserted.
+    are RapidOCR's; only spaces are inserted. Each line's text comes back as a `Reading`, which also carries the
+    classes the recogniser nearly read instead of each character (`alternatives`; TR, Recogniser doubt).
     """
 
     def __init__(self, inner, space_prob: float):
@@ -132,15 +138,23 @@ class SpaceRestoringDecode:
     def __call__(self, preds: np.ndarray, return_word_box: bool = False, **kwargs):
         lines, words = self.inner(preds, return_word_box, **kwargs)
         preds = np.asarray(preds)
-        if self.space is None or return_word_box:  # word boxes index RapidOCR's own text: leave it untouched
+        if return_word_box:  # word boxes index RapidOCR's own text: leave it untouched
             return lines, words
         return [(restore_spaces(preds[b], text, self.space, self.space_prob, self.character), conf)
                 for b, (text, conf) in enumerate(lines)], words
 
 
-def restore_spaces(probs: np.ndarray, text: str, space: int, space_prob: float, character) -> str:
+class Reading(str):
+    """A line's decoded text with `alternatives` (OcrLine.alternatives): a str, so RapidOCR's own steps carry it."""
+
+    alternatives: tuple[tuple[int, str, float], ...] = ()
+
+
+def restore_spaces(probs: np.ndarray, text: str, space: int | None, space_prob: float, character,
+                   alt_floor: float = ALT_FLOOR) -> str:
     """`text` (the greedy decode of `probs`, T×C softmax with blank = class 0) with a space inserted between two
-    consecutive non-space characters wherever a frame between them has p(space) ≥ space_prob."""
+    consecutive non-space characters wherever a frame between them has p(space) ≥ space_prob, as a `Reading`
+    whose alternatives (`alternatives_of`) index the returned text; a decode not its own is returned as it is."""
     best = probs.argmax(1)
     keep = best != 0
     keep[1:] &= best[1:] != best[:-1]
@@ -148,13 +162,38 @@ def restore_spaces(probs: np.ndarray, text: str, space: int, space_prob: float, 
     chars = [character[i] for i in best[frames]]
     if "".join(chars) != text:  # not the decode we expected (another RapidOCR version): change nothing
         return text
-    out = []
+    out, alternatives, rivals = [], [], alternatives_of(probs, frames, best, character, alt_floor)
     for k, (frame, char) in enumerate(zip(frames, chars)):
-        if (k and char != " " and chars[k - 1] != " " and not (_wide(char) or _wide(chars[k - 1]))
+        if (space is not None and k and char != " " and chars[k - 1] != " " and not (_wide(char) or _wide(chars[k - 1]))
                 and probs[frames[k - 1] + 1:frame, space].max(initial=0.0) >= space_prob):
             out.append(" ")
+        alternatives += [(len(out), alt, share) for alt, share in rivals[k]]
         out.append(char)
-    return "".join(out)
+    reading = Reading("".join(out))
+    reading.alternatives = tuple(alternatives)
+    return reading
+
+
+def alternatives_of(probs: np.ndarray, frames: np.ndarray, best: np.ndarray, character,
+                    alt_floor: float) -> list[list[tuple[str, float]]]:
+    """For each character emitted at `frames`: the classes other than the one read (not blank, not a space) whose
+    posterior, at its highest on the frames that emitted it (its run of frames with the same arg-max), reaches
+    `alt_floor` of the read class's highest there: (class, share rounded to 3 places), surest first, at most
+    `MAX_ALTERNATIVES`. A share is relative so that a character read unsurely still names its rivals."""
+    if not len(frames):
+        return []
+    changes = np.append(np.flatnonzero(np.diff(best)) + 1, len(best))
+    ends = changes[np.searchsorted(changes, frames, side="right")]
+    peaks = np.stack([probs[start:end].max(0) for start, end in zip(frames, ends)])
+    rows, read = np.arange(len(frames)), best[frames]
+    top = np.maximum(peaks[rows, read], 1e-9)
+    near = peaks >= alt_floor * top[:, None]
+    near[:, 0] = near[rows, read] = False
+    out = []
+    for k in rows:
+        found = [(character[c], round(float(peaks[k, c] / top[k]), 3)) for c in np.flatnonzero(near[k]) if character[c] != " "]
+        out.append(sorted(found, key=lambda pair: -pair[1])[:MAX_ALTERNATIVES])
+    return out
 
 
 def _wide(char: str) -> bool:
@@ -182,5 +221,5 @@ def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
     return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/8", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/9", compute=_compute, models=("rapidocr",),
                      params=OcrSettings, key_params=_key_params)

@@ -81,5 +81,6 @@ def no_cls() -> Any:
 def lines_of(result: Any) -> list[OcrLine]:
     if getattr(result, "txts", None) is None or getattr(result, "boxes", None) is None:
         return []
-    return [OcrLine(str(t), float(s), tuple((float(x), float(y)) for x, y in np.asarray(b).tolist()))
+    return [OcrLine(str(t), float(s), tuple((float(x), float(y)) for x, y in np.asarray(b).tolist()),
+                    getattr(t, "alternatives", ()))
             for t, s, b in zip(result.txts, result.scores, result.boxes)]

@@ -15,6 +15,7 @@ from typing import Any, overload
 import numpy as np
 
 from ..api import Combine, Metric, MetricResult, OcrLine, OcrResult
+from .text_doubt import resolve
 from .text_layout import level_boxes, line_angle, line_height, reading_order, sets_direction, text_angle
 from .text_scripts import support
 from .text_similarity import char_similarity, normalize_text, word_similarity
@@ -36,6 +37,7 @@ class TRParams:
     strip_punctuation: bool
     fold_accents: bool
     scripts: tuple[str, ...] | str      # one name is read as a list of one
+    alt_prob: float                     # a doubted character counts as its alternative from this share (.inf: never)
 
 
 @overload
@@ -124,12 +126,17 @@ def tr_score(recognised: str, expected: str, w_char: float, **norm: bool) -> dic
 def _best_reading(lines: list[OcrLine], expected: str, params: TRParams,
                   norm: dict[str, bool]) -> tuple[dict[str, Any], list[OcrLine], str]:
     """Score the rows reading and, where the layout has columns, the column reading; keep the better. A grid of
-    words is read either way by people; which one the prompt meant is told by the expected text."""
+    words is read either way by people; which one the prompt meant is told by the expected text. Each reading
+    takes the alternatives the recogniser doubted between where the expected text has them (`text_doubt`)."""
+    def score(ordered: list[OcrLine]) -> dict[str, Any]:
+        text, swaps = resolve(ordered, expected, float(params.alt_prob), **norm)
+        return {**tr_score(text, expected, float(params.w_char), **norm), "read_as_alternative": swaps}
+
     ordered = reading_order(lines, columns=False, column_gap=float(params.column_gap))
-    best = (tr_score(" ".join(ln.text for ln in ordered), expected, float(params.w_char), **norm), ordered, "rows")
+    best = (score(ordered), ordered, "rows")
     columns = reading_order(lines, columns=True, column_gap=float(params.column_gap))
     if columns != ordered:
-        result = tr_score(" ".join(ln.text for ln in columns), expected, float(params.w_char), **norm)
+        result = score(columns)
         if result["score"] > best[0]["score"]:
             best = (result, columns, "columns")
     return best
@@ -158,4 +165,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="7", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="8", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
