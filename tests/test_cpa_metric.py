@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from tests.support.posed_people import PARAMS, face, score, two_people
-from vistar.api import FaceResult, Instances, PoseResult
+from tests.support.posed_people import PARAMS, SIT, STAND, face, score, shifted, two_people
+from vistar.api import FaceResult, Instances, PosePerson, PoseResult
 
 
 def test_hungarian_matches_people_whatever_the_listing_order():
@@ -44,6 +44,19 @@ def test_instances_are_the_people_when_given():
     res = score({**feats, "instances": inst}, {"count": 2, "posture": ["standing", "sitting"]})
     assert res.details["person_source"] == "instances" and res.details["n_detected"] == 2
     assert res.details["s_posture"] == 1.0
+
+
+def test_overlapping_people_each_get_their_own_pose_and_face():
+    # A (standing, happy) and B (sitting, sad, 150 px to the right) overlap; B's pose and face centres lie in both
+    # boxes and are listed first. Taken in turn, A took B's pose and face: B went without, and A's face, left
+    # over, counted as a third person
+    poses = PoseResult((PosePerson(shifted(SIT, 150), None), PosePerson(shifted(STAND, 0), None)))
+    feats = {"pose": poses, "faces": FaceResult((face(150, "sad"), face(0, "happy")))}
+    inst = Instances(np.zeros((2, 400, 700), bool), np.array([0, 0]), ("person", "person"), np.array([0.9, 0.9]),
+                     np.array([[40, 40, 300, 400], [200, 40, 380, 400]], float))
+    res = score({**feats, "instances": inst}, {"count": 2, "posture": ["standing", "sitting"], "expression": ["happy", "sad"]})
+    assert res.details["n_detected"] == 2
+    assert res.details["s_count"] == 1.0 and res.details["s_posture"] == 1.0 and res.details["s_expression"] == 1.0
 
 
 def test_no_one_detected_and_zero_count():

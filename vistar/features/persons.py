@@ -107,7 +107,7 @@ def nms(boxes: list[PersonBox], threshold: float) -> list[PersonBox]:
     return kept
 
 
-def _head_cost(face_box, person_box) -> float:
+def head_cost(face_box, person_box) -> float:
     """How far a face sits from where a head is in a person box (top centre), in box widths/heights;
     inf when the face's centre is outside the box or the face is wider than the box."""
     fx, fy = (face_box[0] + face_box[2]) / 2, (face_box[1] + face_box[3]) / 2
@@ -158,7 +158,7 @@ def fuse(persons: list[PersonBox], face_boxes: list, duplicate_iou: float = 0.5,
     face sits in its head region (that face's person is already counted). A face left without a box is a person
     on its own (the body hidden or not recognised).
     """
-    cost = np.array([[_head_cost(f, p.box) for f in face_boxes] for p in persons]).reshape(len(persons), len(face_boxes))
+    cost = np.array([[head_cost(f, p.box) for f in face_boxes] for p in persons]).reshape(len(persons), len(face_boxes))
     finite = np.where(np.isfinite(cost), cost, 1e6)
     rows, cols = linear_sum_assignment(finite) if cost.size else (np.array([], int), np.array([], int))
     face_of = {int(r): int(c) for r, c in zip(rows, cols) if np.isfinite(cost[r, c])}

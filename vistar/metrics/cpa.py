@@ -8,7 +8,7 @@ mean over the terms the prompt asks for, with per-role weights from the ontology
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..api import Face, FaceResult, Instances, Metric, MetricResult, PoseResult
+from ..features.persons import head_cost, iou
 from .cpa_combine import COMBINE, combine_one, weights as role_weights
 from .cpa_params import CPAParams
 from .posture import Posture, classify, parse_posture, posture_similarity
@@ -40,6 +41,22 @@ def _centre(box: Box) -> tuple[float, float]:
     return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
 
 
+def _pose_cost(pose_box: Box, person_box: Box) -> float:
+    """1 − IoU of a pose's box with a person box; inf when the pose's centre lies outside it."""
+    return 1.0 - iou(pose_box, person_box) if _inside(_centre(pose_box), person_box) else float("inf")
+
+
+def _one_to_one(boxes: list[Box], others: list[Box], cost: Callable[[Box, Box], float]) -> dict[int, int]:
+    """{index into BOXES: index into OTHERS}, one to one at the least total COST(other, box) (Hungarian); an
+    infinite cost never pairs. Overlapping people: taken in turn, the first box containing a pose's centre took it
+    even where it was the next person's, who then went without."""
+    costs = np.array([[cost(other, box) for other in others] for box in boxes], float).reshape(len(boxes), len(others))
+    if costs.size == 0:
+        return {}
+    rows, cols = linear_sum_assignment(np.where(np.isfinite(costs), costs, 1e6))
+    return {int(r): int(c) for r, c in zip(rows, cols) if np.isfinite(costs[r, c])}
+
+
 def people_from(features: dict[str, Any], params: CPAParams) -> tuple[list[Person], str]:
     """Detected people and where they came from: `instances` (YOLO), else `persons+faces` (the pose stage's
     person detector fused with the faces), else `pose+faces` (no person detector weights). A face that no
@@ -51,20 +68,15 @@ def people_from(features: dict[str, Any], params: CPAParams) -> tuple[list[Perso
     if isinstance(instances, Instances):
         keep = [i for i, name in enumerate(instances.class_names)
                 if name == params.person_class and instances.confidences[i] >= float(params.min_person_confidence)]
-        people = []
-        free_poses, free_faces = list(poses.people), list(faces.faces)
-        for i in keep:
-            x0, y0, x1, y1 = (float(v) for v in instances.boxes[i])
-            box = (x0, y0, x1, y1)
-            pose = next((p for p in free_poses if p.landmarks is not None and _inside(_centre(p.box(min_vis)), box)), None)
-            face = next((f for f in free_faces if _inside(_centre(f.box), box)), None)
-            if pose is not None:
-                free_poses.remove(pose)
-            if face is not None:
-                free_faces.remove(face)
-            posture = classify(pose.landmarks, min_vis) if pose is not None and pose.landmarks is not None else None
-            people.append(Person(box, posture, face))
-        return people + [Person(f.box, None, f) for f in free_faces], "instances"
+        boxes: list[Box] = [tuple(float(v) for v in instances.boxes[i]) for i in keep]  # type: ignore[misc]
+        posed = [p for p in poses.people if p.landmarks is not None]
+        pose_of = _one_to_one(boxes, [p.box(min_vis) for p in posed], _pose_cost)
+        face_of = _one_to_one(boxes, [f.box for f in faces.faces], head_cost)
+        landmarks = [p.landmarks for p in posed if p.landmarks is not None]
+        people = [Person(box, classify(landmarks[pose_of[k]], min_vis) if k in pose_of else None,
+                         faces.faces[face_of[k]] if k in face_of else None) for k, box in enumerate(boxes)]
+        claimed = set(face_of.values())
+        return people + [Person(f.box, None, f) for k, f in enumerate(faces.faces) if k not in claimed], "instances"
     people, used_faces = [], set()
     for pose in poses.people:
         face = faces.faces[pose.face_index] if pose.face_index is not None and pose.face_index < len(faces.faces) else None
@@ -189,5 +201,5 @@ def _cpa(features: dict[str, Any], controls: dict[str, Any], params: CPAParams, 
     return MetricResult.ok(score, **result, **extra)
 
 
-METRIC = Metric(name="CPA", angle="CPA", version="5", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
+METRIC = Metric(name="CPA", angle="CPA", version="6", features=("pose", "faces"), fn=_cpa, combine=COMBINE,
                 optional=("instances",), params=CPAParams)
