@@ -80,6 +80,14 @@ def test_alternatives_are_taken_only_where_the_alignment_matches_them():
     assert resolve(lines, "Mare Țară", 0.38) == ("Mare Tara", [])
 
 
+def test_a_letter_whose_normal_form_is_two_letters_or_read_as_punctuation_can_be_swapped():
+    # ß compares as "ss" (casefolded), one character against one of the expected text's; a letter read as "!"
+    # keeps its place where it was doubted
+    assert resolve([line("Strabe", (4, "ß", 0.6))], "Straße", 0.3) == ("Straße", ["b→ß"])
+    assert resolve([line("L!MA", (1, "I", 0.6))], "LIMA", 0.3) == ("LIMA", ["!→I"])
+    assert resolve([line("L!MA")], "LIMA", 0.3) == ("L!MA", [])
+
+
 def test_the_bench_scores_ladders_with_the_rule_and_reports_its_cost():
     import importlib.util
     from pathlib import Path

@@ -201,6 +201,9 @@ def test_decorative_glyphs_do_not_count():
     assert counted.score < 1.0 and counted.details["recognised"] == "o open daily"
     asked = score(lines, {"text": "OPEN DAILY ★"})                              # ... and a symbol asked for is text
     assert asked.score == 1.0 and asked.details["dropped_lines"]["glyph"] == 1
+    dollar = ocr(line("SALE 50", 300, 400, w=400), line("$", 800, 400, w=40, conf=0.99))
+    wide = score(dollar, {"text": "SALE 50 ＄"})     # asked full-width, read as the $ it folds to: text, not a glyph
+    assert wide.score == 1.0 and wide.details["dropped_lines"]["glyph"] == 0
 
 
 def test_short_words_on_the_text_lines_or_read_surely_are_kept():

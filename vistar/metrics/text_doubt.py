@@ -10,12 +10,15 @@ alternative then costs nothing; everything else is scored as read.
 """
 from __future__ import annotations
 
+import unicodedata
+
 from ..api import OcrLine
 from .text_similarity import normalize_text
 
 # an alternative's substitution costs this much more than a match: the alignment takes one only where it lowers
 # the distance, never on a tie
 _TIE = 1e-6
+_UNREAD = "\0"   # a doubted character read as punctuation: matches no expected character
 
 
 def doubted(lines: list[OcrLine], alt_prob: float) -> dict[int, list[str]]:
@@ -32,18 +35,21 @@ def doubted(lines: list[OcrLine], alt_prob: float) -> dict[int, list[str]]:
 
 def resolve(lines: list[OcrLine], expected: str, alt_prob: float, **norm: bool) -> tuple[str, list[str]]:
     """The lines' text joined by spaces, each doubted character replaced by its alternative where a least-cost
-    alignment (Levenshtein over the normalised characters, spaces and punctuation left out) with the normalised
-    `expected` text matches the alternative; and the swaps made ("1→ı"). Without alternatives, the text as read."""
+    alignment (Levenshtein over characters, each compared by its normalised form — ß's is "ss" —, spaces and
+    punctuation left out unless doubted) with the `expected` text matches the alternative; and the swaps made
+    ("1→ı"). Without an alternative the expected text holds, the text as read."""
     text = " ".join(line.text for line in lines)
     alternatives = doubted(lines, alt_prob)
-    if not alternatives:
+    want = [key for key in (_key(c, norm) for c in unicodedata.normalize("NFKC", expected)) if key]
+    options = {k: {_key(a, norm): a for a in alts} for k, alts in alternatives.items()}
+    if not set(want) & {key for found in options.values() for key in found}:
         return text, []
-    read = [(k, key) for k, key in ((k, normalize_text(c, **norm)) for k, c in enumerate(text)) if key]
-    options = [{normalize_text(a, **norm): a for a in alternatives.get(k, ())} for k, _ in read]
-    want = normalize_text(expected, **norm).replace(" ", "")
+    # a character read as punctuation (I read "!") keeps its place where it was doubted: it can only be swapped
+    read = [(k, key or _UNREAD) for k, key in ((k, _key(c, norm)) for k, c in enumerate(text)) if key or k in options]
+    rivals = [options.get(k, {}) for k, _ in read]
 
     def sub(i: int, j: int) -> float:
-        return 0.0 if read[i][1] == want[j] else _TIE if want[j] in options[i] else 1.0
+        return 0.0 if read[i][1] == want[j] else _TIE if want[j] in rivals[i] else 1.0
 
     n, m = len(read), len(want)
     d = [[float(i + j) if i == 0 or j == 0 else 0.0 for j in range(m + 1)] for i in range(n + 1)]
@@ -56,7 +62,7 @@ def resolve(lines: list[OcrLine], expected: str, alt_prob: float, **norm: bool) 
         if d[i][j] == d[i - 1][j - 1] + sub(i - 1, j - 1):
             if sub(i - 1, j - 1) == _TIE:
                 k = read[i - 1][0]
-                chars[k] = options[i - 1][want[j - 1]]
+                chars[k] = rivals[i - 1][want[j - 1]]
                 swaps.append(f"{text[k]}→{chars[k]}")
             i, j = i - 1, j - 1
         elif d[i][j] == d[i - 1][j] + 1.0:
@@ -64,3 +70,8 @@ def resolve(lines: list[OcrLine], expected: str, alt_prob: float, **norm: bool) 
         else:
             j -= 1
     return "".join(chars), swaps[::-1]
+
+
+def _key(char: str, norm: dict[str, bool]) -> str:
+    """CHAR as TR compares it (normalize_text), spaces dropped: "" for punctuation, "ss" for ß."""
+    return normalize_text(char, **norm).replace(" ", "")

@@ -97,10 +97,10 @@ def _glyphs(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float,
     texts = [normalize_text(ln.text).replace(" ", "") for ln in lines]
     boxes, median = level_boxes(lines) if lines else ([], 1.0)
     longer = [box for box, text in zip(boxes, texts) if len(text) > 2]
-    out = set()
+    out, symbols = set(), set(normalize_text(expected))   # compared as the readings are (＄ is $)
     for k, (box, text) in enumerate(zip(boxes, texts)):
         if not any(unicodedata.category(c)[0] in "LN" for c in text):
-            if not set(text) & set(expected):
+            if not set(text) & symbols:
                 out.add(k)
         elif len(text) <= 2 and box[4].confidence < min_glyph_confidence and longer:
             gap = min(max(o[0] - box[2], box[0] - o[2], o[1] - box[3], box[1] - o[3]) for o in longer)
