@@ -118,3 +118,12 @@ def test_properties(rec, exp, w):
     assert 0.0 <= r["char"] <= 1.0 and 0.0 <= r["token"] <= 1.0 and -1e-12 <= r["score"] <= 1.0 + 1e-12
     assert tr_score(exp, rec, w_char=w)["score"] == pytest.approx(r["score"])  # symmetric
     assert tr_score(exp, exp, w_char=w)["score"] == pytest.approx(1.0)
+
+
+def test_whole_texts_stay_out_of_the_word_pairs_cache():
+    # one pair per image: cached, a long run would keep every image's text and push out the word pairs
+    from vistar.metrics.text_similarity import char_distance
+
+    char_distance.cache_clear()
+    assert char_similarity("grand opening today", "grand openning today") == 1 - 1 / 20
+    assert char_distance.cache_info().currsize == 0

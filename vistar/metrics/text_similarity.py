@@ -64,7 +64,10 @@ def char_similarity(recognised: str, expected: str) -> float:
     """1 − char_distance / max(len): 1 for identical strings, 0 when nothing matches or one side is empty."""
     if not recognised and not expected:
         return 1.0
-    return max(0.0, 1.0 - char_distance(recognised, expected) / max(len(recognised), len(expected)))
+    # whole texts, one pair per image: uncached, or they would push out the word pairs the cache is for and keep
+    # every image's text alive for the run
+    distance = char_distance.__wrapped__(recognised, expected)
+    return max(0.0, 1.0 - distance / max(len(recognised), len(expected)))
 
 
 def word_cost(a: str, b: str) -> float:
