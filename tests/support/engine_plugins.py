@@ -58,6 +58,7 @@ def _odd(features, controls, params, prompt):
 
 
 STAGE = FeatureStage(name="fake_stats", version="1", compute=_stats)
+STAGE_WEIGHTED = FeatureStage(name="fake_stats", version="1", compute=_stats, models=("fake-weight",))  # a catalogued weight
 METRIC_MEAN = Metric(name="TR", angle="TR", version="1", features=("fake_stats",), fn=_mean)
 METRIC_MEAN_V2 = Metric(name="TR", angle="TR", version="2", features=("fake_stats",), fn=_mean)
 METRIC_ODD = Metric(name="TR.odd", angle="TR", version="1", features=("fake_stats",), fn=_odd)

@@ -208,7 +208,8 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     meta["models"] = loaded_models()
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
-    meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
+    meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused,
+                      **({"rows_kept": summary.kept} if summary.kept else {}), **summary.rows_by_status}
     ending: dict[str, Any] = {"status": "complete"}
     if summary.scored == 0 and summary.reused == 0:  # exit 4: no scheduler may read this folder as done
         summary.nothing_scored = nothing_reason(summary, cfg)

@@ -113,12 +113,12 @@ class ResultStore:
                     raise
         raise AssertionError("unreachable")
 
-    def existing(self) -> dict[Identity, tuple[str, str]]:
-        """identity -> (key, status) of the visible row."""
-        table = self.read_table(columns=[*IDENTITY, "key", "status", "shard"])
+    def existing(self) -> dict[Identity, tuple[str, str, str]]:
+        """identity -> (key, status, image_sha256) of the visible row."""
+        table = self.read_table(columns=[*IDENTITY, "key", "status", "image_sha256", "shard"])
         cols = {c: table.column(c).to_pylist() for c in table.column_names}
         return {(cols["image"][i], cols["model"][i], cols["prompt_id"][i], cols["sample"][i], cols["metric"][i]):
-                (cols["key"][i], cols["status"][i]) for i in _newest_rows(table)}
+                (cols["key"][i], cols["status"][i], cols["image_sha256"][i]) for i in _newest_rows(table)}
 
     # --- writing -----------------------------------------------------------------------
     def write(self, rows: list[dict[str, Any]]) -> Path | None:
