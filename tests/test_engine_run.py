@@ -60,7 +60,7 @@ def test_manifest_csv(tmp_path, fake):
     run_score(ScoreConfig(flat, p, tmp_path / "run", manifest=tmp_path / "m.csv"))
     df = read_scores(tmp_path / "run")
     tr = df[df.metric == "TR"].set_index("image")
-    assert list(tr.index) == ["missing.png", "x.png", "y.png"]
+    assert list(tr.index) == ["x.png", "y.png", "missing.png"]   # read order: model, prompt id, sample
     assert tr.loc["x.png", "sample"] == 0 and tr.loc["y.png", "sample"] == 1  # samples numbered in manifest order
     assert tr.loc["x.png", "score"] == pytest.approx(200 / 255) and tr.loc["x.png", "model"] == "alpha"
     assert tr.loc["missing.png", "status"] == "error" and "cannot read file" in tr.loc["missing.png", "error"]

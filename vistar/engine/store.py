@@ -267,10 +267,16 @@ def details_json(details: object) -> str:
         return json.dumps({"details_unserializable": f"{type(exc).__name__}: {exc}"})
 
 
+READ_ORDER = [("model", "ascending"), ("prompt_id", "ascending"), ("sample", "ascending"), ("image", "ascending"),
+              ("metric", "ascending")]
+
+
 def read_visible(run_dir: str | Path) -> pa.Table:
-    """The run's rows, one per (image, model, prompt_id, sample, metric): the newest of each. Read-only."""
+    """The run's rows, one per (image, model, prompt_id, sample, metric): the newest of each, in the canonical order
+    (model, prompt_id, sample, image, metric), so what a reader gets does not depend on which run or batch wrote
+    which shard (a resumed run, a merge). Read-only."""
     table = ResultStore(run_dir, writable=False).read_table()
-    return table.take(pa.array(_newest_rows(table), pa.int64()))
+    return table.take(pa.array(_newest_rows(table), pa.int64())).sort_by(READ_ORDER)
 
 
 def read_scores(run_dir: str | Path) -> pd.DataFrame:
