@@ -205,7 +205,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
                         "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())},
                         **({"startup_seconds": {k: round(v, 3) for k, v in executor.startup.items()}} if executor.startup else {})}
     store.compact()
-    meta["models"] = loaded_models()
+    meta["models"] = {**_previous_models(previous), **loaded_models()}   # a resume's rows were scored with both
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused,
@@ -225,6 +225,13 @@ def _previous_meta(out: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return old if isinstance(old, dict) else None
+
+
+def _previous_models(previous: dict[str, Any] | None) -> dict[str, Any]:
+    """The weights earlier invocations into this folder loaded: their rows are still there, so run.json (and the
+    weight check of `vistar merge`) must keep naming them after a resume that loads nothing or fewer."""
+    models = (previous or {}).get("models")
+    return dict(models) if isinstance(models, dict) else {}
 
 
 def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
