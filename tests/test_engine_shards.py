@@ -304,3 +304,18 @@ def test_shards_that_loaded_another_weight_are_refused_even_after_a_resume(tmp_p
     with pytest.raises(MergeError, match="ran it with sha256"):
         merge_runs([first, second], tmp_path / "merged")
     assert not (tmp_path / "merged").exists()
+
+
+def test_merging_an_unfinished_run_with_partial_exits_3_and_partial_ok_exits_0(tmp_path, fake, workload):
+    run = tmp_path / "run"
+    run_score(ScoreConfig(*workload, run))
+    meta = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**meta, "status": "interrupted"}))   # as Ctrl-C leaves it
+    result = CliRunner().invoke(app, ["merge", str(run), "--out", str(tmp_path / "refused")])
+    assert result.exit_code == 2 and "unfinished run(s)" in result.output
+    result = CliRunner().invoke(app, ["merge", str(run), "--out", str(tmp_path / "merged"), "--partial"])
+    assert result.exit_code == 3, result.output
+    assert "unfinished run(s)" in result.output and "(interrupted)" in result.output
+    assert json.loads((tmp_path / "merged" / "run.json").read_text())["status"] == "partial"
+    result = CliRunner().invoke(app, ["merge", str(run), "--out", str(tmp_path / "ok"), "--partial", "--partial-ok"])
+    assert result.exit_code == 0, result.output

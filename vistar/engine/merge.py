@@ -40,6 +40,7 @@ class MergeError(ValueError):
 class MergeSummary:
     rows_by_status: dict[str, int] = field(default_factory=dict)
     missing_shards: list[int] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)   # sources merged under --partial that had not finished
     problems: int = 0
 
 
@@ -57,7 +58,8 @@ def merge_runs(sources: list[Path], out: Path, *, partial: bool = False, command
         for src in sources:
             locks.enter_context(_source_lock(src))
         metas = [_meta(src) for src in sources]
-        summary = MergeSummary(missing_shards=_check_compatible(sources, metas, partial))
+        summary = MergeSummary(missing_shards=_check_compatible(sources, metas, partial),
+                               unfinished=_unfinished(sources, metas))
         models = _merged_models(sources, metas)
         tables = [read_visible(src) for src in sources]
     _check_disjoint(sources, tables)
@@ -108,9 +110,14 @@ def _meta(src: Path) -> dict[str, Any]:
     return meta
 
 
+def _unfinished(sources: list[Path], metas: list[dict[str, Any]]) -> list[str]:
+    """Each source whose run.json does not say it finished, with the status it says."""
+    return [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") not in FINISHED]
+
+
 def _check_compatible(sources: list[Path], metas: list[dict[str, Any]], partial: bool) -> list[int]:
     """Refuse runs whose rows do not belong in one tensor; returns the missing shard numbers (allowed if partial)."""
-    unfinished = [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") not in FINISHED]
+    unfinished = _unfinished(sources, metas)
     if unfinished and not partial:
         raise MergeError(f"unfinished run(s): {', '.join(unfinished)}; resume them with the same `vistar score` "
                          "command, or pass --partial to merge what they hold")
@@ -214,7 +221,7 @@ def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[
         return dict(sorted(out.items()))
 
     roots = list(dict.fromkeys(meta.get("images") for meta in metas if meta.get("images")))
-    unfinished = summary.missing_shards or any(meta.get("status") not in FINISHED for meta in metas)
+    unfinished = summary.missing_shards or summary.unfinished
     ending: dict[str, Any] = {"status": "partial" if partial and unfinished else "complete"}
     if not summary.rows_by_status:  # `vistar merge` exits 4: the folder must not read as done
         ending = {"status": "nothing_scored", "nothing_scored": "the source runs hold no row"}
