@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..atomic import names_path
+from ..atomic import fsync_dir, names_path
 
 if TYPE_CHECKING:   # pandas loads with pyarrow's to_pandas, only when a frame is asked for
     import pandas as pd
@@ -98,7 +98,7 @@ class ResultStore:
         tmp = self.run_dir / f".{LINK}.{uuid.uuid4().hex[:8]}.tmp"
         os.symlink(os.path.relpath(gen, self.run_dir), tmp)
         os.replace(tmp, self.link)
-        _fsync_dir(self.run_dir)
+        fsync_dir(self.run_dir)
 
     # --- reading -----------------------------------------------------------------------
     def read_table(self, columns: list[str] | None = None) -> pa.Table:
@@ -148,7 +148,7 @@ class ResultStore:
             with open(tmp, "rb") as fh:
                 os.fsync(fh.fileno())
             os.replace(tmp, final)
-            _fsync_dir(folder)
+            fsync_dir(folder)
         return final
 
     def forget(self, keys: Iterable[str]) -> int:
@@ -200,9 +200,10 @@ class ResultStore:
         tmp = self.gens / f".tmp-gen-{number:06d}"
         tmp.mkdir()
         build(tmp)
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         final = self.gens / f"gen-{number:06d}"
         os.replace(tmp, final)
+        fsync_dir(self.gens)   # the generation's name is on disk before the link points to it
         self._point_to(final)
         shutil.rmtree(old, ignore_errors=True)
 
@@ -228,14 +229,6 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         os.link(src, dst)
     except OSError:
         shutil.copy2(src, dst)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _plain(value: Any, path: frozenset[int] = frozenset()) -> Any:
