@@ -378,9 +378,15 @@ def test_an_image_refused_for_its_size_says_how_to_score_it(tmp_path, fake):
     p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
     run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", max_pixels=1000))
     (error,) = set(read_scores(tmp_path / "run").error)
-    assert error.endswith("rerun with a larger --max-pixels and --retry-errors")
-    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run")).reused == 2  # max_pixels is not in the key
-    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", retry_errors=True)).rows_by_status == {"ok": 2}
+    assert error.endswith("score into a new --out with a larger --max-pixels")
+    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", max_pixels=1000)).reused == 2
+    # max_pixels is not in the key but changes how a large JPEG is decoded: a resume with another value is refused
+    with pytest.raises(ValueError, match="was scored with --max-pixels 1000; this run has --max-pixels 64000000"):
+        run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", retry_errors=True))
+    assert set(read_scores(tmp_path / "run").error) == {error}   # nothing was written
+    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "bigger")).rows_by_status == {"ok": 2}
+    res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "run")])
+    assert res.exit_code == 2 and "--max-pixels 1000" in res.output and "--max-pixels 64000000" in res.output
     res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "r"),
                                    "--max-pixels", "-5"])
     assert res.exit_code == 2 and "--max-pixels" in res.output

@@ -158,6 +158,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     clear_loaded()
     previous = _previous_meta(cfg.out)
     _check_same_shard(cfg, previous)
+    _check_same_max_pixels(cfg, previous)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
     mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest, cfg.out)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
@@ -242,6 +243,15 @@ def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None
     if before != now:
         raise ValueError(f"{cfg.out} was scored with {_shard_text(before)}; this run has {_shard_text(now)}. "
                          "Use another --out for another shard")
+
+
+def _check_same_max_pixels(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
+    """--max-pixels decides the scale a large JPEG is decoded at, so it changes scores, yet it is not in the row
+    key: resuming with another value would mix rows of two decodings under one run.json."""
+    before = (previous or {}).get("max_pixels")
+    if before is not None and before != cfg.max_pixels:
+        raise ValueError(f"{cfg.out} was scored with --max-pixels {before}; this run has --max-pixels {cfg.max_pixels}. "
+                         "Resume it with the same value, or use another --out")
 
 
 def _shard_text(record: dict[str, int] | None) -> str:
