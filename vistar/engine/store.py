@@ -174,13 +174,15 @@ class ResultStore:
         self._new_generation(build)
         return removed
 
-    def compact(self, rows_per_shard: int = MERGED_ROWS) -> None:
+    def compact(self, rows_per_shard: int = MERGED_ROWS, more_than: int = 1) -> None:
         """Merge the small per-batch shards into shards of up to `rows_per_shard` rows (readers open fewer files).
         Shards already at least half that size are kept as they are (hard-linked), so resuming a large run does
-        not rewrite it; a no-op when fewer than two shards are small."""
+        not rewrite it; a no-op unless more than `more_than` shards are small."""
         shards = self._shards()
+        if len(shards) <= more_than:
+            return
         small = [p for p in shards if pq.ParquetFile(p).metadata.num_rows < rows_per_shard // 2]
-        if len(small) < 2:
+        if len(small) <= more_than:
             return
         table = pa.concat_tables([pq.read_table(p, schema=SCHEMA) for p in small])
         table = table.take(pa.array(_newest_rows(table), pa.int64()))
