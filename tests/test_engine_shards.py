@@ -319,3 +319,17 @@ def test_merging_an_unfinished_run_with_partial_exits_3_and_partial_ok_exits_0(t
     assert json.loads((tmp_path / "merged" / "run.json").read_text())["status"] == "partial"
     result = CliRunner().invoke(app, ["merge", str(run), "--out", str(tmp_path / "ok"), "--partial", "--partial-ok"])
     assert result.exit_code == 0, result.output
+
+
+def test_merged_run_json_says_where_the_shards_ran(tmp_path, fake, workload):
+    first, second = score_shards(tmp_path, *workload, 2)
+    merge_runs([first, second], tmp_path / "same")
+    meta = json.loads((tmp_path / "same" / "run.json").read_text())
+    source = json.loads((first / "run.json").read_text())
+    assert (meta["device"], meta["device_requested"], meta["stage_devices"]) == ("cpu", "cpu", source["stage_devices"])
+    assert source["stage_devices"] == {"fake_stats": "cpu"}
+    other = json.loads((second / "run.json").read_text())   # as a shard scored on a GPU machine records it
+    (second / "run.json").write_text(json.dumps({**other, "device": "cuda:0", "stage_devices": {"fake_stats": "cuda:0"}}))
+    merge_runs([first, second], tmp_path / "mixed")
+    meta = json.loads((tmp_path / "mixed" / "run.json").read_text())
+    assert (meta["device"], meta["stage_devices"]) == ("cpu, cuda:0", {"fake_stats": "cpu, cuda:0"})

@@ -220,6 +220,12 @@ def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[
             out.update(meta.get(key) or {})
         return dict(sorted(out.items()))
 
+    def where(values: list[Any]) -> Any:
+        """One device when the runs agree, else each one, sorted and comma-separated (what a report shows)."""
+        seen = sorted({str(v) for v in values if v})
+        return seen[0] if len(seen) == 1 else ", ".join(seen) or None
+
+    stages = sorted({n for meta in metas if isinstance(meta.get("stage_devices"), dict) for n in meta["stage_devices"]})
     roots = list(dict.fromkeys(meta.get("images") for meta in metas if meta.get("images")))
     unfinished = summary.missing_shards or summary.unfinished
     ending: dict[str, Any] = {"status": "partial" if partial and unfinished else "complete"}
@@ -234,5 +240,8 @@ def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[
             **{key: metas[0].get(key) for key in SAME_WORK + ("prompts", "work_digest")},
             "metric_versions": union("metric_versions"), "stage_versions": union("stage_versions"),
             "stage_precisions": union("stage_precisions"),
+            "device": where([meta.get("device") for meta in metas]),
+            "device_requested": where([meta.get("device_requested") for meta in metas]),
+            "stage_devices": {n: where([(meta.get("stage_devices") or {}).get(n) for meta in metas]) for n in stages},
             "models": models, "versions": versions(), "missing_shards": summary.missing_shards,
             "counts": summary.rows_by_status, **ending, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
