@@ -59,3 +59,19 @@ def test_read_failure_is_an_error_value_not_a_crash(tmp_path, monkeypatch):
     monkeypatch.setattr(hashes, "file_sha256", denied)
     assert isinstance(hashes.hash_files([f], tmp_path)[f], PermissionError)
     assert str(f) not in hashes._load(tmp_path)  # failures are not cached
+
+
+def test_a_call_over_some_files_keeps_the_cached_hashes_of_the_others(tmp_path, monkeypatch):
+    """`--angles TR`, or one `vistar.Scorer` call, hashes a subset: the rest of the cache must survive it."""
+    a, b = _write(tmp_path / "a.png", b"aaa"), _write(tmp_path / "b.png", b"bbb")
+    _clock_after(monkeypatch, b)
+    hashes.hash_files([a, b], tmp_path)
+    hashes.hash_files([a], tmp_path)
+    hashes.hash_files([a], tmp_path, verify=True)
+    read = []
+    monkeypatch.setattr(hashes, "file_sha256", lambda path: read.append(path) or "x")
+    assert hashes.hash_files([a, b], tmp_path) == {a: hashlib.sha256(b"aaa").hexdigest(), b: hashlib.sha256(b"bbb").hexdigest()}
+    assert read == []   # both still cached: neither file read again
+    _write(b, b"BBB!")  # a file changed since is still hashed again
+    _clock_after(monkeypatch, b)
+    assert hashes.hash_files([a, b], tmp_path)[b] == "x" and read == [b]

@@ -60,7 +60,7 @@ def test_manifest_csv(tmp_path, fake):
     run_score(ScoreConfig(flat, p, tmp_path / "run", manifest=tmp_path / "m.csv"))
     df = read_scores(tmp_path / "run")
     tr = df[df.metric == "TR"].set_index("image")
-    assert list(tr.index) == ["missing.png", "x.png", "y.png"]
+    assert list(tr.index) == ["x.png", "y.png", "missing.png"]   # read order: model, prompt id, sample
     assert tr.loc["x.png", "sample"] == 0 and tr.loc["y.png", "sample"] == 1  # samples numbered in manifest order
     assert tr.loc["x.png", "score"] == pytest.approx(200 / 255) and tr.loc["x.png", "model"] == "alpha"
     assert tr.loc["missing.png", "status"] == "error" and "cannot read file" in tr.loc["missing.png", "error"]
@@ -378,9 +378,15 @@ def test_an_image_refused_for_its_size_says_how_to_score_it(tmp_path, fake):
     p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
     run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", max_pixels=1000))
     (error,) = set(read_scores(tmp_path / "run").error)
-    assert error.endswith("rerun with a larger --max-pixels and --retry-errors")
-    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run")).reused == 2  # max_pixels is not in the key
-    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", retry_errors=True)).rows_by_status == {"ok": 2}
+    assert error.endswith("score into a new --out with a larger --max-pixels")
+    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", max_pixels=1000)).reused == 2
+    # max_pixels is not in the key but changes how a large JPEG is decoded: a resume with another value is refused
+    with pytest.raises(ValueError, match="was scored with --max-pixels 1000; this run has --max-pixels 64000000"):
+        run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "run", retry_errors=True))
+    assert set(read_scores(tmp_path / "run").error) == {error}   # nothing was written
+    assert run_score(ScoreConfig(tmp_path / "imgs", p, tmp_path / "bigger")).rows_by_status == {"ok": 2}
+    res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "run")])
+    assert res.exit_code == 2 and "--max-pixels 1000" in res.output and "--max-pixels 64000000" in res.output
     res = CliRunner().invoke(app, ["score", str(tmp_path / "imgs"), "--prompts", str(p), "--out", str(tmp_path / "r"),
                                    "--max-pixels", "-5"])
     assert res.exit_code == 2 and "--max-pixels" in res.output

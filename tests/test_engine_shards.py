@@ -1,6 +1,7 @@
 """Sharded scoring and merging: N shards scored apart and merged give exactly the rows and problems of one
 unsharded run; every unsafe merge is refused before anything is written."""
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -284,3 +285,51 @@ def test_sharding_refuses_manifest_images_given_by_absolute_path(tmp_path, fake,
     with pytest.raises(ValueError, match=r"--shard needs every image inside IMAGES \(the manifest gives .*elsewhere.png"):
         run_score(ScoreConfig(images, prompts, tmp_path / "run", manifest=manifest, shard=parse_shard("1/2")))
     run_score(ScoreConfig(images, prompts, tmp_path / "whole", manifest=manifest))  # fine without --shard
+
+
+def test_shards_that_loaded_another_weight_are_refused_even_after_a_resume(tmp_path, monkeypatch, workload):
+    """run.json's `models` keeps the weights earlier invocations loaded: a resume that loads nothing (every row
+    reused) must not forget them, or merge would take rows of two weights as one evaluation."""
+    monkeypatch.setitem(engine_plugins.FEATURES, "fake_stats", "tests.support.engine_plugins:STAGE_LOADING")
+    engine_plugins.install(monkeypatch)
+    first, second = score_shards(tmp_path, *workload, 2)
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", "b" * 64)
+    shutil.rmtree(second)
+    run_score(ScoreConfig(*workload, second, shard=parse_shard("2/2")))
+    with pytest.raises(MergeError, match=re.escape(f"fake-weight: {first} ran it with sha256 {'a' * 64}, {second} with {'b' * 64}")):
+        merge_runs([first, second], tmp_path / "merged")
+    resumed = run_score(ScoreConfig(*workload, first, shard=parse_shard("1/2")))
+    assert resumed.scored == 0 and resumed.reused > 0     # nothing loaded in this invocation
+    assert json.loads((first / "run.json").read_text())["models"]["fake-weight"]["sha256"] == "a" * 64
+    with pytest.raises(MergeError, match="ran it with sha256"):
+        merge_runs([first, second], tmp_path / "merged")
+    assert not (tmp_path / "merged").exists()
+
+
+def test_merging_an_unfinished_run_with_partial_exits_3_and_partial_ok_exits_0(tmp_path, fake, workload):
+    run = tmp_path / "run"
+    run_score(ScoreConfig(*workload, run))
+    meta = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**meta, "status": "interrupted"}))   # as Ctrl-C leaves it
+    result = CliRunner().invoke(app, ["merge", str(run), "--out", str(tmp_path / "refused")])
+    assert result.exit_code == 2 and "unfinished run(s)" in result.output
+    result = CliRunner().invoke(app, ["merge", str(run), "--out", str(tmp_path / "merged"), "--partial"])
+    assert result.exit_code == 3, result.output
+    assert "unfinished run(s)" in result.output and "(interrupted)" in result.output
+    assert json.loads((tmp_path / "merged" / "run.json").read_text())["status"] == "partial"
+    result = CliRunner().invoke(app, ["merge", str(run), "--out", str(tmp_path / "ok"), "--partial", "--partial-ok"])
+    assert result.exit_code == 0, result.output
+
+
+def test_merged_run_json_says_where_the_shards_ran(tmp_path, fake, workload):
+    first, second = score_shards(tmp_path, *workload, 2)
+    merge_runs([first, second], tmp_path / "same")
+    meta = json.loads((tmp_path / "same" / "run.json").read_text())
+    source = json.loads((first / "run.json").read_text())
+    assert (meta["device"], meta["device_requested"], meta["stage_devices"]) == ("cpu", "cpu", source["stage_devices"])
+    assert source["stage_devices"] == {"fake_stats": "cpu"}
+    other = json.loads((second / "run.json").read_text())   # as a shard scored on a GPU machine records it
+    (second / "run.json").write_text(json.dumps({**other, "device": "cuda:0", "stage_devices": {"fake_stats": "cuda:0"}}))
+    merge_runs([first, second], tmp_path / "mixed")
+    meta = json.loads((tmp_path / "mixed" / "run.json").read_text())
+    assert (meta["device"], meta["stage_devices"]) == ("cpu, cuda:0", {"fake_stats": "cpu, cuda:0"})

@@ -186,3 +186,15 @@ def test_an_output_folder_that_cannot_be_written_is_a_clear_refusal(tmp_path):
     (tmp_path / "file").write_text("x")
     result = CliRunner().invoke(app, ["report", str(run), "--resamples", "100", "--out", str(tmp_path / "file" / "r")])
     assert result.exit_code == 2 and "Not a directory" in result.output and "Traceback" not in result.output
+
+
+def test_the_same_rows_in_another_stored_order_give_the_same_report(scores):
+    """A resumed run stores its rows in another order than a clean run: the CIs must not depend on it."""
+    ontology = Ontology.load()
+    first = build_report_data(scores, ontology, seed=3, resamples=200)
+    for shuffle_seed in (1, 2):
+        shuffled = scores.sample(frac=1.0, random_state=shuffle_seed).reset_index(drop=True)
+        again = build_report_data(shuffled, ontology, seed=3, resamples=200)
+        for name in ("angle_scores", "overall", "role_scores"):
+            assert getattr(again, name).equals(getattr(first, name)), name
+        assert again.notes == first.notes and again.skip_reasons.equals(first.skip_reasons)

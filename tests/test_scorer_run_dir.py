@@ -87,3 +87,22 @@ def test_a_file_already_scored_is_reused_and_a_cli_run_json_is_kept(tmp_path):
     meta = json.loads((run / "run.json").read_text())
     assert meta["command"] != "vistar.Scorer" and meta["status"] == "complete"
     assert meta["history"][-1]["command"] == "vistar.Scorer.score" and meta["history"][-1]["rows_reused"] == 4
+
+
+def test_many_calls_keep_the_run_folder_to_a_few_files(tmp_path, monkeypatch):
+    """Each call appends a shard and reads every shard back (to plan, to reuse): without compacting, call N opens N
+    files. The folder is compacted once it holds more than COMPACT_AFTER small shards (3 here, 64 by default)."""
+    from vistar.engine.store import ResultStore
+    from vistar.scoring import scorer as scorer_module
+
+    monkeypatch.setattr(scorer_module, "COMPACT_AFTER", 3, raising=False)
+    run = tmp_path / "run"
+    scorer = Scorer(run_dir=run)
+    shards = []
+    for k in range(10):
+        scorer.score(_rgb(k), LINE.format(k=k), model="a")
+        shards.append(len(list(ResultStore(run, writable=False).dir.glob("part-*.parquet"))))
+    assert max(shards) <= 3 and shards[:3] == [1, 2, 3]   # grows call by call, then is merged back
+    stored = read_scores(run)
+    assert len(stored) == 20 and sorted(set(stored.prompt_id)) == sorted(f"s{k}" for k in range(10))
+    assert len(set(stored.key)) == 20 and (stored.status == "ok").all()   # every call's rows survive the merges

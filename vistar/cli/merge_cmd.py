@@ -32,8 +32,10 @@ def merge(
         fail("nothing merged: the source runs hold no row", ExitCode.NOTHING_SCORED)
     errors = summary.rows_by_status.get("error", 0)
     missing = ", ".join(map(str, summary.missing_shards))
-    if summary.missing_shards or errors:
-        what = "; ".join(filter(None, [missing and f"shard(s) {missing} not merged", errors and f"{errors} error rows"]))
+    unfinished = ", ".join(summary.unfinished)
+    if summary.missing_shards or summary.unfinished or errors:   # --partial work is partial: exit 3 (docs/cli.md)
+        what = "; ".join(filter(None, [missing and f"shard(s) {missing} not merged",
+                                       unfinished and f"unfinished run(s) {unfinished}", errors and f"{errors} error rows"]))
         code = partial_or_ok(True, partial_ok)
         out.print(f"partial: {what}; exit {int(code)}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(int(code))

@@ -49,7 +49,8 @@ def print_summary(run_dir: str | Path):
 def not_scored_lines(rows, width: int = WIDTH) -> list[str]:
     """Skipped and error rows grouped by (status, angle): count, the first reason, and the command that fixes it.
 
-    Rows are taken in the store's order (model, prompt, sample), so "first" is the same on every rerun."""
+    Rows are taken in `read_scores`' order (model, prompt, sample, image, metric), so "first" is the same on every
+    rerun, after a resume and whatever the batch size."""
     if rows.empty:
         return []
     lines = []

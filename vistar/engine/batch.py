@@ -28,10 +28,6 @@ def score_batch(groups: list[list[Job]], images: Sequence[Decoded], ctx: StageCo
     each stage runs once over the images that still need it. `timings`, when given, gains the seconds spent in
     each stage and in the metrics (what `benchmarks/bench_executor.py` reports as per-stage utilisation)."""
     timings = {} if timings is None else timings
-    rows: list[Row] = []
-    for group, image in zip(groups, images):
-        if isinstance(image, Exception):
-            rows += [_job_row(j, None, "error", f"image: {image}", {}) for j in group]
     live = [i for i, image in enumerate(images) if not isinstance(image, Exception)]
     wanted = stages_wanted(groups)  # each image runs only the stages its own metrics need (a batch can mix angles)
     features: list[Features] = [dict() for _ in groups]
@@ -39,10 +35,21 @@ def score_batch(groups: list[list[Job]], images: Sequence[Decoded], ctx: StageCo
     for name in registry.stage_order(needed):
         run_stage(name, images, groups, features, [i for i in live if name in wanted[i]], ctx, ontology, timings)
     start = time.perf_counter()
-    for i in live:
-        for job in groups[i]:
-            rows.append(_apply_metric(job, features[i], ontology))
+    rows = metric_rows(groups, images, features, ontology)
     timings["metrics"] = timings.get("metrics", 0.0) + time.perf_counter() - start
+    return rows
+
+
+def metric_rows(groups: list[list[Job]], images: Sequence[Decoded | None], features: list[Features],
+                ontology: Ontology) -> list[Row]:
+    """The batch's rows in image order (an image that failed to decode gives its error rows in its place), so the
+    store's order does not depend on how images fell into batches."""
+    rows: list[Row] = []
+    for group, image, feats in zip(groups, images, features):
+        if isinstance(image, Exception):
+            rows += [_job_row(j, None, "error", f"image: {image}", {}) for j in group]
+        else:
+            rows += [_apply_metric(job, feats, ontology) for job in group]
     return rows
 
 

@@ -5,7 +5,8 @@ whose stat still matches is not re-read. ctime is there because mtime can be set
 `rsync --inplace -t` rewrite the bytes in place and restore the old mtime, but every write moves ctime, and
 nothing but the kernel sets it. Entries changed within `RACY_S` of the cache write are not stored (like git's
 "racy" index entries) so a same-size rewrite within a coarse filesystem timestamp tick is still caught.
-`verify=True` (`vistar score --verify`) ignores the cache and re-reads every file.
+`verify=True` (`vistar score --verify`) ignores the cache and re-reads every file. A call over some files (`--angles`,
+one `vistar.Scorer` call) keeps the entries of the others.
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
 def hash_files(paths: list[Path], run_dir: Path | None, threads: int = 4, verify: bool = False) -> dict[Path, str | OSError]:
     """sha256 of each path (or the OSError that prevented reading it); refreshes the cache in `run_dir` (None:
     no cache, e.g. `vistar.Scorer` without a run folder). `verify`: read every file, trusting no cached hash."""
-    cached = {} if verify or run_dir is None else _load(run_dir)
+    known = {} if run_dir is None else _load(run_dir)
+    cached = {} if verify else known
     result: dict[Path, str | OSError] = {}
     stats: dict[Path, os.stat_result] = {}
     todo = []
@@ -70,8 +72,10 @@ def hash_files(paths: list[Path], run_dir: Path | None, threads: int = 4, verify
     if run_dir is None:
         return result
     horizon = time.time_ns() - int(RACY_S * 1e9)
-    rows = [{"path": printable_path(str(p)), **dict(zip(_FIELDS, _identity(st))), "sha256": result[p]}
-            for p, st in stats.items() if isinstance(result[p], str) and max(st.st_mtime_ns, st.st_ctime_ns) < horizon]
+    looked = {printable_path(str(p)) for p in dict.fromkeys(paths)}   # the entries of files not looked at are kept
+    rows = [{"path": p, **dict(zip(_FIELDS, st)), "sha256": h} for p, (st, h) in known.items() if p not in looked]
+    rows += [{"path": printable_path(str(p)), **dict(zip(_FIELDS, _identity(st))), "sha256": result[p]}
+             for p, st in stats.items() if isinstance(result[p], str) and max(st.st_mtime_ns, st.st_ctime_ns) < horizon]
     tmp = run_dir / f".{CACHE}.tmp"
     with names_path(run_dir / CACHE):
         pq.write_table(pa.Table.from_pylist(rows, schema=_SCHEMA), tmp)

@@ -24,9 +24,9 @@ IMAGE_EXTS = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff", ".gif",
 MIN_SIDE = 8                 # smaller images carry no scorable content
 DEFAULT_MAX_PIXELS = 64_000_000  # decoded pixels we accept; JPEGs above it are draft-decoded smaller
 MAX_SAMPLE = 2**31 - 1       # the store's `sample` column is int32
-# --max-pixels is not part of a row's key (it changes no score of an image within both limits), so an error row
-# it caused is reused like any other until --retry-errors
-_BIGGER = "downscale it, or rerun with a larger --max-pixels and --retry-errors"
+# --max-pixels is not part of a row's key (it changes no score of an image within both limits); a run folder keeps
+# the value it was started with (the runner refuses another), so a larger one means another --out
+_BIGGER = "downscale it, or score into a new --out with a larger --max-pixels"
 _SAMPLE_RE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
 
 

@@ -40,6 +40,7 @@ class MergeError(ValueError):
 class MergeSummary:
     rows_by_status: dict[str, int] = field(default_factory=dict)
     missing_shards: list[int] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)   # sources merged under --partial that had not finished
     problems: int = 0
 
 
@@ -57,7 +58,8 @@ def merge_runs(sources: list[Path], out: Path, *, partial: bool = False, command
         for src in sources:
             locks.enter_context(_source_lock(src))
         metas = [_meta(src) for src in sources]
-        summary = MergeSummary(missing_shards=_check_compatible(sources, metas, partial))
+        summary = MergeSummary(missing_shards=_check_compatible(sources, metas, partial),
+                               unfinished=_unfinished(sources, metas))
         models = _merged_models(sources, metas)
         tables = [read_visible(src) for src in sources]
     _check_disjoint(sources, tables)
@@ -108,9 +110,14 @@ def _meta(src: Path) -> dict[str, Any]:
     return meta
 
 
+def _unfinished(sources: list[Path], metas: list[dict[str, Any]]) -> list[str]:
+    """Each source whose run.json does not say it finished, with the status it says."""
+    return [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") not in FINISHED]
+
+
 def _check_compatible(sources: list[Path], metas: list[dict[str, Any]], partial: bool) -> list[int]:
     """Refuse runs whose rows do not belong in one tensor; returns the missing shard numbers (allowed if partial)."""
-    unfinished = [f"{src} ({meta.get('status')})" for src, meta in zip(sources, metas) if meta.get("status") not in FINISHED]
+    unfinished = _unfinished(sources, metas)
     if unfinished and not partial:
         raise MergeError(f"unfinished run(s): {', '.join(unfinished)}; resume them with the same `vistar score` "
                          "command, or pass --partial to merge what they hold")
@@ -213,8 +220,14 @@ def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[
             out.update(meta.get(key) or {})
         return dict(sorted(out.items()))
 
+    def where(values: list[Any]) -> Any:
+        """One device when the runs agree, else each one, sorted and comma-separated (what a report shows)."""
+        seen = sorted({str(v) for v in values if v})
+        return seen[0] if len(seen) == 1 else ", ".join(seen) or None
+
+    stages = sorted({n for meta in metas if isinstance(meta.get("stage_devices"), dict) for n in meta["stage_devices"]})
     roots = list(dict.fromkeys(meta.get("images") for meta in metas if meta.get("images")))
-    unfinished = summary.missing_shards or any(meta.get("status") not in FINISHED for meta in metas)
+    unfinished = summary.missing_shards or summary.unfinished
     ending: dict[str, Any] = {"status": "partial" if partial and unfinished else "complete"}
     if not summary.rows_by_status:  # `vistar merge` exits 4: the folder must not read as done
         ending = {"status": "nothing_scored", "nothing_scored": "the source runs hold no row"}
@@ -227,5 +240,8 @@ def _merged_meta(sources: list[Path], metas: list[dict[str, Any]], models: dict[
             **{key: metas[0].get(key) for key in SAME_WORK + ("prompts", "work_digest")},
             "metric_versions": union("metric_versions"), "stage_versions": union("stage_versions"),
             "stage_precisions": union("stage_precisions"),
+            "device": where([meta.get("device") for meta in metas]),
+            "device_requested": where([meta.get("device_requested") for meta in metas]),
+            "stage_devices": {n: where([(meta.get("stage_devices") or {}).get(n) for meta in metas]) for n in stages},
             "models": models, "versions": versions(), "missing_shards": summary.missing_shards,
             "counts": summary.rows_by_status, **ending, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

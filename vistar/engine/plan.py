@@ -62,6 +62,7 @@ Batch = list[list[Job]]   # a batch of images: per image, its jobs
 class RunSummary:
     scored: int = 0
     reused: int = 0
+    kept: int = 0      # of `reused`: ok rows kept although their metric or a weight cannot run here (plan_run)
     rows_by_status: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     scope: dict[str, Any] = field(default_factory=dict)  # prompts, angles and matched images: why a run had nothing to score
@@ -82,6 +83,8 @@ class Scorer:
     signature: str = ""          # metric version + params + versions/params of every stage it depends on
     unavailable: str | None = None
     params: Any = None           # the metric's parameters (its parameter dataclass), parsed once per run
+    absent: list[str] = field(default_factory=list)   # catalogued weights of its stages absent on this machine
+    complete: str = ""           # the signature as it would be with every weight present
 
 
 def _hash(*parts: object) -> str:
@@ -166,12 +169,13 @@ def resolve_scorer(name: str, ontology: Ontology, model_paths: dict[str, str] | 
         hashed = stage.key_params(hashed, device) if stage.key_params else hashed
         parts.append(f"{stage.name}:{stage.version}:{_params_hash(hashed)}")
     absent = sorted({m for stage in stages for m in stage.models if _absent(m, model_paths)})
-    parts += [f"absent:{','.join(absent)}"] if absent else []
-    return Scorer(name, metric, "|".join(parts), params=metric_params(ontology, metric))
+    complete = "|".join(parts)
+    signature = "|".join([*parts, f"absent:{','.join(absent)}"]) if absent else complete
+    return Scorer(name, metric, signature, params=metric_params(ontology, metric), absent=absent, complete=complete)
 
 
 def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], invalid: dict[str, Invalid],
-             records: list[ImageRecord], existing: dict[Identity, tuple[str, str]], scorers: dict[str, Scorer],
+             records: list[ImageRecord], existing: dict[Identity, tuple[str, str, str]], scorers: dict[str, Scorer],
              summary: RunSummary, hashes: Hasher | None = None) -> tuple[list[Job], list[Row], set[str]]:
     """Jobs still to score, rows known without scoring (errors, unavailable metrics), and stale keys to forget.
     `hashes(paths)`: each record's sha256 or the OSError reading it (default: the files', cached in the run folder).
@@ -179,13 +183,17 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
     A row is reused when the visible row for its (image, model, prompt_id, sample, metric) has the same key
     and status ok (or error, unless --retry-errors); any other visible row for it is stale, and so is a row of a
     metric the image's prompt no longer has (its angle or protocol was edited), and a row of another file for the
-    same (model, prompt_id, sample) (renamed, or not the one `images.one_file_per_sample` keeps): one sample, one row."""
+    same (model, prompt_id, sample) (renamed, or not the one `images.one_file_per_sample` keeps): one sample, one row.
+
+    What cannot run on this machine never replaces an `ok` row computed with it: an ok row of an unavailable metric
+    is kept while its image bytes are unchanged, and an ok row scored with a weight now absent is kept while its key
+    matches the key with every weight present (`keep_ok`); a problem line per metric says how many were kept."""
     jobs: list[Job] = []
     rows: list[Row] = []
     stale: set[str] = set()
     by_image: dict[tuple[str, str, str, int], list[tuple[str, str]]] = {}  # (image, model, prompt_id, sample) -> [(metric, key)]
     by_sample: dict[tuple[str, str, int], list[tuple[str, str]]] = {}  # (model, prompt_id, sample) -> [(image, key)]
-    for (image, model, pid, sample, metric), (key, _) in existing.items():
+    for (image, model, pid, sample, metric), (key, *_) in existing.items():
         by_image.setdefault((image, model, pid, sample), []).append((metric, key))
         by_sample.setdefault((model, pid, sample), []).append((image, key))
     todo: list[tuple[ImageRecord, Prompt, str | None, str | None]] = []  # (record, prompt, why it is invalid or None, the same without file and line)
@@ -208,6 +216,19 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
             return True
         stale.add(seen[0])
         return False
+
+    kept: dict[str, tuple[int, str]] = {}   # metric -> (ok rows kept, why it cannot run here)
+
+    def keep_ok(rec: ImageRecord, name: str, sha: str, key: str | None, why: str) -> bool:
+        """True when the visible row is an ok row of the same image bytes (and KEY, if given) that this machine
+        cannot reproduce: it is kept, as reused, rather than replaced by a skipped or lower-evidence row."""
+        seen = existing.get((rec.rel, rec.model, rec.prompt_id, rec.sample, name))
+        if seen is None or seen[1] != "ok" or seen[2] != sha or (key is not None and seen[0] != key):
+            return False
+        summary.reused += 1
+        summary.kept += 1
+        kept[name] = (kept.get(name, (0, ""))[0] + 1, why)
+        return True
 
     for rec, prompt, why, why_key in todo:
         names = metric_names(prompt)
@@ -233,13 +254,20 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
                     summary.problems.append({"kind": "metric_unavailable", "item": name, "message": why_not})
             scorer = scorers[name]
             if scorer.metric is None:
+                if keep_ok(rec, name, sha, None, scorer.unavailable or ""):
+                    continue
                 key = _hash(rec.rel, sha, prompt.fingerprint, name, "unavailable")
                 if not settle(rec, name, key):
                     rows.append(row(rec, sha, prompt, name, None, None, "skipped", scorer.unavailable, {}, key))
                 continue
+            if scorer.absent and keep_ok(rec, name, sha, _hash(rec.rel, sha, prompt.fingerprint, scorer.complete),
+                                         f"weight(s) {', '.join(scorer.absent)} absent on this machine"):
+                continue
             key = _hash(rec.rel, sha, prompt.fingerprint, scorer.signature)
             if not settle(rec, name, key):
                 jobs.append(Job(rec, sha, prompt, scorer.metric, scorer.params, key))
+    summary.problems += [{"kind": "ok_rows_kept", "item": name, "message": f"{n} ok row(s) scored earlier kept as they "
+                          f"are ({why}); they are checked again when it can run"} for name, (n, why) in sorted(kept.items())]
     return jobs, rows, stale
 
 

@@ -158,6 +158,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     clear_loaded()
     previous = _previous_meta(cfg.out)
     _check_same_shard(cfg, previous)
+    _check_same_max_pixels(cfg, previous)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
     mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest, cfg.out)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
@@ -205,10 +206,11 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
                         "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())},
                         **({"startup_seconds": {k: round(v, 3) for k, v in executor.startup.items()}} if executor.startup else {})}
     store.compact()
-    meta["models"] = loaded_models()
+    meta["models"] = {**_previous_models(previous), **loaded_models()}   # a resume's rows were scored with both
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
-    meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused, **summary.rows_by_status}
+    meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused,
+                      **({"rows_kept": summary.kept} if summary.kept else {}), **summary.rows_by_status}
     ending: dict[str, Any] = {"status": "complete"}
     if summary.scored == 0 and summary.reused == 0:  # exit 4: no scheduler may read this folder as done
         summary.nothing_scored = nothing_reason(summary, cfg)
@@ -226,6 +228,13 @@ def _previous_meta(out: Path) -> dict[str, Any] | None:
     return old if isinstance(old, dict) else None
 
 
+def _previous_models(previous: dict[str, Any] | None) -> dict[str, Any]:
+    """The weights earlier invocations into this folder loaded: their rows are still there, so run.json (and the
+    weight check of `vistar merge`) must keep naming them after a resume that loads nothing or fewer."""
+    models = (previous or {}).get("models")
+    return dict(models) if isinstance(models, dict) else {}
+
+
 def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
     """A run folder holds one shard's rows (or all): resuming it as another would mix them."""
     if previous is None:
@@ -234,6 +243,15 @@ def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None
     if before != now:
         raise ValueError(f"{cfg.out} was scored with {_shard_text(before)}; this run has {_shard_text(now)}. "
                          "Use another --out for another shard")
+
+
+def _check_same_max_pixels(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
+    """--max-pixels decides the scale a large JPEG is decoded at, so it changes scores, yet it is not in the row
+    key: resuming with another value would mix rows of two decodings under one run.json."""
+    before = (previous or {}).get("max_pixels")
+    if before is not None and before != cfg.max_pixels:
+        raise ValueError(f"{cfg.out} was scored with --max-pixels {before}; this run has --max-pixels {cfg.max_pixels}. "
+                         "Resume it with the same value, or use another --out")
 
 
 def _shard_text(record: dict[str, int] | None) -> str:

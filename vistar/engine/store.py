@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..atomic import names_path
+from ..atomic import fsync_dir, names_path
 
 if TYPE_CHECKING:   # pandas loads with pyarrow's to_pandas, only when a frame is asked for
     import pandas as pd
@@ -98,7 +98,7 @@ class ResultStore:
         tmp = self.run_dir / f".{LINK}.{uuid.uuid4().hex[:8]}.tmp"
         os.symlink(os.path.relpath(gen, self.run_dir), tmp)
         os.replace(tmp, self.link)
-        _fsync_dir(self.run_dir)
+        fsync_dir(self.run_dir)
 
     # --- reading -----------------------------------------------------------------------
     def read_table(self, columns: list[str] | None = None) -> pa.Table:
@@ -113,12 +113,12 @@ class ResultStore:
                     raise
         raise AssertionError("unreachable")
 
-    def existing(self) -> dict[Identity, tuple[str, str]]:
-        """identity -> (key, status) of the visible row."""
-        table = self.read_table(columns=[*IDENTITY, "key", "status", "shard"])
+    def existing(self) -> dict[Identity, tuple[str, str, str]]:
+        """identity -> (key, status, image_sha256) of the visible row."""
+        table = self.read_table(columns=[*IDENTITY, "key", "status", "image_sha256", "shard"])
         cols = {c: table.column(c).to_pylist() for c in table.column_names}
         return {(cols["image"][i], cols["model"][i], cols["prompt_id"][i], cols["sample"][i], cols["metric"][i]):
-                (cols["key"][i], cols["status"][i]) for i in _newest_rows(table)}
+                (cols["key"][i], cols["status"][i], cols["image_sha256"][i]) for i in _newest_rows(table)}
 
     # --- writing -----------------------------------------------------------------------
     def write(self, rows: list[dict[str, Any]]) -> Path | None:
@@ -148,7 +148,7 @@ class ResultStore:
             with open(tmp, "rb") as fh:
                 os.fsync(fh.fileno())
             os.replace(tmp, final)
-            _fsync_dir(folder)
+            fsync_dir(folder)
         return final
 
     def forget(self, keys: Iterable[str]) -> int:
@@ -174,13 +174,15 @@ class ResultStore:
         self._new_generation(build)
         return removed
 
-    def compact(self, rows_per_shard: int = MERGED_ROWS) -> None:
+    def compact(self, rows_per_shard: int = MERGED_ROWS, more_than: int = 1) -> None:
         """Merge the small per-batch shards into shards of up to `rows_per_shard` rows (readers open fewer files).
         Shards already at least half that size are kept as they are (hard-linked), so resuming a large run does
-        not rewrite it; a no-op when fewer than two shards are small."""
+        not rewrite it; a no-op unless more than `more_than` shards are small."""
         shards = self._shards()
+        if len(shards) <= more_than:
+            return
         small = [p for p in shards if pq.ParquetFile(p).metadata.num_rows < rows_per_shard // 2]
-        if len(small) < 2:
+        if len(small) <= more_than:
             return
         table = pa.concat_tables([pq.read_table(p, schema=SCHEMA) for p in small])
         table = table.take(pa.array(_newest_rows(table), pa.int64()))
@@ -200,9 +202,10 @@ class ResultStore:
         tmp = self.gens / f".tmp-gen-{number:06d}"
         tmp.mkdir()
         build(tmp)
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         final = self.gens / f"gen-{number:06d}"
         os.replace(tmp, final)
+        fsync_dir(self.gens)   # the generation's name is on disk before the link points to it
         self._point_to(final)
         shutil.rmtree(old, ignore_errors=True)
 
@@ -228,14 +231,6 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         os.link(src, dst)
     except OSError:
         shutil.copy2(src, dst)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _plain(value: Any, path: frozenset[int] = frozenset()) -> Any:
@@ -267,10 +262,16 @@ def details_json(details: object) -> str:
         return json.dumps({"details_unserializable": f"{type(exc).__name__}: {exc}"})
 
 
+READ_ORDER = [("model", "ascending"), ("prompt_id", "ascending"), ("sample", "ascending"), ("image", "ascending"),
+              ("metric", "ascending")]
+
+
 def read_visible(run_dir: str | Path) -> pa.Table:
-    """The run's rows, one per (image, model, prompt_id, sample, metric): the newest of each. Read-only."""
+    """The run's rows, one per (image, model, prompt_id, sample, metric): the newest of each, in the canonical order
+    (model, prompt_id, sample, image, metric), so what a reader gets does not depend on which run or batch wrote
+    which shard (a resumed run, a merge). Read-only."""
     table = ResultStore(run_dir, writable=False).read_table()
-    return table.take(pa.array(_newest_rows(table), pa.int64()))
+    return table.take(pa.array(_newest_rows(table), pa.int64())).sort_by(READ_ORDER)
 
 
 def read_scores(run_dir: str | Path) -> pd.DataFrame:

@@ -22,6 +22,7 @@ from ..ontology import Ontology
 from .bootstrap import DEFAULT_RESAMPLES, bootstrap_means, cell_rng, percentile_ci
 
 STATUSES = ("ok", "error", "skipped")
+CANONICAL = ("model", "prompt_id", "sample", "image", "metric", "key")   # the order rows are bootstrapped in
 
 
 @dataclass
@@ -49,8 +50,16 @@ def angle_rows(scores: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
+def canonical_order(scores: pd.DataFrame) -> pd.DataFrame:
+    """The rows sorted by their identity: the bootstrap draws indices, so the same rows stored in another order (a
+    resumed run, a merge, another batch size) must give the same CIs."""
+    by = [c for c in CANONICAL if c in scores.columns]
+    return scores.sort_values(by, kind="stable", na_position="last").reset_index(drop=True) if by else scores
+
+
 def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
                       resamples: int = DEFAULT_RESAMPLES) -> ReportData:
+    scores = canonical_order(scores)
     rows = angle_rows(scores)
     models = sorted(rows["model"].unique())
     angle_order = [a for a in ontology.angles if a in set(rows["angle"])]

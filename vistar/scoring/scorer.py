@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "default"      # the model of an image given in memory when `model=` is not given
 COMMAND = "vistar.Scorer"      # run.json's `command` for a run folder the Scorer created
+COMPACT_AFTER = 64             # small shards a run folder may hold before score() merges them (each call reads them all)
 _JUDGE_KEYS = ("url", "model", "key_env", "mode", "config", "cache_only", "hwpq_dir")
 _SAMPLE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
 
@@ -112,6 +113,7 @@ class Scorer:
             if summary.reused:   # rows of the run folder that are still right for these images
                 rows += self._reused(records, rows)
             if store is not None:
+                store.compact(more_than=COMPACT_AFTER)   # else call N would open N files, twice
                 self._record_run(records, summary)
         sorted_prompts = {**{pid: p for pid, (p, *_) in invalid.items() if p is not None}, **valid}   # codes as the ontology spells them
         return _results(records, [sorted_prompts[str(p.id)] for p in per_image], rows, summary.problems)
@@ -217,7 +219,8 @@ class Scorer:
             "command": COMMAND, "images": self._image_roots, "started": previous.get("started", now) if previous else now,
             "finished": now, "status": "complete", "versions": versions(), "hardware": hardware(),
             "ontology_hash": self.ontology.hash, "device": self.device, "device_requested": self.device,
-            "batch_size": self._cfg.batch_size, "angles": self.angles, "models": loaded_models(),
+            "batch_size": self._cfg.batch_size, "angles": self.angles,
+            "models": {**((previous or {}).get("models") or {}), **loaded_models()},   # earlier calls' rows stay
             "metric_versions": {n: s.metric.version for n, s in sorted(self._metrics.items()) if s.metric},
             "stage_versions": stages, "stage_devices": stage_devices(stages, self.context),
             "stage_precisions": stage_precisions(map(registry.feature_stage, stages), self.context),

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..batch import Decoded, Features, _apply_metric, _job_row, run_stage, stages_wanted
+from ..batch import Decoded, Features, metric_rows, run_stage, stages_wanted
 from ..prefetch import decode_image
 from .work import BatchReport, BatchWorker, _failed_rows, image_paths, single_thread_env, unpack
 
@@ -142,10 +142,7 @@ def apply_metrics(state: InFlight, worker: BatchWorker) -> None:
     groups = unpack(state.packed)
     ontology = worker.setup.ontology
     start = time.perf_counter()
-    rows = [_job_row(job, None, "error", f"image: {image}", {})
-            for group, image in zip(groups, state.images) if isinstance(image, Exception) for job in group]
-    rows += [_apply_metric(job, feats, ontology) for group, image, feats in zip(groups, state.images, state.features)
-             if not isinstance(image, Exception) for job in group]
+    rows = metric_rows(groups, state.images, state.features, ontology)
     state.reports.append(BatchReport(rows, stage_seconds={"metrics": time.perf_counter() - start}))
 
 
