@@ -1,0 +1,48 @@
+"""Run as a script (`python -m tests.support.pool_race`): a pool worker dies while a submit is starting another
+worker, the start held open until the pool's manager thread has seen the death. Prints how both tasks ended and
+which workers outlived the pool's shutdown, then exits; a pool that loses the race hangs instead."""
+import os
+import time
+from concurrent.futures import Future
+from multiprocessing.process import BaseProcess
+
+from tests.support.processes import alive
+from vistar.engine.prefetch import _exit_with_parent
+from vistar.engine.process_pool import process_pool
+
+
+def _die() -> None:
+    os._exit(1)
+
+
+def _ending(future: Future) -> str:
+    return type(future.exception()).__name__
+
+
+def main() -> None:
+    pool = process_pool(2, _exit_with_parent, (os.getpid(),))
+    dies = pool.submit(_die)  # starts worker 1, which dies on it
+    first = next(iter(pool._processes.values()))  # type: ignore[attr-defined]
+    started = []
+    plain_start = BaseProcess.start
+
+    def start_then_wait(process: BaseProcess) -> None:
+        plain_start(process)  # worker 2 runs; the submit has yet to record it in the pool's process table
+        started.append(process.pid)
+        while alive(first.pid):
+            time.sleep(0.01)
+        time.sleep(1.0)  # the manager thread (woken by worker 1's death) handles the break meanwhile
+
+    BaseProcess.start = start_then_wait  # type: ignore[method-assign]
+    try:
+        second = pool.submit(time.sleep, 0)
+    finally:
+        BaseProcess.start = plain_start  # type: ignore[method-assign]
+    endings = [_ending(dies), _ending(second)]
+    pool.shutdown()
+    print("endings", *endings)
+    print("left", *[pid for pid in [first.pid, *started] if alive(pid)])
+
+
+if __name__ == "__main__":
+    main()
