@@ -21,5 +21,6 @@ def test_a_worker_dying_while_a_submit_starts_another_breaks_the_pool_without_a_
         pytest.fail(f"the pool hung after its worker died; stderr:\n{exc.stderr}")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr, done.stderr  # e.g. the manager thread's "dictionary changed size"
-    lines = done.stdout.splitlines()
-    assert lines == ["endings BrokenProcessPool BrokenProcessPool", "left"], done.stdout
+    endings, left = done.stdout.splitlines()
+    assert endings in ("endings BrokenProcessPool BrokenProcessPool", "endings BrokenProcessPool NoneType"), endings
+    assert left == "left", left  # no worker outlived the pool

@@ -1,17 +1,31 @@
 """Run as a script (`python -m tests.support.pool_race`): a pool worker dies while a submit is starting another
 worker, the start held open until the pool's manager thread has seen the death. Prints how both tasks ended and
 which workers outlived the pool's shutdown, then exits; a pool that loses the race hangs instead."""
+import multiprocessing
 import os
 import time
 from concurrent.futures import Future
 from multiprocessing.process import BaseProcess
+from multiprocessing.synchronize import Event
 
 from tests.support.processes import alive
 from vistar.engine.prefetch import _exit_with_parent
 from vistar.engine.process_pool import process_pool
 
+_EVENTS: tuple[Event, Event] | None = None
 
-def _die() -> None:
+
+def _setup(parent: int, taken: Event, go: Event) -> None:
+    global _EVENTS
+    _exit_with_parent(parent)
+    _EVENTS = (taken, go)
+
+
+def _die_when_told() -> None:
+    assert _EVENTS is not None
+    taken, go = _EVENTS
+    taken.set()
+    go.wait()
     os._exit(1)
 
 
@@ -20,8 +34,11 @@ def _ending(future: Future) -> str:
 
 
 def main() -> None:
-    pool = process_pool(2, _exit_with_parent, (os.getpid(),))
-    dies = pool.submit(_die)  # starts worker 1, which dies on it
+    ctx = multiprocessing.get_context("forkserver")
+    taken, go = ctx.Event(), ctx.Event()
+    pool = process_pool(2, _setup, (os.getpid(), taken, go))
+    dies = pool.submit(_die_when_told)  # starts worker 1, the only one there to take it
+    taken.wait()
     first = next(iter(pool._processes.values()))  # type: ignore[attr-defined]
     started = []
     plain_start = BaseProcess.start
@@ -29,16 +46,17 @@ def main() -> None:
     def start_then_wait(process: BaseProcess) -> None:
         plain_start(process)  # worker 2 runs; the submit has yet to record it in the pool's process table
         started.append(process.pid)
+        go.set()
         while alive(first.pid):
             time.sleep(0.01)
         time.sleep(1.0)  # the manager thread (woken by worker 1's death) handles the break meanwhile
 
     BaseProcess.start = start_then_wait  # type: ignore[method-assign]
     try:
-        second = pool.submit(time.sleep, 0)
+        second = pool.submit(time.sleep, 0)  # worker 1 is busy: starts worker 2
     finally:
         BaseProcess.start = plain_start  # type: ignore[method-assign]
-    endings = [_ending(dies), _ending(second)]
+    endings = [_ending(dies), _ending(second)]  # the second may have run on worker 2 before the break
     pool.shutdown()
     print("endings", *endings)
     print("left", *[pid for pid in [first.pid, *started] if alive(pid)])
