@@ -12,8 +12,9 @@ from tests.support.live_cli import REPO
 HANG_GUARD_S = 120  # the scenario takes seconds; a pool that lost the race never returns
 
 
-def test_a_worker_dying_while_a_submit_starts_another_breaks_the_pool_without_a_hang():
-    cmd = [sys.executable, "-m", "tests.support.pool_race"]
+@pytest.mark.parametrize("hold", ["before", "after"])
+def test_a_worker_dying_while_a_submit_starts_another_breaks_the_pool_without_a_hang(hold):
+    cmd = [sys.executable, "-m", "tests.support.pool_race", hold]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     try:
         done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)

@@ -1,8 +1,11 @@
-"""Run as a script (`python -m tests.support.pool_race`): a pool worker dies while a submit is starting another
-worker, the start held open until the pool's manager thread has seen the death. Prints how both tasks ended and
-which workers outlived the pool's shutdown, then exits; a pool that loses the race hangs instead."""
+"""Run as a script (`python -m tests.support.pool_race before|after`): a pool worker dies while a submit is
+starting another worker, the start held open until the pool's manager thread has seen the death: `before` the
+new worker is asked of the fork server (which is sent the pool's queues), or `after` it runs and before the
+pool records it. Prints how both tasks ended and which workers outlived the pool's shutdown, then exits; a pool
+that loses the race fails the start (`before`: a queue closed under it) or hangs (`after`) instead."""
 import multiprocessing
 import os
+import sys
 import time
 from concurrent.futures import Future
 from multiprocessing.process import BaseProcess
@@ -33,7 +36,7 @@ def _ending(future: Future) -> str:
     return type(future.exception()).__name__
 
 
-def main() -> None:
+def main(hold: str) -> None:
     ctx = multiprocessing.get_context("forkserver")
     taken, go = ctx.Event(), ctx.Event()
     pool = process_pool(2, _setup, (os.getpid(), taken, go))
@@ -43,15 +46,21 @@ def main() -> None:
     started = []
     plain_start = BaseProcess.start
 
-    def start_then_wait(process: BaseProcess) -> None:
-        plain_start(process)  # worker 2 runs; the submit has yet to record it in the pool's process table
-        started.append(process.pid)
+    def wait_for_the_break() -> None:
         go.set()
         while alive(first.pid):
             time.sleep(0.01)
         time.sleep(1.0)  # the manager thread (woken by worker 1's death) handles the break meanwhile
 
-    BaseProcess.start = start_then_wait  # type: ignore[method-assign]
+    def held_start(process: BaseProcess) -> None:
+        if hold == "before":
+            wait_for_the_break()
+        plain_start(process)  # worker 2 runs; the submit has yet to record it in the pool's process table
+        started.append(process.pid)
+        if hold == "after":
+            wait_for_the_break()
+
+    BaseProcess.start = held_start  # type: ignore[method-assign]
     try:
         second = pool.submit(time.sleep, 0)  # worker 1 is busy: starts worker 2
     finally:
@@ -63,4 +72,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1])

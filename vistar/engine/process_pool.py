@@ -2,10 +2,12 @@
 
 CPython starts forkserver workers lazily, one per `submit`, inside the pool's `_shutdown_lock`. When a worker
 dies, the pool's manager thread marks the pool broken and then walks its process table and its pending work to
-terminate and fail them. On CPython 3.11 it does so without that lock, so a submit that was starting a worker
-meanwhile adds to the table under the walk ("dictionary changed size during iteration": the thread dies) or
-after the thread counted the workers to stop (the new worker is never told to stop and the thread's join of it
-waits forever); either way the pool's shutdown, or the interpreter's exit, then waits forever. CPython 3.12
+terminate and fail them and close its call queue. On CPython 3.11 it does so without that lock, so a submit
+that was starting a worker meanwhile adds to the table under the walk ("dictionary changed size during
+iteration": the thread dies) or after the thread counted the workers to stop (the new worker is never told to
+stop and the thread's join of it waits forever): the pool's shutdown, or the interpreter's exit, then waits
+forever; or the start sends the fork server a queue closed under it (EBADF, "handle is closed"), which ends
+the run. CPython 3.12
 holds the lock for the whole of that step (python/cpython gh-109047). On 3.11 the pool here makes the step's
 first action, marking the pool broken, wait for the lock: a submit in progress finishes first (its work and its
 worker are in the tables before the walk), and every later submit sees the pool broken and raises
