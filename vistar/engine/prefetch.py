@@ -12,13 +12,12 @@ exits when it is gone; the forkserver and the resource tracker then see their la
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import select
 import threading
 import time
 from collections import deque
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Self, TypeVar
@@ -26,6 +25,7 @@ from typing import Callable, Iterable, Iterator, Self, TypeVar
 import numpy as np
 
 from .images import ImageError, load_rgb
+from .process_pool import process_pool
 from .signal_hold import held_signals
 
 Decoded = np.ndarray | ImageError   # an image's pixels, or why its file cannot be scored
@@ -121,8 +121,7 @@ class Prefetcher(PoolOwner):
 
     def _new_pool(self) -> Executor | None:
         if self.workers > 0:
-            return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"),
-                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
+            return process_pool(self.workers, _exit_with_parent, (os.getpid(),))
         if self.depth > 0:
             return ThreadPoolExecutor(1, thread_name_prefix="vistar-decode")
         return None

@@ -31,6 +31,7 @@ from ...runtime.scoped import scoped_entries
 from ..batch import score_batch
 from ..plan import Batch, Row
 from ..prefetch import Decoder, PoolOwner, Prefetcher, _exit_with_parent
+from ..process_pool import process_pool
 from ..signal_hold import held_signals
 from .work import SINGLE_THREAD_ENV, BatchReport, BatchWorker, WorkerSetup, _failed_rows, absorb, pack, single_thread_env
 from .workers import ExecutorOptions, local_workers
@@ -106,8 +107,7 @@ class ProcessPool(PoolOwner):
         self.pool: ProcessPoolExecutor | None = None
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"),
-                                   initializer=_start_worker, initargs=(os.getpid(), self.setup))
+        return process_pool(self.workers, _start_worker, (os.getpid(), self.setup))
 
     def score(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, list[Row]]]:
         queued: deque[tuple[Batch, bytes, Future[BatchReport] | None]] = deque()
