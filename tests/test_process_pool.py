@@ -25,3 +25,22 @@ def test_a_worker_dying_while_a_submit_starts_another_breaks_the_pool_without_a_
     endings, left = done.stdout.splitlines()
     assert endings in ("endings BrokenProcessPool BrokenProcessPool", "endings BrokenProcessPool NoneType"), endings
     assert left == "left", left  # no worker outlived the pool
+
+
+def test_the_lock_is_taken_only_where_the_manager_thread_does_not_hold_it_already():
+    from vistar.engine.process_pool import break_holds_lock
+
+    class Split:                      # 3.12 on: a locked terminate_broken around _terminate_broken
+        def terminate_broken(self, cause): ...
+        def _terminate_broken(self, cause): ...
+
+    class LockedInPlace:              # a patch release taking the lock inside terminate_broken
+        def terminate_broken(self, cause):
+            with self.shutdown_lock:
+                self.executor._broken = "broken"
+
+    class Unlocked:                   # 3.11: marks the pool broken without the lock
+        def terminate_broken(self, cause):
+            self.executor._broken = "broken"
+
+    assert break_holds_lock(Split) and break_holds_lock(LockedInPlace) and not break_holds_lock(Unlocked)

@@ -15,14 +15,26 @@ BrokenProcessPool before touching them. Nothing else changes: workers still star
 """
 from __future__ import annotations
 
+import inspect
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import _ExecutorManagerThread
 from typing import Callable
 
-# gh-109047 split the break into a locked `terminate_broken` around `_terminate_broken` (3.12 on): there the
-# manager thread already holds the lock when it marks the pool broken, and taking it again would deadlock.
-BREAK_HOLDS_LOCK = hasattr(_ExecutorManagerThread, "_terminate_broken")
+
+def break_holds_lock(manager: type) -> bool:
+    """Whether MANAGER's `terminate_broken` marks the pool broken with the pool's lock already held: gh-109047
+    split it into a locked `terminate_broken` around `_terminate_broken` (3.12 on), and a patch release taking the
+    lock there in place would mention it in the method. Taking the (non-reentrant) lock again would deadlock."""
+    if hasattr(manager, "_terminate_broken"):
+        return True
+    try:
+        return "shutdown_lock" in inspect.getsource(getattr(manager, "terminate_broken"))
+    except (OSError, TypeError):   # no source shipped: only the split tells
+        return False
+
+
+BREAK_HOLDS_LOCK = break_holds_lock(_ExecutorManagerThread)
 
 
 class _BreakWaitsForSubmit(ProcessPoolExecutor):
