@@ -5,6 +5,7 @@ environment variable that holds it does.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -39,6 +40,7 @@ class JudgeConfig:
     prices: str | None = None      # YAML price table merged over the default one
 
     def __post_init__(self):
+        _coerce_numbers(self)
         if self.mode not in MODES:
             raise ValueError(f"judge mode must be one of {', '.join(MODES)}, not '{self.mode}'")
         if self.votes < 1 or self.votes % 2 == 0:
@@ -67,6 +69,21 @@ class JudgeConfig:
 
 
 _FIELDS = {f.name for f in fields(JudgeConfig)}
+# decoding settings are part of the cache key: `temperature: 0` (YAML int) and the default 0.0 must be one key
+_NUMBERS = {"temperature": float, "seed": int, "max_tokens": int, "image_max_side": int}
+
+
+def _coerce_numbers(cfg: JudgeConfig) -> None:
+    """Give the decoding settings their declared type; a value that is not that kind of number is an error."""
+    for name, kind in _NUMBERS.items():
+        given = getattr(cfg, name)
+        try:
+            value = kind(float(given)) if not isinstance(given, bool) else None
+        except (TypeError, ValueError):
+            value = None
+        if value is None or (kind is int and value != float(given)) or not math.isfinite(value):
+            raise ValueError(f"judge {name} must be {'an integer' if kind is int else 'a number'}, not {given!r}")
+        object.__setattr__(cfg, name, value)
 
 
 def config_from_options(options: dict) -> JudgeConfig | None:
