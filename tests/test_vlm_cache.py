@@ -148,7 +148,9 @@ def test_decoding_settings_written_as_int_or_float_give_one_key_and_the_default_
     assert from_yaml == cfg and cache_key(from_yaml, req) == cache_key(cfg, req)
     assert legacy_key(from_yaml, req) == legacy_key(cfg, req)
     assert type(from_yaml.temperature) is float and type(from_yaml.seed) is int
-    for bad in ({"temperature": "warm"}, {"seed": 1.5}, {"max_tokens": True}, {"temperature": float("nan")}):
+    assert JudgeConfig(url="u", model="m", seed=2**60 + 1, max_tokens="64").seed == 2**60 + 1
+    for bad in ({"temperature": "warm"}, {"seed": 1.5}, {"max_tokens": True}, {"temperature": float("nan")},
+                {"seed": float("inf")}, {"temperature": None}):
         with pytest.raises(ValueError, match="judge (temperature|seed|max_tokens) must be"):
             JudgeConfig(url="u", model="m", **bad)
 

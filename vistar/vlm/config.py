@@ -76,14 +76,19 @@ _NUMBERS = {"temperature": float, "seed": int, "max_tokens": int, "image_max_sid
 def _coerce_numbers(cfg: JudgeConfig) -> None:
     """Give the decoding settings their declared type; a value that is not that kind of number is an error."""
     for name, kind in _NUMBERS.items():
-        given = getattr(cfg, name)
-        try:
-            value = kind(float(given)) if not isinstance(given, bool) else None
-        except (TypeError, ValueError):
-            value = None
-        if value is None or (kind is int and value != float(given)) or not math.isfinite(value):
-            raise ValueError(f"judge {name} must be {'an integer' if kind is int else 'a number'}, not {given!r}")
-        object.__setattr__(cfg, name, value)
+        object.__setattr__(cfg, name, _number(name, kind, getattr(cfg, name)))
+
+
+def _number(name: str, kind: type, given) -> float | int:
+    if kind is int and isinstance(given, int) and not isinstance(given, bool):
+        return given  # exact, however large
+    try:
+        number = float(given) if not isinstance(given, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or (kind is int and not number.is_integer()):
+        raise ValueError(f"judge {name} must be {'an integer' if kind is int else 'a number'}, not {given!r}")
+    return kind(number)
 
 
 def config_from_options(options: dict) -> JudgeConfig | None:
