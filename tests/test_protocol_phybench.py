@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from tests.support.phybench_files import GRADING, write_phybench
 from tests.support.protocol_helpers import rows
+from tests.support.upstream_helpers import upstream_dir
 from vistar.engine import registry
 from vistar.vlm.errors import ReplyFormatError
-from vistar.vlm.protocols import phybench
+from vistar.vlm.protocols import PROTOCOLS, phybench
 from vistar.vlm.protocols.base import Outcome
+from vistar.vlm.protocols.stage import _criteria
+from vistar.vlm.types import JudgeReply
 
 # the protocols' metrics, as the registry builds them from their declarations
 PHYBENCH_PHY = registry.metric("phybench.phy")
@@ -112,3 +116,21 @@ def test_items_without_a_score_are_counted_and_categories_stay_apart():
     assert out["categories"] == pytest.approx({"material-chemistry": 1.0, "material-physics": 1 / 3})
     assert out["raw_categories"] == pytest.approx({"material-chemistry": 3.0, "material-physics": 1.0})
     assert out["missing"] == 2  # c and d have no image (or no answer)
+
+
+class _EchoJudge:
+    """Answers each criteria question with criteria naming the template family that asked it."""
+
+    def ask(self, calls, bill=None, ledger=None):
+        return [JudgeReply(ok=True, parsed=parse(f"Scene and physics criteria asked under {req.protocol}"))
+                for req, parse in calls]
+
+
+def test_an_item_judged_with_both_template_families_gets_each_familys_criteria():
+    item = phybench.PhyItem("Gravity_0", "mechanics", "Gravity", "a ball on a slope", "a ball on a slope",
+                            "it rolls down", None)
+    upstream = PROTOCOLS["phybench"].upstream
+    found = [(item, None, None), (item, upstream, upstream_dir("PhyBench"))]
+    got = _criteria(PROTOCOLS["phybench"], _EchoJudge(), SimpleNamespace(judge_ledger=None), found)
+    assert got == {("Gravity_0", None): f"Scene and physics criteria asked under {PROTOCOLS['phybench'].key}",
+                   ("Gravity_0", upstream): f"Scene and physics criteria asked under phybench@{upstream.version}"}

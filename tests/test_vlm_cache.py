@@ -134,6 +134,27 @@ def test_legacy_key_is_the_key_before_the_request_text_joined_it():
     assert legacy_key(cfg, replace(req, user="other text")) == legacy_key(cfg, req) != cache_key(cfg, req)
 
 
+def test_decoding_settings_written_as_int_or_float_give_one_key_and_the_default_key_is_unchanged(tmp_path):
+    """`temperature: 0` in judge.yaml is the built-in 0.0: one key, so a cached answer is not asked again."""
+    cfg = JudgeConfig(url="http://127.0.0.1:1/v1", model="m", model_version="v7")
+    req = JudgeRequest("hwpq@1", "abc/L1.1.P/v1", online.PER_QUESTION_HASH, online.per_question_prompt("Is it red?"),
+                       online.SYSTEM, (), "f00d", 1, max_tokens=64)
+    # the key this request had before the settings were coerced (computed by the version without coercion)
+    assert cache_key(cfg, req) == "93d4797628c2e7d6e1c776eca8d5206a1619881bbdc4a2aefd1d2decc1e32d88"
+    conf = tmp_path / "judge.yaml"
+    conf.write_text("url: http://127.0.0.1:1/v1\nmodel: m\nmodel_version: v7\ntemperature: 0\nseed: 0.0\n"
+                    "max_tokens: 1024.0\nimage_max_side: 1536\n")
+    from_yaml = config_from_options({"judge_config": str(conf)})
+    assert from_yaml == cfg and cache_key(from_yaml, req) == cache_key(cfg, req)
+    assert legacy_key(from_yaml, req) == legacy_key(cfg, req)
+    assert type(from_yaml.temperature) is float and type(from_yaml.seed) is int
+    assert JudgeConfig(url="u", model="m", seed=2**60 + 1, max_tokens="64").seed == 2**60 + 1
+    for bad in ({"temperature": "warm"}, {"seed": 1.5}, {"max_tokens": True}, {"temperature": float("nan")},
+                {"seed": float("inf")}, {"temperature": None}):
+        with pytest.raises(ValueError, match="judge (temperature|seed|max_tokens) must be"):
+            JudgeConfig(url="u", model="m", **bad)
+
+
 def _old_cache(tmp_path, cfg, calls_and_raws) -> None:
     """A cache as older versions wrote it: the answers stored under the key without the request text hash."""
     cache = JudgeCache(cfg.cache_file)

@@ -1,9 +1,12 @@
 """The chat-completions client against the real local HTTP judge: answers, retries, re-asks, bounded failure."""
 from __future__ import annotations
 
+import base64
+import io
 import json
 
 import pytest
+from PIL import Image
 
 from tests.support.vlm_helpers import BLUE, RED, fast_config, solid
 from vistar.vlm.client import ChatClient, build_messages
@@ -89,6 +92,16 @@ def test_api_key_goes_only_to_the_authorization_header(server, tmp_path, monkeyp
 def test_text_only_request_has_plain_content():
     req = JudgeRequest("p@1", "i", "t", "hello", "sys")
     assert build_messages(req) == [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
+
+
+def test_each_image_is_labelled_with_its_own_format():
+    """A reference image sent as its file (GenExam's ground truth, a JPEG) is not labelled PNG."""
+    buf = io.BytesIO()
+    Image.fromarray(solid(BLUE)).save(buf, format="JPEG")
+    req = JudgeRequest("p@1", "i", "t", "compare", images=(png_bytes(solid(RED)), buf.getvalue()))
+    urls = [part["image_url"]["url"] for part in build_messages(req)[0]["content"][1:]]
+    assert urls[0].startswith("data:image/png;base64,") and urls[1].startswith("data:image/jpeg;base64,")
+    assert base64.b64decode(urls[1].split(",", 1)[1]) == buf.getvalue()
 
 
 def test_single_answer_parser_accepts_words_and_json_rejects_the_rest():

@@ -2,10 +2,13 @@
 through the real path) answers through the same client, cache and re-ask logic as remote judges."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.support.vlm_helpers import RED, fast_config, solid
 from vistar.models.errors import MissingWeightError
+from vistar.vlm.cache import cache_key
 from vistar.vlm.hwpq import online
 from vistar.vlm.images import png_bytes
 from vistar.vlm.judge import Judge
@@ -72,3 +75,18 @@ def test_unparseable_local_answers_are_reasked_then_failed(tiny_vlm, tmp_path):
 def test_missing_local_model_is_a_clear_skip(tmp_path):
     with pytest.raises(MissingWeightError, match="transformers model"):
         Judge(fast_config(f"local:{tmp_path / 'nothing'}", tmp_path, model="m"))
+
+
+def test_the_local_judges_dtype_is_part_of_its_cache_key_and_identity(tmp_path):
+    """bf16 on CUDA and fp32 on CPU answer differently: a cached fp32 answer is not a bf16 run's answer."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")  # never loaded: the answer below comes from the cache
+    cfg = fast_config(f"local:{folder}", tmp_path, model="tiny", model_version="v1")
+    cpu = Judge(cfg, device="cpu")
+    cpu.cache.put(cache_key(cpu.cfg, _request()), cpu.cfg, _request(), '{"answer": true}', True, 1, 1)
+    cpu.close()
+    on_cpu, on_gpu = (Judge(replace(cfg, cache_only=True), device=d) for d in ("cpu", "cuda:0"))
+    assert (on_cpu.identity, on_gpu.identity) == ("tiny:v1+float32", "tiny:v1+bfloat16")
+    assert on_cpu.ask([(_request(), online.parse_single)])[0].parsed is True
+    assert not on_gpu.ask([(_request(), online.parse_single)])[0].ok

@@ -121,6 +121,9 @@ def test_ambiguous_or_cut_off_answers_are_refused_not_read(parse, reply, problem
 @pytest.mark.parametrize("parse,reply,value", [
     (wise_legacy.parse, '{"Consistency": 2, "consistency": "2/2", "realism": 1, "scores": {"realism": 1.0}, "aesthetic_quality": 0}', WISE),
     (wise_legacy.parse, "Consistency (0-2): 2\nRealism: 1 - flat light\nAesthetic Quality: 0", WISE),
+    # `Key: N` lines are read before they are compared, as keys in a JSON object are
+    (wise_legacy.parse, "Consistency: 2\nRealism: 1\nAesthetic Quality: 0\nSo consistency: 2/2", WISE),
+    (wise_legacy.parse, "Consistency: 2\nRealism: 1.0\nRealism = 1\nAesthetic Quality: 0", WISE),
     (online.parse_single, '{"answer": true, "Answer": "yes"}', True),
 ])
 def test_a_key_given_twice_with_the_same_value_and_a_scale_in_parentheses_are_read(parse, reply, value):

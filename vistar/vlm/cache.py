@@ -27,18 +27,22 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
     decoding TEXT, raw TEXT, parsed TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, created TEXT)"""
 
 
-def cache_key(cfg: JudgeConfig, req: JudgeRequest) -> str:
+def _decoding(cfg: JudgeConfig, req: JudgeRequest) -> str:
+    """The decoding part of both keys (JudgeConfig holds the settings as float/int, so `0` and `0.0` agree)."""
     decoding = {**cfg.decoding(), "seed": cfg.seed + req.vote, "max_tokens": req.max_tokens or cfg.max_tokens}
+    return json.dumps(decoding, sort_keys=True)
+
+
+def cache_key(cfg: JudgeConfig, req: JudgeRequest) -> str:
     parts = [cfg.model, cfg.model_version, req.protocol, req.template_hash, text_hash(req.system, req.user),
-             req.image_sha256, req.item_id, json.dumps(decoding, sort_keys=True)]
+             req.image_sha256, req.item_id, _decoding(cfg, req)]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
 def legacy_key(cfg: JudgeConfig, req: JudgeRequest) -> str:
     """The key as vistar computed it before the request text hash joined it: the same parts without it."""
-    decoding = {**cfg.decoding(), "seed": cfg.seed + req.vote, "max_tokens": req.max_tokens or cfg.max_tokens}
     parts = [cfg.model, cfg.model_version, req.protocol, req.template_hash, req.image_sha256, req.item_id,
-             json.dumps(decoding, sort_keys=True)]
+             _decoding(cfg, req)]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 

@@ -25,8 +25,9 @@ def build_messages(req: JudgeRequest) -> list[dict]:
     messages = [{"role": "system", "content": req.system}] if req.system else []
     if req.images:
         parts = [{"type": "text", "text": req.user}]
-        parts += [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode()}}
-                  for png in req.images]
+        # labelled by their own header: a benchmark's reference image (GenExam's ground truth) is sent as its file
+        parts += [{"type": "image_url", "image_url": {"url": f"data:{mime_of(data)};base64," + base64.b64encode(data).decode()}}
+                  for data in req.images]
         messages.append({"role": "user", "content": parts})
     else:
         messages.append({"role": "user", "content": req.user})

@@ -5,6 +5,7 @@ environment variable that holds it does.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -39,6 +40,7 @@ class JudgeConfig:
     prices: str | None = None      # YAML price table merged over the default one
 
     def __post_init__(self):
+        _coerce_numbers(self)
         if self.mode not in MODES:
             raise ValueError(f"judge mode must be one of {', '.join(MODES)}, not '{self.mode}'")
         if self.votes < 1 or self.votes % 2 == 0:
@@ -67,6 +69,26 @@ class JudgeConfig:
 
 
 _FIELDS = {f.name for f in fields(JudgeConfig)}
+# decoding settings are part of the cache key: `temperature: 0` (YAML int) and the default 0.0 must be one key
+_NUMBERS = {"temperature": float, "seed": int, "max_tokens": int, "image_max_side": int}
+
+
+def _coerce_numbers(cfg: JudgeConfig) -> None:
+    """Give the decoding settings their declared type; a value that is not that kind of number is an error."""
+    for name, kind in _NUMBERS.items():
+        object.__setattr__(cfg, name, _number(name, kind, getattr(cfg, name)))
+
+
+def _number(name: str, kind: type, given) -> float | int:
+    if kind is int and isinstance(given, int) and not isinstance(given, bool):
+        return given  # exact, however large
+    try:
+        number = float(given) if not isinstance(given, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or (kind is int and not number.is_integer()):
+        raise ValueError(f"judge {name} must be {'an integer' if kind is int else 'a number'}, not {given!r}")
+    return kind(number)
 
 
 def config_from_options(options: dict) -> JudgeConfig | None:

@@ -9,18 +9,20 @@ from .cache import JudgeCache, cache_key, legacy_key
 from .client import ChatClient
 from .config import JudgeConfig
 from .errors import ReplyFormatError
-from .local_vlm import BASE_URL as LOCAL_BASE_URL, LocalVLMTransport, local_path
+from .local_vlm import BASE_URL as LOCAL_BASE_URL, LocalVLMTransport, keyed_version, local_path
 from .prices import Ledger, load_prices, price_for
 from .types import JudgeReply, JudgeRequest, Parser
 
 
 class Judge:
     def __init__(self, cfg: JudgeConfig, ledger: Ledger | None = None, transport=None, device: str = "cpu"):
+        local = local_path(cfg.url)
+        if local is not None:  # also cache-only: the key names the dtype the answers were computed in
+            cfg = replace(cfg, model_version=keyed_version(cfg.model_version, device))
         self.cfg = cfg
         self.ledger = ledger if ledger is not None else Ledger()
         self.cache = JudgeCache(cfg.cache_file)
         price = price_for(cfg.model, load_prices(cfg.prices))
-        local = local_path(cfg.url)
         if local is not None and transport is None and not cfg.cache_only:
             transport = LocalVLMTransport(local, device)
             cfg = replace(cfg, url=LOCAL_BASE_URL)

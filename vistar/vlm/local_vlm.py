@@ -26,6 +26,17 @@ def local_path(url: str) -> Path | None:
     return Path(url[len(PREFIX):]).expanduser() if url.startswith(PREFIX) else None
 
 
+def weights_dtype(device: str) -> str:
+    """The dtype the local model runs in: bf16 on CUDA, fp32 elsewhere (CPU bf16 matmuls are slow)."""
+    return "bfloat16" if device.startswith("cuda") else "float32"
+
+
+def keyed_version(model_version: str, device: str) -> str:
+    """The model version the cache key and the rows use for a local judge: its answers depend on the dtype, so
+    a bf16 (CUDA) answer is not reused by an fp32 (CPU) run of the same folder, nor the other way round."""
+    return f"{model_version}+{weights_dtype(device)}" if model_version else weights_dtype(device)
+
+
 class LocalVLMTransport(httpx.BaseTransport):
     def __init__(self, path: str | Path, device: str = "cpu"):
         self.path = Path(path)
@@ -41,7 +52,7 @@ class LocalVLMTransport(httpx.BaseTransport):
             import torch
             from transformers import AutoModelForImageTextToText, AutoProcessor
 
-            dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+            dtype = getattr(torch, weights_dtype(self.device))
             processor = AutoProcessor.from_pretrained(self.path)
             model = AutoModelForImageTextToText.from_pretrained(self.path, dtype=dtype).to(self.device).eval()
             record_loaded(f"judge:{self.path.name}", self.path)

@@ -174,13 +174,14 @@ class Reply:
                 if top or inner:
                     return _agreed(key, top + _readable(inner, interpret, bool(top)), interpret)
             raise ReplyFormatError(f"missing '{key}'")
-        values = {m.group(1).replace(" ", "") for n in (key, *aliases) for m in _label(n).finditer(self.text)}
-        if len(values) > 1:
-            raise ReplyFormatError(f"'{key}' is given more than once with different values ({', '.join(sorted(values))})")
+        values = sorted({m.group(1).replace(" ", "") for n in (key, *aliases) for m in _label(n).finditer(self.text)})
         if not values:
             raise ReplyFormatError(f"missing '{key}' (no JSON object and no '{key}: N' line in the reply)")
-        value = values.pop()
-        return interpret(value) if interpret is not None else value
+        if interpret is not None:  # `Consistency: 2` and a closing `consistency: 2/2` are one answer
+            return _agreed(key, values, interpret)
+        if len(values) > 1:
+            raise ReplyFormatError(f"'{key}' is given more than once with different values ({', '.join(values)})")
+        return values[0]
 
 
 def _readable(inner: list, interpret, have_top: bool) -> list:

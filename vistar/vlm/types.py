@@ -34,7 +34,7 @@ class JudgeRequest:
     template_hash: str
     user: str
     system: str = ""
-    images: tuple[bytes, ...] = ()  # PNG bytes, sent in this order after the text
+    images: tuple[bytes, ...] = ()  # encoded images (PNG, or a reference image's own file), sent after the text
     image_sha256: str = ""          # identity of the scored image ("" for text-only questions)
     vote: int = 0                   # independent query index; the seed is offset by it
     max_tokens: int | None = None   # None: the judge config's default

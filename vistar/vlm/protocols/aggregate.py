@@ -25,6 +25,13 @@ def ok_rows(df: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict]:
     return ok, coverage
 
 
+def each_model(df: pd.DataFrame, metric: str, ok: pd.DataFrame):
+    """(model, its ok rows) for every model with a row of `metric`, also one whose judge calls all failed (no ok
+    row): it is reported with no overall and everything missing, not left out of the summary."""
+    for model in sorted(set(df.loc[df.metric == metric, "model"])):
+        yield model, ok[ok.model == model]
+
+
 def means_by(g: pd.DataFrame, detail: str) -> dict:
     """Mean score per value of one details field (category, subject) of one model's ok rows."""
     return g.groupby(g["d"].map(lambda d: d.get(detail)))["score"].mean().to_dict()

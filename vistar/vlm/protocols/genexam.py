@@ -29,7 +29,7 @@ from ..errors import ReplyFormatError
 from ..images import png_bytes
 from ..replies import Reply, boolean, int_score
 from ..types import WireFormat
-from .aggregate import means_by, missing_items, ok_rows
+from .aggregate import each_model, means_by, missing_items, ok_rows
 from .base import Family, Items, Outcome, Protocol, Query, make_prompt
 from .demo import level, yes
 from .upstream_source import constant, function, verified_source
@@ -281,11 +281,13 @@ def summarize(df: pd.DataFrame, items=None) -> dict:
     out: dict = defaultdict(dict)
     for metric in ("genexam.strict", "genexam.relaxed"):
         ok, coverage = ok_rows(df, metric)
-        for model, g in ok.groupby("model"):
+        for model, g in each_model(df, metric, ok):
             subjects = means_by(g, "subject")
-            pooled = float(g["score"].mean())
-            out[model][metric] = {"overall": pooled, "pooled": pooled, "printed": f"{round(pooled * 100, 1)}%",
-                                  "subjects": subjects, "subject_averaged": sum(subjects.values()) / len(subjects),
+            pooled = float(g["score"].mean()) if len(g) else None
+            out[model][metric] = {"overall": pooled, "pooled": pooled,
+                                  "printed": f"{round(pooled * 100, 1)}%" if pooled is not None else None,
+                                  "subjects": subjects,
+                                  "subject_averaged": sum(subjects.values()) / len(subjects) if subjects else None,
                                   "subject_averaged_rule": "vistar: unweighted mean of the subject means (not in cal_score.py)",
                                   "missing": missing_items(g, items), "coverage": coverage.get(model)}
     return dict(out)

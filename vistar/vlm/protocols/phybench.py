@@ -27,7 +27,7 @@ from ..errors import ReplyFormatError
 from ..images import file_as_is
 from ..replies import Reply, int_score
 from ..types import WireFormat
-from .aggregate import means_by, missing_items, ok_rows
+from .aggregate import each_model, means_by, missing_items, ok_rows
 from .base import Family, Items, Outcome, Protocol, Query, make_prompt, read_json_list
 from .demo import level
 from .upstream_source import constant, inner_assignment
@@ -222,10 +222,11 @@ def summarize(df: pd.DataFrame, items=None) -> dict:
     scale = {"phybench.phy": 3, "phybench.scene": 2}
     for metric in ("phybench.phy", "phybench.scene"):
         ok, coverage = ok_rows(df, metric)
-        for model, g in ok.groupby("model"):
+        for model, g in each_model(df, metric, ok):
             cats = means_by(g, "category")
             out[model][metric] = {"categories": cats, "raw_categories": {c: v * scale[metric] for c, v in cats.items()},
-                                  "overall": sum(cats.values()) / len(cats), "overall_rule": "vistar: mean over categories",
+                                  "overall": sum(cats.values()) / len(cats) if cats else None,
+                                  "overall_rule": "vistar: mean over categories",
                                   "missing": missing_items(g, items), "coverage": coverage.get(model)}
     return dict(out)
 

@@ -93,11 +93,12 @@ def _compute(proto: Protocol, inputs, ctx) -> list:
     shas = {i: image_sha256(inputs[i].image) for i in found}
     questions = []
     for i, (item, family, folder) in found.items():
-        if isinstance(criteria.get(item.id), Exception):
-            outputs[i] = criteria[item.id]
+        given = criteria.get((item.id, family))
+        if isinstance(given, Exception):
+            outputs[i] = given
             continue
         try:
-            asked = _queries(proto, item, criteria.get(item.id), data_dir, family, folder)
+            asked = _queries(proto, item, given, data_dir, family, folder)
         except (ValueError, UpstreamError) as exc:
             outputs[i] = DataError(str(exc))
             continue
@@ -119,7 +120,7 @@ def _compute(proto: Protocol, inputs, ctx) -> list:
         answers = answered.get(i, [])
         outputs[i] = answers if isinstance(answers, JudgeError) else Outcome(
             proto.name, item, {q.qid: parsed for q, parsed in answers},
-            {"criteria": criteria.get(item.id), "judge": judge.identity,
+            {"criteria": criteria.get((item.id, family)), "judge": judge.identity,
              "extra_images": {q.qid: len(q.extra_images) for q, _ in answers},
              "template": family.label if family else vistar_label(proto.name, proto.version)})
     return outputs
@@ -127,13 +128,13 @@ def _compute(proto: Protocol, inputs, ctx) -> list:
 
 def _criteria(proto: Protocol, judge, ctx, found) -> dict:
     """Stage 1 (text only) for protocols that need item-specific criteria; cached like any judge answer.
-    `found`: (item, upstream family or None, checkout folder)."""
+    `found`: (item, upstream family or None, checkout folder). Keyed by (item id, family): one run may judge an
+    item with vistar's templates and with the benchmark's, whose criteria questions differ."""
     wanted = {}
     for item, family, folder in found:
         query = proto.criteria(item) if family is None else family.criteria_query(folder, item)
-        if query is not None and item.id not in wanted:
-            wanted[item.id] = (query, family)
-    questions = [Question(item_id, _request(proto, item_id, q, None, "", family), q.parse)
-                 for item_id, (q, family) in wanted.items()]
-    answered = ask_batch(ctx, judge, questions, lambda item_id: f"{proto.name} criteria of item {item_id}")
-    return {item_id: a if isinstance(a, JudgeError) else a[0][1] for item_id, a in answered.items()}
+        if query is not None and (item.id, family) not in wanted:
+            wanted[(item.id, family)] = query
+    questions = [Question(key, _request(proto, key[0], q, None, "", key[1]), q.parse) for key, q in wanted.items()]
+    answered = ask_batch(ctx, judge, questions, lambda key: f"{proto.name} criteria of item {key[0]}")
+    return {key: a if isinstance(a, JudgeError) else a[0][1] for key, a in answered.items()}

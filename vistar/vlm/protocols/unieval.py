@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..images import file_as_is
 from ..types import WireFormat
-from .aggregate import VISTAR_PARTIAL, ok_rows
+from .aggregate import VISTAR_PARTIAL, each_model, ok_rows
 from .base import Family, Items, Outcome, Protocol, Query, make_prompt, read_json
 from .upstream_source import function, inner_assignment
 
@@ -180,8 +180,7 @@ def summarize(df: pd.DataFrame, items=None) -> dict:
     ok, coverage = ok_rows(df, "uniscore")
     sub = df[df.metric == "uniscore"]
     out = {}
-    for model in sorted(set(sub["model"])):
-        g = ok[ok.model == model]
+    for model, g in each_model(df, "uniscore", ok):
         answers = [(str(pid), a) for pid, d in zip(g["prompt_id"], g["d"]) for a in d.get("answers", [])]
         observed = _uni_stats(answers, digits=None)
         filled, missing = _with_missing(answers, sub[sub.model == model], items)

@@ -14,7 +14,7 @@ import pandas as pd
 from ..errors import ReplyFormatError
 from ..images import file_as_is
 from ..types import WireFormat
-from .aggregate import VISTAR_PARTIAL, means_by, ok_rows, weighted_overall
+from .aggregate import VISTAR_PARTIAL, each_model, means_by, ok_rows, weighted_overall
 from .base import Family, Items, Query, make_prompt, read_json_list
 from .upstream_source import function, verified_source
 
@@ -156,7 +156,7 @@ def summarize_wise(df: pd.DataFrame, metric: str, weights: dict[str, float], val
     if value is not None:
         ok["score"] = [value(d, score) for d, score in zip(ok["d"], ok["score"])]
     out = {}
-    for model, g in ok.groupby("model"):
+    for model, g in each_model(df, metric, ok):
         cats = means_by(g, "category")
         missing = sorted(set(WISE_IDS) - {int(p) for p in g["prompt_id"] if str(p).isdigit()})
         overall = weighted_overall(cats, weights) if not missing else None
