@@ -8,8 +8,8 @@ from tests.support.object_masks import instances
 from vistar.api import ShadowMap
 from vistar.engine.params import metric_params
 from vistar.metrics.li import METRIC, read_light
-from vistar.metrics.light_fit import SolidModel, fit_light, predicted_shadow, solid_model
-from vistar.metrics.light_geometry import angle_between
+from vistar.metrics.light_fit import fit_light, predicted_shadow
+from vistar.metrics.light_geometry import SolidModel, angle_between, solid_model
 from vistar.ontology import Ontology
 from vistar.synth.lighting import Solid, render
 from vistar.validity.li import light_vector

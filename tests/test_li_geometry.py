@@ -5,7 +5,15 @@ import numpy as np
 import pytest
 
 from vistar.engine.params import metric_params
-from vistar.metrics.light_geometry import anchors_from_params, find_anchor, li_score, pair_direction, parse_light, silhouette_fits
+from vistar.metrics.light_geometry import (
+    anchors_from_params,
+    find_anchor,
+    li_score,
+    pair_direction,
+    parse_light,
+    silhouette_fits,
+    solid_model,
+)
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt
 from vistar.prompts_dsl.derive import resolved_controls
@@ -65,7 +73,7 @@ def test_pair_direction_hand_computed():
     obj[50:100, 10:20] = True
     shadow = np.zeros_like(obj)
     shadow[97, 20:60] = True
-    g = pair_direction(obj, shadow, pitch_deg=30)
+    g = pair_direction(solid_model(obj, pitch_deg=30), shadow)
     assert g.shape == "upright"
     # footprint = (15, 100 - 0.5*10*sin30) = (15, 97.5); tip = far pixel x=59 -> ground (44.5, 0)
     assert g.base == pytest.approx((15.0, 97.5))
@@ -84,7 +92,7 @@ def test_round_object_uses_the_ball_geometry():
     assert disc_fit > 0.95 > upright_fit
     shadow = np.zeros_like(obj)
     shadow[77, 70:110] = True
-    g = pair_direction(obj, shadow, pitch_deg=30)
+    g = pair_direction(solid_model(obj, pitch_deg=30), shadow)
     assert g.shape == "round"
     # contact = disc centre + r·cos30 down the image; tip = far pixel (109.5, 77.5); ground depth = dy / sin30
     contact_y = 60 + 20 * math.cos(math.radians(30))
@@ -102,7 +110,7 @@ def test_shadow_down_the_image_means_light_from_behind():
     obj[40:100, 45:55] = True
     shadow = np.zeros_like(obj)
     shadow[100:160, 46:54] = True
-    v = pair_direction(obj, shadow, pitch_deg=35).vector
+    v = pair_direction(solid_model(obj, pitch_deg=35), shadow).vector
     assert v[2] < -0.5 and abs(v[0]) < 0.05
 
 

@@ -21,8 +21,16 @@ from scipy import ndimage
 from ..api import Instances, Metric, MetricResult, ShadowMap
 from .camera_pitch import CameraPitch, estimate_pitch
 from .li_params import LIParams
-from .light_fit import fit_light, solid_model
-from .light_geometry import PairGeometry, anchors_from_params, angle_between, li_score, pair_direction, parse_light
+from .light_fit import fit_light
+from .light_geometry import (
+    PairGeometry,
+    anchors_from_params,
+    angle_between,
+    li_score,
+    pair_direction,
+    parse_light,
+    solid_model,
+)
 
 
 def salient_objects(instances: Instances, min_confidence: float, min_area_frac: float) -> list[int]:
@@ -102,7 +110,7 @@ def read_light(instances: Instances, shadow: np.ndarray, params: LIParams, image
         pixels, contested = pairs[idx]
         observed |= pixels
         row = {"object": idx, "class": instances.class_names[idx], "shadow_pixels": int(pixels.sum())}
-        geometry = pair_direction(instances.masks[idx], pixels, local)
+        geometry = pair_direction(model, pixels)
         if pixels.sum() < min_area or geometry is None:
             row["tier"] = "shadow too small"
         else:

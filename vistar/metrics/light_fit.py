@@ -17,37 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .light_geometry import silhouette_fits
-
-
-@dataclass(frozen=True)
-class SolidModel:
-    """One object as the fit sees it: where it stands, how tall and wide, which solid explains its outline."""
-
-    base: tuple[float, float]     # footprint centre (upright) or contact point (round) in the image (x, y)
-    radius: float                 # footprint (upright) or ball radius, ground-plane pixels
-    height: float                 # upright height, ground-plane pixels (unused for a ball)
-    sin_pitch: float              # sin of the local camera pitch: ground depth → image rows
-    round: bool
-
-
-def solid_model(object_mask: np.ndarray, pitch_deg: float) -> SolidModel | None:
-    """The solid that explains OBJECT_MASK at PITCH_DEG, with pair_direction's base, radius and height."""
-    ys, xs = np.nonzero(object_mask)
-    if len(xs) == 0:
-        return None
-    phi = np.radians(pitch_deg)
-    sin_p, cos_p = float(np.sin(phi)), float(np.cos(phi))
-    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
-    width = float(x1 - x0)
-    disc_fit, upright_fit = silhouette_fits(object_mask, pitch_deg)
-    if disc_fit > upright_fit:
-        r = 0.5 * width
-        return SolidModel((0.5 * float(x0 + x1), 0.5 * float(y0 + y1) + r * cos_p), r, 2 * r, sin_p, True)
-    bottom = ys >= y1 - max(1.0, 0.05 * (y1 - y0))
-    base = (float(xs[bottom].mean()) + 0.5, float(y1) - 0.5 * width * sin_p)
-    height = max((float(y1 - y0) - width * sin_p) / cos_p, 1.0)
-    return SolidModel(base, 0.5 * width, height, sin_p, False)
+from .light_geometry import SolidModel
 
 
 def light_vector(azimuth: float, elevation: float) -> np.ndarray:

@@ -133,19 +133,49 @@ def _tip(sx: np.ndarray, sy: np.ndarray, base: tuple[float, float], sin_p: float
     return (float(sx[far].mean()) + 0.5, float(sy[far].mean()) + 0.5), np.array([gx[far].mean(), gz[far].mean()])
 
 
+@dataclass(frozen=True)
+class SolidModel:
+    """One object as the fit sees it: where it stands, how tall and wide, which solid explains its outline."""
+
+    base: tuple[float, float]     # footprint centre (upright) or contact point (round) in the image (x, y)
+    radius: float                 # footprint (upright) or ball radius, ground-plane pixels
+    height: float                 # upright height, ground-plane pixels (unused for a ball)
+    sin_pitch: float              # sin of the local camera pitch: ground depth → image rows
+    round: bool
+
+
+def solid_model(object_mask: np.ndarray, pitch_deg: float) -> SolidModel | None:
+    """The solid that explains OBJECT_MASK at PITCH_DEG (pair_direction below: which solid, its base, radius
+    and height); None for an empty mask. The joint fit (light_fit) predicts shadows from the same models."""
+    ys, xs = np.nonzero(object_mask)
+    if len(xs) == 0:
+        return None
+    phi = np.radians(pitch_deg)
+    sin_p, cos_p = float(np.sin(phi)), float(np.cos(phi))
+    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
+    width = float(x1 - x0)
+    disc_fit, upright_fit = silhouette_fits(object_mask, pitch_deg)
+    if disc_fit > upright_fit:
+        r = 0.5 * width
+        return SolidModel((0.5 * float(x0 + x1), 0.5 * float(y0 + y1) + r * cos_p), r, 2 * r, sin_p, True)
+    bottom = ys >= y1 - max(1.0, 0.05 * (y1 - y0))
+    base = (float(xs[bottom].mean()) + 0.5, float(y1) - 0.5 * width * sin_p)
+    height = max((float(y1 - y0) - width * sin_p) / cos_p, 1.0)
+    return SolidModel(base, 0.5 * width, height, sin_p, False)
+
+
 def _light(horizontal: np.ndarray, elevation: float) -> np.ndarray:
     return np.array([np.cos(elevation) * horizontal[0], np.sin(elevation), np.cos(elevation) * horizontal[1]])
 
 
-def pair_direction(object_mask: np.ndarray, shadow_mask: np.ndarray, pitch_deg: float,
-                   tip_quantile: float = 0.98) -> PairGeometry | None:
-    """Light direction implied by one object and its cast shadow, assuming a level camera pitched down by
-    PITCH_DEG at a horizontal ground (locally orthographic): a ground displacement (dx, dz) appears as
+def pair_direction(model: SolidModel | None, shadow_mask: np.ndarray, tip_quantile: float = 0.98) -> PairGeometry | None:
+    """Light direction implied by one object (MODEL: solid_model at its local pitch φ; None gives None) and its
+    cast shadow, seen by a level camera pitched down by φ at a horizontal ground (locally orthographic): a ground displacement (dx, dz) appears as
     (dx, dz·sin φ) pixels (z towards the camera is down the image), a vertical height h as h·cos φ.
 
     The tip is the mean of the shadow pixels whose ground distance from the base is at or above the
     TIP_QUANTILE quantile; the azimuth is opposite to base→tip on the ground. The base and the elevation
-    depend on the solid, chosen by which outline fits the silhouette better (silhouette_fits):
+    depend on the solid, chosen by which outline fits the silhouette better (silhouette_fits, in solid_model):
 
     - upright (vertical sides on a flat footprint: boxes, posts, people): base = footprint centre = the
       bottom-centre of the mask raised by half the footprint's apparent depth (width · sin φ / 2);
@@ -155,34 +185,19 @@ def pair_direction(object_mask: np.ndarray, shadow_mask: np.ndarray, pitch_deg: 
       below the disc's centre in the image; the tip is cast by the point where the light ray grazes the
       ball, at ground distance D = r(1 + cos e)/sin e = r·cot(e/2) from the contact, so e = 2·atan(r / D).
     """
-    ys, xs = np.nonzero(object_mask)
     sy, sx = np.nonzero(shadow_mask)
-    if len(xs) == 0 or len(sx) == 0:
+    if model is None or len(sx) == 0:
         return None
-    phi = np.radians(pitch_deg)
-    sin_p, cos_p = np.sin(phi), np.cos(phi)
-    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
-    width = float(x1 - x0)
-    disc_fit, upright_fit = silhouette_fits(object_mask, pitch_deg)
-    if disc_fit > upright_fit:
-        radius = 0.5 * width
-        base = (0.5 * float(x0 + x1), 0.5 * float(y0 + y1) + radius * cos_p)
-        tip, tip_g = _tip(sx, sy, base, sin_p, tip_quantile)
-        reach = float(np.hypot(*tip_g))
-        if reach <= 0:
-            return None
-        vector = _light(-tip_g / reach, 2 * np.arctan2(radius, reach))
-        return PairGeometry(base, tip, 2 * radius, reach, vector, "round")
-    bottom = ys >= y1 - max(1.0, 0.05 * (y1 - y0))
-    base = (float(xs[bottom].mean()) + 0.5, float(y1) - 0.5 * width * sin_p)
-    tip, tip_g = _tip(sx, sy, base, sin_p, tip_quantile)
+    tip, tip_g = _tip(sx, sy, model.base, model.sin_pitch, tip_quantile)
     reach = float(np.hypot(*tip_g))
     if reach <= 0:
         return None
-    height = max((float(y1 - y0) - width * sin_p) / cos_p, 1.0)
-    length = max(reach - 0.5 * width, 1.0)
-    vector = _light(-tip_g / reach, np.arctan2(height, length))
-    return PairGeometry(base, tip, height, length, vector)
+    if model.round:
+        vector = _light(-tip_g / reach, 2 * np.arctan2(model.radius, reach))
+        return PairGeometry(model.base, tip, 2 * model.radius, reach, vector, "round")
+    length = max(reach - model.radius, 1.0)
+    vector = _light(-tip_g / reach, np.arctan2(model.height, length))
+    return PairGeometry(model.base, tip, model.height, length, vector)
 
 
 def derive_light(prompt: Any, ontology: Any = None) -> dict[str, Any]:
