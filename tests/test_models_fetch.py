@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from vistar.cli import app
 from vistar.models import MissingWeightError, catalog as real_catalog, resolve_weight
 from vistar.models.catalog import ModelSpec
-from vistar.models.fetch import FetchError, fetch, verify
+from vistar.models.fetch import FetchError, download_url, fetch, verify
 
 catalog_mod = sys.modules["vistar.models.catalog"]  # the package re-exports a function of the same name
 
@@ -34,6 +34,12 @@ def toy(tmp_path, monkeypatch):
     models = dict(real_catalog())
     models["toy"] = ModelSpec("toy", "torch", "toy net", src.as_uri(), "MIT", {"w.bin": PAYLOAD_SHA})
     models["toy-bad"] = ModelSpec("toy-bad", "torch", "toy net", src.as_uri(), "MIT", {"w.bin": "0" * 64})
+    pair = tmp_path / "served" / "pair"
+    pair.mkdir()
+    (pair / "a.bin").write_bytes(b"A")
+    (pair / "b.bin").write_bytes(b"B")
+    models["toy-pair"] = ModelSpec("toy-pair", "torch", "toy net", pair.as_uri() + "/", "MIT",
+                                   {"a.bin": hashlib.sha256(b"A").hexdigest(), "b.bin": hashlib.sha256(b"B").hexdigest()})
     models["toy-hf"] = ModelSpec("toy-hf", "transformers", "toy", "someone/toy", "MIT", {"config.json": None})
     monkeypatch.setattr(catalog_mod, "catalog", lambda: models)
     return models
@@ -101,6 +107,54 @@ def test_fetch_hf_source_uses_hf_downloader_and_reuses_local_copy(home, toy):
     (path / "config.json").write_text('{"x": 2}')  # changed after fetch
     _, checks = verify("toy-hf")
     assert checks[0].status == "mismatch" and checks[0].expected == hashlib.sha256(b'{"x": 1}').hexdigest()
+
+
+def test_interrupted_download_is_named_missing_and_finished_by_plain_fetch(home, toy):
+    def cut_before_b(url, dest):
+        if url.endswith("b.bin"):
+            raise OSError("network cut")
+        download_url(url, dest)
+
+    with pytest.raises(OSError, match="network cut"):
+        fetch("toy-pair", url_downloader=cut_before_b)
+    with pytest.raises(MissingWeightError, match=r"'b.bin' is missing .*`vistar models fetch toy-pair`"):
+        resolve_weight("toy-pair")
+    fetched = []
+
+    def counting(url, dest):
+        fetched.append(url.rsplit("/", 1)[1])
+        download_url(url, dest)
+
+    path = fetch("toy-pair", url_downloader=counting)
+    assert fetched == ["b.bin"] and (path / "b.bin").read_bytes() == b"B"
+    assert [c.status for c in verify("toy-pair")[1]] == ["ok", "ok"]
+
+
+def test_plain_fetch_replaces_a_mismatched_file_only(home, toy):
+    path = fetch("toy-pair")
+    (path / "a.bin").write_bytes(b"corrupt")
+    fetched = []
+    fetch("toy-pair", url_downloader=lambda url, dest: (fetched.append(url.rsplit("/", 1)[1]), download_url(url, dest)))
+    assert fetched == ["a.bin"] and (path / "a.bin").read_bytes() == b"A"
+
+
+def test_interrupted_hf_snapshot_keeps_its_cache_folder_and_is_finished(home, toy):
+    """huggingface_hub leaves `.cache/` in the target folder, so the folder is never empty after a cut."""
+    calls = []
+
+    def hf(repo_id, dest, files):
+        calls.append(files)
+        (dest / ".cache" / "huggingface").mkdir(parents=True, exist_ok=True)
+        if len(calls) == 1:
+            raise OSError("network cut")
+        (dest / "config.json").write_text("{}")
+
+    with pytest.raises(OSError):
+        fetch("toy-hf", hf_downloader=hf)
+    with pytest.raises(MissingWeightError, match="'config.json' is missing"):
+        resolve_weight("toy-hf")
+    assert fetch("toy-hf", hf_downloader=hf) == home / "models" / "toy-hf"
+    assert calls == [["config.json"], ["config.json"]]
 
 
 def test_cli_list_fetch_verify(home, toy):

@@ -61,15 +61,24 @@ def resolve_weight(name: str, model_paths: dict[str, str] | None = None) -> Path
         if not path.exists():
             raise MissingWeightError(name, f"--model-path {name}={override} does not exist")
         return path
+    model = spec(name)
     local = model_dir(name)
     if local.exists() and any(local.iterdir()):
+        absent = missing_files(model, local)
+        if absent:  # an interrupted download leaves a non-empty folder (HF keeps `.cache/` there)
+            raise MissingWeightError(name, f"'{absent[0]}' is missing from {local}; run `vistar models fetch {name}` "
+                                           f"to finish the download, or pass `--model-path {name}=PATH`")
         return local
-    model = spec(name)
     if model.is_hf:
         cached = _hf_cache_snapshot(model.source)
         if cached is not None:
             return cached
     raise MissingWeightError(name)
+
+
+def missing_files(model: ModelSpec, folder: Path) -> list[str]:
+    """Catalogued files of MODEL that FOLDER lacks, sorted."""
+    return sorted(rel for rel in model.files if not (folder / rel).is_file())
 
 
 def _hf_cache_snapshot(repo_id: str) -> Path | None:
