@@ -274,8 +274,9 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             continue
         try:
             probs = worker.classify(np.stack([face_crop(item.image, f.box) for f in faces]))
-        except Exception as exc:  # this image's expression failed (worker crash included); the run goes on
-            outputs.append(exc)
+        except Exception as exc:  # this image's expression failed (worker crash included); the run goes on, and
+            # an item that asks for no expression keeps its faces (CPA's head count needs only them)
+            outputs.append(exc if "expression" in item.controls else FaceResult(tuple(faces), str(exc)))
             continue
         outputs.append(FaceResult(tuple(Face(f.box, f.score, f.keypoints, {l: float(p) for l, p in zip(LABELS, row)})
                                         for f, row in zip(faces, probs))))
