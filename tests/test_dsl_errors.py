@@ -123,6 +123,18 @@ def test_lone_surrogates_and_overflowing_numbers_are_errors(tmp_path):
     assert "missing" in str(read.errors[2]) and "one {...} per line" in str(read.errors[3])
 
 
+def test_integers_past_a_float_are_out_of_range_at_their_column(tmp_path):
+    for digits in (400, 5000):  # past 1.8e308; past Python's 4300-digit limit for int()
+        with pytest.raises(PromptSyntaxError, match=f"number 999999999999...999999 \\({digits} characters\\) is out of range") as exc:
+            parse_prompt("[GD|TR] x {a=1, n=" + "9" * digits + "}")
+        assert exc.value.column == 19
+    assert parse_prompt("[GD|TR] x {n=" + "9" * 300 + "}").controls == {"n": int("9" * 300)}  # within range: exact
+    f = tmp_path / "big.jsonl"
+    f.write_text(json.dumps({"id": "h", "prompt": "[GD|TR] x {n=" + "9" * 400 + "}"}) + "\n")
+    (err,) = read_prompts(f).errors
+    assert err.column == len('{"id": "h", "prompt": "[GD|TR] x {n=') + 1 and "out of range" in str(err)
+
+
 def test_long_lines_show_the_part_around_the_column():
     core = "x" * 3000
     with pytest.raises(PromptSyntaxError) as exc:
