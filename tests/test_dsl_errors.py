@@ -18,6 +18,9 @@ def _caret_col(excerpt_line: str) -> int:
     ("[GD|TR] x {a=1", 15, "end of prompt"),               # one past the end
     ("[GD|TR] x {a=b}", 14, "expected"),
     ("[GD|TR] x {a=1, a=2}", 17, "duplicate control key 'a'"),
+    ("[GD|TR] a \\{ b } c", 16, "unescaped '}'"),                      # an escaped '{' opens no block
+    ("[GD|TR] a { b } c", 15, "(if the '{' at column 11 is text, not controls, write '\\{')"),
+    ("[GD|TR] a \\\\{ b } c", 17, "the '{' at column 13 is text"),     # '\\' escapes the backslash, not the brace
 ])
 def test_string_errors_point_at_the_column(text, column, says):
     with pytest.raises(PromptSyntaxError) as info:

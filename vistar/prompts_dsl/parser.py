@@ -120,7 +120,8 @@ _NAMES = {"LSQB": "'['", "VBAR": "'|'", "RSQB": "']'", "LBRACE": "'{'", "RBRACE"
 def _describe(exc: UnexpectedInput, text: str, column: int) -> str:
     """What was expected, plus a hint for the mistakes people actually make in the core."""
     char = text[column - 1] if 0 < column <= len(text) else ""
-    in_core = not text[:column - 1].count("{") and text[:column - 1].count("]") >= 1
+    block = _first_unescaped_brace(text)
+    in_core = (block is None or column - 1 < block) and text[:column - 1].count("]") >= 1
     if char == "\\" and in_core:
         return "lone backslash in the core: write '\\\\' for a backslash, '\\{' or '\\}' for a brace"
     if char == "}" and in_core:
@@ -132,7 +133,24 @@ def _describe(exc: UnexpectedInput, text: str, column: int) -> str:
     expected = sorted(expected)
     wanted = ", ".join(dict.fromkeys(_NAMES.get(e, e) for e in expected))
     found = "end of prompt" if not char else repr(char)
-    return f"unexpected {found}; expected {wanted}" if wanted else f"unexpected {found}"
+    message = f"unexpected {found}; expected {wanted}" if wanted else f"unexpected {found}"
+    if block is not None and block < column - 1 and "}" not in text[block:column - 1]:  # inside the first block
+        message += f" (if the '{{' at column {block + 1} is text, not controls, write '\\{{')"
+    return message
+
+
+def _first_unescaped_brace(text: str) -> int | None:
+    """0-based index of the '{' that opens the control block: the first one not escaped as '\\{' (a '\\\\' is an
+    escaped backslash, so the brace after it is not escaped)."""
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "{":
+            return i
+        i += 1
+    return None
 
 
 def _value(value, nested: bool = False) -> str:
