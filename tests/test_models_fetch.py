@@ -11,6 +11,7 @@ from vistar.cli import app
 from vistar.models import MissingWeightError, catalog as real_catalog, resolve_weight
 from vistar.models.catalog import ModelSpec
 from vistar.models.fetch import FetchError, download_url, fetch, verify
+from vistar.models.provenance import sha256_of
 
 catalog_mod = sys.modules["vistar.models.catalog"]  # the package re-exports a function of the same name
 
@@ -155,6 +156,24 @@ def test_interrupted_hf_snapshot_keeps_its_cache_folder_and_is_finished(home, to
         resolve_weight("toy-hf")
     assert fetch("toy-hf", hf_downloader=hf) == home / "models" / "toy-hf"
     assert calls == [["config.json"], ["config.json"]]
+
+
+def test_folder_hash_ignores_hidden_download_metadata(tmp_path):
+    """Same weights, different download times in huggingface_hub's `.cache/`: one hash, the visible files'."""
+    folders = []
+    for stamp in ("1700000000.1", "1800000000.2"):
+        folder = tmp_path / stamp
+        (folder / "sub").mkdir(parents=True)
+        (folder / "config.json").write_bytes(b"{}")
+        (folder / "sub" / "w.bin").write_bytes(PAYLOAD)
+        (folder / "sub" / ".lock").write_text(stamp)
+        (folder / ".cache" / "huggingface" / "download").mkdir(parents=True)
+        (folder / ".cache" / "huggingface" / "download" / "w.bin.metadata").write_text(stamp)
+        folders.append(folder)
+    expected = hashlib.sha256(b"config.json" + b"{}" + b"sub/w.bin" + PAYLOAD).hexdigest()
+    assert sha256_of(folders[0]) == sha256_of(folders[1]) == expected
+    (folders[1] / "sub" / "w.bin").write_bytes(b"other")
+    assert sha256_of(folders[1]) != expected
 
 
 def test_cli_list_fetch_verify(home, toy):
