@@ -75,6 +75,23 @@ def test_lookup_order_override_then_home_then_hf_cache(home, tmp_path, toy):
         resolve_weight("toy-hf", {"toy-hf": str(tmp_path / "nowhere")})
 
 
+def test_hf_cache_snapshot_is_the_one_refs_main_names_else_the_newest(home, tmp_path, toy):
+    import os
+
+    repo = tmp_path / "hf" / "models--someone--toy"
+    for name, mtime in (("fff0", 1_000), ("aaa1", 3_000), ("ccc2", 2_000)):  # alphabetical order is not age order
+        snap = repo / "snapshots" / name
+        snap.mkdir(parents=True)
+        (snap / "config.json").write_text(name)
+        os.utime(snap, (mtime, mtime))
+    assert resolve_weight("toy-hf") == repo / "snapshots" / "aaa1"   # newest, not the largest name
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("ccc2\n")
+    assert resolve_weight("toy-hf") == repo / "snapshots" / "ccc2"
+    (repo / "refs" / "main").write_text("0123")   # names a snapshot that is not there: newest again
+    assert resolve_weight("toy-hf") == repo / "snapshots" / "aaa1"
+
+
 def test_fetch_file_url_into_home_and_verify(home, toy):
     path = fetch("toy")
     assert path == home / "models" / "toy" and (path / "w.bin").read_bytes() == PAYLOAD

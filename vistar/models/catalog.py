@@ -82,9 +82,17 @@ def missing_files(model: ModelSpec, folder: Path) -> list[str]:
 
 
 def _hf_cache_snapshot(repo_id: str) -> Path | None:
+    """The snapshot `refs/main` names (what huggingface_hub itself loads), else the most recently written one."""
     hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub")
-    snapshots = hub / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    repo = hub / f"models--{repo_id.replace('/', '--')}"
+    snapshots = repo / "snapshots"
     if not snapshots.is_dir():
         return None
-    candidates = sorted(p for p in snapshots.iterdir() if p.is_dir() and any(p.iterdir()))
-    return candidates[-1] if candidates else None
+    try:
+        main = snapshots / (repo / "refs" / "main").read_text().strip()
+    except OSError:
+        main = None
+    if main is not None and main.is_dir() and any(main.iterdir()):
+        return main
+    candidates = [p for p in snapshots.iterdir() if p.is_dir() and any(p.iterdir())]
+    return max(candidates, key=lambda p: (p.stat().st_mtime, p.name)) if candidates else None
