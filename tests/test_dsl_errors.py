@@ -18,6 +18,9 @@ def _caret_col(excerpt_line: str) -> int:
     ("[GD|TR] x {a=1", 15, "end of prompt"),               # one past the end
     ("[GD|TR] x {a=b}", 14, "expected"),
     ("[GD|TR] x {a=1, a=2}", 17, "duplicate control key 'a'"),
+    ("[GD|TR] a \\{ b } c", 16, "unescaped '}'"),                      # an escaped '{' opens no block
+    ("[GD|TR] a { b } c", 15, "(if the '{' at column 11 is text, not controls, write '\\{')"),
+    ("[GD|TR] a \\\\{ b } c", 17, "the '{' at column 13 is text"),     # '\\' escapes the backslash, not the brace
 ])
 def test_string_errors_point_at_the_column(text, column, says):
     with pytest.raises(PromptSyntaxError) as info:
@@ -121,6 +124,18 @@ def test_lone_surrogates_and_overflowing_numbers_are_errors(tmp_path):
     assert read.prompts == [] and [(e.field, e.prompt_id) for e in read.errors] == [("record", "a"), ("record", "b"), ("id", None),
                                                                                      ("record", None)]
     assert "missing" in str(read.errors[2]) and "one {...} per line" in str(read.errors[3])
+
+
+def test_integers_past_a_float_are_out_of_range_at_their_column(tmp_path):
+    for digits in (400, 5000):  # past 1.8e308; past Python's 4300-digit limit for int()
+        with pytest.raises(PromptSyntaxError, match=f"number 999999999999...999999 \\({digits} characters\\) is out of range") as exc:
+            parse_prompt("[GD|TR] x {a=1, n=" + "9" * digits + "}")
+        assert exc.value.column == 19
+    assert parse_prompt("[GD|TR] x {n=" + "9" * 300 + "}").controls == {"n": int("9" * 300)}  # within range: exact
+    f = tmp_path / "big.jsonl"
+    f.write_text(json.dumps({"id": "h", "prompt": "[GD|TR] x {n=" + "9" * 400 + "}"}) + "\n")
+    (err,) = read_prompts(f).errors
+    assert err.column == len('{"id": "h", "prompt": "[GD|TR] x {n=') + 1 and "out of range" in str(err)
 
 
 def test_long_lines_show_the_part_around_the_column():

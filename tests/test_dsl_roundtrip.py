@@ -69,6 +69,7 @@ def test_serializer_refuses_what_would_not_parse_back():
 
     for bad in (Prompt("GD", "TR", "x", {"a": float("nan")}), Prompt("GD", "TR", "x", {"a": [[1]]}),
                 Prompt("GD", "TR", "x", {"a": True}), Prompt("GD", "TR", "a\nb"), Prompt("G D", "TR", "x"),
-                Prompt("GD", "TR", "x", {"1a": 1})):
+                Prompt("GD", "TR", "x", {"1a": 1}), Prompt("GD", "TR", "x", {"a": 10**400}),
+                Prompt("GD", "TR", "x", {"a": [1, -(10**309)]})):
         with pytest.raises((ValueError, TypeError)):
             serialize_prompt(bad)

@@ -9,7 +9,7 @@ from skimage import data
 from vistar.api import StageContext, StageInput
 from vistar.engine.params import metric_params
 from vistar.features import faces, pose
-from vistar.features.faces import MediaPipeFaceDetector, square_windows
+from vistar.features.faces import MediaPipeFaceDetector, cut_by_inner_edge, square_windows
 from vistar.metrics.cpa import METRIC
 from vistar.ontology import Ontology
 
@@ -58,6 +58,16 @@ def scenes():
 def test_square_windows_cover_the_long_side_with_half_overlap():
     assert square_windows(1461, 512) == [0, 256, 512, 768, 949]
     assert square_windows(512, 512) == [0]
+
+
+def test_only_window_edges_inside_the_image_cut_a_face():
+    left, right, middle = (0.5, 100, 80, 200), (430, 100, 511.5, 200), (100, 100, 200, 200)
+    assert cut_by_inner_edge(left, 256, 0, 512, 1461, 512)         # the window's left edge is inside the image
+    assert not cut_by_inner_edge(left, 0, 0, 512, 1461, 512)       # the image's own left edge
+    assert cut_by_inner_edge(right, 768, 0, 512, 1461, 512)        # 768 + 512 < 1461
+    assert not cut_by_inner_edge(right, 949, 0, 512, 1461, 512)    # flush with the image's right edge
+    assert not cut_by_inner_edge(middle, 256, 0, 512, 1461, 512)
+    assert cut_by_inner_edge((100, 0.5, 200, 80), 0, 256, 512, 512, 1461)   # a tall image: the top edge
 
 
 def test_wide_group_shots_count_every_face():

@@ -7,9 +7,12 @@ import pytest
 from PIL import Image
 from skimage import data
 
+from vistar.api import Face, FaceResult, StageContext, StageInput
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
-from vistar.features.expression_worker import ExpressionWorker, WorkerCrashed
+from vistar.features import faces
+from vistar.features.expression_worker import ExpressionWorker, WorkerCrashed, WorkerLoadFailed
+from vistar.ontology import Ontology
 
 CRASH_FLAG = "VISTAR_TEST_CRASH_FLAG"
 
@@ -26,6 +29,50 @@ def crash_once_classifier(weight_path):
         out[:, 3] = 1.0
         return out
     return classify
+
+
+def broken_weight_classifier(weight_path):
+    """Classifier factory standing in for a corrupt weight file: loading it fails with a Python error."""
+    raise ValueError(f"cannot read {weight_path}: truncated HDF5")
+
+
+def counting_starts(worker, monkeypatch) -> list[int]:
+    starts: list[int] = []
+    real = worker._start
+    monkeypatch.setattr(worker, "_start", lambda: (starts.append(1), real())[1])
+    return starts
+
+
+def test_load_failure_is_reported_with_its_reason_once_and_remembered(monkeypatch):
+    worker = ExpressionWorker(f"{__name__}:broken_weight_classifier", "w.hdf5", timeout_s=60)
+    starts = counting_starts(worker, monkeypatch)
+    crops = np.zeros((1, 64, 64), np.uint8)
+    try:
+        for _ in range(3):
+            with pytest.raises(WorkerLoadFailed, match="ValueError: cannot read w.hdf5: truncated HDF5"):
+                worker.classify(crops)
+        assert len(starts) == 1
+    finally:
+        worker.close()
+
+
+def test_expression_failure_keeps_the_faces_of_items_without_an_expression_control(monkeypatch):
+    found = [Face((10.0, 10.0, 60.0, 60.0), 0.9, ((20.0, 20.0),) * 6)]
+    worker = ExpressionWorker(f"{__name__}:broken_weight_classifier", "w.hdf5", timeout_s=60)
+    starts = counting_starts(worker, monkeypatch)
+    ctx = StageContext(features=Ontology.load().data["features"])
+    ctx.cache.update({"faces:detector": lambda image: list(found), "faces:expression": worker})
+    image = np.zeros((80, 80, 3), np.uint8)
+    items = [StageInput(image, None, {"count": 1}), StageInput(image, None, {"expression": "smiling"}),
+             StageInput(image, None, {})]
+    try:
+        counted, asked, plain = faces.STAGE.compute(items, ctx)
+    finally:
+        worker.close()
+    assert isinstance(counted, FaceResult) and counted.faces == tuple(found)
+    assert "truncated HDF5" in (counted.expression_note or "")
+    assert isinstance(asked, WorkerLoadFailed) and "truncated HDF5" in str(asked)
+    assert isinstance(plain, FaceResult) and plain.faces == tuple(found) and len(starts) == 1
 
 
 def test_worker_crash_raises_and_the_next_request_gets_a_fresh_worker(tmp_path, monkeypatch):

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 from vistar.cli import app
 from vistar.models import MissingWeightError, catalog as real_catalog, resolve_weight
 from vistar.models.catalog import ModelSpec
-from vistar.models.fetch import FetchError, fetch, verify
+from vistar.models.fetch import FetchError, download_url, fetch, verify
+from vistar.models.provenance import sha256_of
 
 catalog_mod = sys.modules["vistar.models.catalog"]  # the package re-exports a function of the same name
 
@@ -34,6 +35,12 @@ def toy(tmp_path, monkeypatch):
     models = dict(real_catalog())
     models["toy"] = ModelSpec("toy", "torch", "toy net", src.as_uri(), "MIT", {"w.bin": PAYLOAD_SHA})
     models["toy-bad"] = ModelSpec("toy-bad", "torch", "toy net", src.as_uri(), "MIT", {"w.bin": "0" * 64})
+    pair = tmp_path / "served" / "pair"
+    pair.mkdir()
+    (pair / "a.bin").write_bytes(b"A")
+    (pair / "b.bin").write_bytes(b"B")
+    models["toy-pair"] = ModelSpec("toy-pair", "torch", "toy net", pair.as_uri() + "/", "MIT",
+                                   {"a.bin": hashlib.sha256(b"A").hexdigest(), "b.bin": hashlib.sha256(b"B").hexdigest()})
     models["toy-hf"] = ModelSpec("toy-hf", "transformers", "toy", "someone/toy", "MIT", {"config.json": None})
     monkeypatch.setattr(catalog_mod, "catalog", lambda: models)
     return models
@@ -66,6 +73,23 @@ def test_lookup_order_override_then_home_then_hf_cache(home, tmp_path, toy):
     assert resolve_weight("toy-hf", {"toy-hf": str(override)}) == override
     with pytest.raises(MissingWeightError, match="does not exist"):
         resolve_weight("toy-hf", {"toy-hf": str(tmp_path / "nowhere")})
+
+
+def test_hf_cache_snapshot_is_the_one_refs_main_names_else_the_newest(home, tmp_path, toy):
+    import os
+
+    repo = tmp_path / "hf" / "models--someone--toy"
+    for name, mtime in (("fff0", 1_000), ("aaa1", 3_000), ("ccc2", 2_000)):  # alphabetical order is not age order
+        snap = repo / "snapshots" / name
+        snap.mkdir(parents=True)
+        (snap / "config.json").write_text(name)
+        os.utime(snap, (mtime, mtime))
+    assert resolve_weight("toy-hf") == repo / "snapshots" / "aaa1"   # newest, not the largest name
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("ccc2\n")
+    assert resolve_weight("toy-hf") == repo / "snapshots" / "ccc2"
+    (repo / "refs" / "main").write_text("0123")   # names a snapshot that is not there: newest again
+    assert resolve_weight("toy-hf") == repo / "snapshots" / "aaa1"
 
 
 def test_fetch_file_url_into_home_and_verify(home, toy):
@@ -101,6 +125,72 @@ def test_fetch_hf_source_uses_hf_downloader_and_reuses_local_copy(home, toy):
     (path / "config.json").write_text('{"x": 2}')  # changed after fetch
     _, checks = verify("toy-hf")
     assert checks[0].status == "mismatch" and checks[0].expected == hashlib.sha256(b'{"x": 1}').hexdigest()
+
+
+def test_interrupted_download_is_named_missing_and_finished_by_plain_fetch(home, toy):
+    def cut_before_b(url, dest):
+        if url.endswith("b.bin"):
+            raise OSError("network cut")
+        download_url(url, dest)
+
+    with pytest.raises(OSError, match="network cut"):
+        fetch("toy-pair", url_downloader=cut_before_b)
+    with pytest.raises(MissingWeightError, match=r"'b.bin' is missing .*`vistar models fetch toy-pair`"):
+        resolve_weight("toy-pair")
+    fetched = []
+
+    def counting(url, dest):
+        fetched.append(url.rsplit("/", 1)[1])
+        download_url(url, dest)
+
+    path = fetch("toy-pair", url_downloader=counting)
+    assert fetched == ["b.bin"] and (path / "b.bin").read_bytes() == b"B"
+    assert [c.status for c in verify("toy-pair")[1]] == ["ok", "ok"]
+
+
+def test_plain_fetch_replaces_a_mismatched_file_only(home, toy):
+    path = fetch("toy-pair")
+    (path / "a.bin").write_bytes(b"corrupt")
+    fetched = []
+    fetch("toy-pair", url_downloader=lambda url, dest: (fetched.append(url.rsplit("/", 1)[1]), download_url(url, dest)))
+    assert fetched == ["a.bin"] and (path / "a.bin").read_bytes() == b"A"
+
+
+def test_interrupted_hf_snapshot_keeps_its_cache_folder_and_is_finished(home, toy):
+    """huggingface_hub leaves `.cache/` in the target folder, so the folder is never empty after a cut."""
+    calls = []
+
+    def hf(repo_id, dest, files):
+        calls.append(files)
+        (dest / ".cache" / "huggingface").mkdir(parents=True, exist_ok=True)
+        if len(calls) == 1:
+            raise OSError("network cut")
+        (dest / "config.json").write_text("{}")
+
+    with pytest.raises(OSError):
+        fetch("toy-hf", hf_downloader=hf)
+    with pytest.raises(MissingWeightError, match="'config.json' is missing"):
+        resolve_weight("toy-hf")
+    assert fetch("toy-hf", hf_downloader=hf) == home / "models" / "toy-hf"
+    assert calls == [["config.json"], ["config.json"]]
+
+
+def test_folder_hash_ignores_hidden_download_metadata(tmp_path):
+    """Same weights, different download times in huggingface_hub's `.cache/`: one hash, the visible files'."""
+    folders = []
+    for stamp in ("1700000000.1", "1800000000.2"):
+        folder = tmp_path / stamp
+        (folder / "sub").mkdir(parents=True)
+        (folder / "config.json").write_bytes(b"{}")
+        (folder / "sub" / "w.bin").write_bytes(PAYLOAD)
+        (folder / "sub" / ".lock").write_text(stamp)
+        (folder / ".cache" / "huggingface" / "download").mkdir(parents=True)
+        (folder / ".cache" / "huggingface" / "download" / "w.bin.metadata").write_text(stamp)
+        folders.append(folder)
+    expected = hashlib.sha256(b"config.json" + b"{}" + b"sub/w.bin" + PAYLOAD).hexdigest()
+    assert sha256_of(folders[0]) == sha256_of(folders[1]) == expected
+    (folders[1] / "sub" / "w.bin").write_bytes(b"other")
+    assert sha256_of(folders[1]) != expected
 
 
 def test_cli_list_fetch_verify(home, toy):

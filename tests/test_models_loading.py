@@ -21,6 +21,8 @@ from vistar.api import (  # noqa: E402
 from vistar.engine.registry import feature_stage  # noqa: E402
 from vistar.engine.runner import ScoreConfig, run_score  # noqa: E402
 from vistar.engine.store import read_scores  # noqa: E402
+from vistar.features.depth import DptDepth  # noqa: E402
+from vistar.features.instances import UltralyticsSegDetector  # noqa: E402
 from vistar.prompts_dsl import parse_prompt  # noqa: E402
 from vistar.synth.scenes import scene_pair  # noqa: E402
 
@@ -51,11 +53,16 @@ def test_depth_stage_loads_tiny_dpt_and_returns_maps_at_image_resolution(tiny):
     out = feature_stage("depth").compute(_inputs(images), ctx)
     assert [o.shape for o in out] == [(40, 56), (30, 30), (40, 56)] and all(o.dtype == np.float32 for o in out)
     assert all(np.isfinite(o).all() for o in out)
-    # batch size does not change the result
+    # batch size does not change the result, bit for bit: on CPU the forward sees one image at a time
+    # (runtime.device.batch_invariant), whatever `batch_size` groups
+    seen = _forward_batch_sizes(_cached(ctx, DptDepth).model)
+    again_2 = feature_stage("depth").compute(_inputs(images), ctx)
+    assert seen == [1, 1, 1]
     ctx1 = StageContext(model_paths=tiny, features={"depth": {"batch_size": 1}})
     again = feature_stage("depth").compute(_inputs(images), ctx1)
-    for a, b in zip(out, again):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    for a, b, c in zip(out, again, again_2):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
 
 
 def test_instances_stage_loads_tiny_yolo_seg(tiny):
@@ -68,13 +75,32 @@ def test_instances_stage_loads_tiny_yolo_seg(tiny):
         assert 0 < len(inst) <= 5                       # conf 0: a random model still proposes boxes
         assert np.all(np.diff(inst.confidences) <= 0)   # ordered by confidence
         assert inst.boxes.shape == (len(inst), 4) and set(inst.class_names) <= {"0", "1", "2"}
-    # batch composition does not change detections (same-shaped vs mixed batches are letterboxed alike)
+    # batch composition does not change detections, bit for bit: on CPU each image is its own forward
+    (network,) = _cached(ctx, UltralyticsSegDetector).modules()
+    seen = _forward_batch_sizes(network)
     pair = feature_stage("instances").compute(_inputs([images[0], images[0]]), ctx)
     alone = feature_stage("instances").compute(_inputs([images[0]]), ctx)
-    for other in (pair[0], pair[1]):
-        np.testing.assert_allclose(other.confidences, out[0].confidences, rtol=1e-5)
-        np.testing.assert_allclose(alone[0].boxes, out[0].boxes, rtol=1e-4, atol=1e-3)
+    assert seen == [1, 1, 1]
+    for other in (pair[0], pair[1], alone[0]):
+        np.testing.assert_array_equal(other.confidences, out[0].confidences)
+        np.testing.assert_array_equal(other.boxes, out[0].boxes)
         np.testing.assert_array_equal(other.masks, out[0].masks)
+
+
+def _cached(ctx, kind):
+    (model,) = [m for m in ctx.cache.values() if isinstance(m, kind)]
+    return model
+
+
+def _forward_batch_sizes(module) -> list[int]:
+    """A spy on MODULE's forward: the batch size of every call from now on."""
+    seen: list[int] = []
+
+    def record(_module, args, kwargs):
+        seen.append(len(args[0] if args else next(iter(kwargs.values()))))
+
+    module.register_forward_pre_hook(record, with_kwargs=True)
+    return seen
 
 
 def _run(tmp_path, model_paths, prompt_line="p1: [PH|PSC] a blue ball sitting on a red box"):

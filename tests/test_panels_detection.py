@@ -85,6 +85,21 @@ def test_panel_request_from_controls():
             panel_request(bad)
 
 
+def test_fractional_or_boolean_panel_counts_are_refused_not_truncated():
+    assert panel_request({"panels": 2.0}) == PanelRequest(2)
+    for bad in (2.7, True, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="'panels': expected a whole number"):
+            panel_request({"panels": bad})
+
+
+def test_more_panels_than_the_image_has_pixels_are_refused_at_once():
+    image = np.zeros((64, 48, 3), np.uint8)
+    with pytest.raises(ValueError, match=r"10{12} panels are more than a 48x64 image can hold \(at most 3072"):
+        split_panels(image, PanelRequest(10**12))
+    with pytest.raises(ValueError, match="3067 panels do not fit"):   # a prime: only 1×3067 or 3067×1, neither fits
+        split_panels(image, PanelRequest(3067))
+
+
 def _jpeg(image, quality):
     import io
 

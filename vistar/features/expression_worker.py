@@ -2,7 +2,8 @@
 library, an out-of-memory kill — fails the image being classified, not the run (VISTAR isolates it too).
 
 One request per image; a dead or silent worker is reaped, that request raises `WorkerCrashed`, and the next
-request starts a fresh worker.
+request starts a fresh worker. A classifier that cannot load (a broken weight file) is reported back once as
+`WorkerLoadFailed` with its real reason, and every later request raises the same without starting another worker.
 """
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ class WorkerCrashed(RuntimeError):
     pass
 
 
+class WorkerLoadFailed(RuntimeError):
+    """The classifier could not be loaded; retrying per image would fail the same way."""
+
+
 def load_factory(path: str):
     """'package.module:attr.attr' -> the callable (classifier factory taking the weight path)."""
     module, _, attr = path.partition(":")
@@ -27,7 +32,12 @@ def load_factory(path: str):
 
 
 def _serve(conn, factory: str, weight_path: str) -> None:
-    classifier = load_factory(factory)(weight_path)
+    try:
+        classifier = load_factory(factory)(weight_path)
+    except Exception as exc:  # an answer, not a crash: the parent learns why and stops asking
+        conn.send(("load_error", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", None))
     while True:
         request = conn.recv()
         if request is None:
@@ -55,6 +65,7 @@ class ExpressionWorker:
         self.factory, self.weight_path, self.timeout_s = factory, str(weight_path), timeout_s
         self._process = self._conn = None
         self.restarts = 0
+        self._load_error: str | None = None
 
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
@@ -77,19 +88,36 @@ class ExpressionWorker:
         self.restarts += 1
         return f"exit code {process.exitcode}"
 
-    def classify(self, gray_faces: np.ndarray) -> np.ndarray:
-        if self._process is None:
-            self._start()
+    def _receive(self) -> tuple[str, object]:
         try:
-            self._conn.send(gray_faces)
             if not self._conn.poll(self.timeout_s):
                 raise TimeoutError
-            status, payload = self._conn.recv()
+            return self._conn.recv()
         except TimeoutError:
             self._process.kill()
             raise WorkerCrashed(f"expression worker silent for {self.timeout_s:g} s ({self._reap()})") from None
         except (EOFError, OSError) as exc:
             raise WorkerCrashed(f"expression worker died ({self._reap()}): {type(exc).__name__}") from None
+
+    def _ensure_started(self) -> None:
+        if self._load_error is not None:
+            raise WorkerLoadFailed(self._load_error)
+        if self._process is not None:
+            return
+        self._start()
+        status, payload = self._receive()
+        if status == "load_error":
+            self._reap()
+            self._load_error = f"expression classifier could not load {self.weight_path}: {payload}"
+            raise WorkerLoadFailed(self._load_error)
+
+    def classify(self, gray_faces: np.ndarray) -> np.ndarray:
+        self._ensure_started()
+        try:
+            self._conn.send(gray_faces)
+        except OSError as exc:
+            raise WorkerCrashed(f"expression worker died ({self._reap()}): {type(exc).__name__}") from None
+        status, payload = self._receive()
         if status != "ok":
             raise RuntimeError(f"expression classifier failed: {payload}")
         return payload

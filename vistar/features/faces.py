@@ -119,9 +119,7 @@ class MediaPipeFaceDetector:
             for x in cols:
                 for face in self._detect(image[y:y + tile, x:x + tile]):
                     x0, y0, x1, y1 = face.box
-                    cut = (x0 <= 1 and x > 0) or (y0 <= 1 and y > 0) or (x1 >= tile - 1 and x + tile < width) or \
-                          (y1 >= tile - 1 and y + tile < height)
-                    if not cut:
+                    if not cut_by_inner_edge(face.box, x, y, tile, width, height):
                         candidates.append(Face((x0 + x, y0 + y, x1 + x, y1 + y), face.score,
                                                tuple((px + x, py + y) for px, py in face.keypoints)))
         kept: list[Face] = []
@@ -179,8 +177,15 @@ MIN_WINDOW_FACE = 0.08
 
 def square_windows(length: int, side: int) -> list[int]:
     """Starts of windows of SIDE covering LENGTH with half overlap (the last one flush with the end)."""
-    starts = list(range(0, length - side + 1, max(1, side // 2)))
-    return starts if starts[-1] == length - side else starts + [length - side]
+    return _starts(length, side, max(1, side // 2))
+
+
+def cut_by_inner_edge(box, x: int, y: int, size: int, width: int, height: int) -> bool:
+    """Whether BOX, found in the SIZE-square window at (X, Y) of a WIDTH x HEIGHT image, touches a window edge
+    that lies inside the image: the overlapping neighbour window sees that object whole."""
+    x0, y0, x1, y1 = box
+    return (x0 <= 1 and x > 0) or (y0 <= 1 and y > 0) or (x1 >= size - 1 and x + size < width) or \
+        (y1 >= size - 1 and y + size < height)
 
 
 def window_detections(image: np.ndarray, detect):
@@ -193,9 +198,7 @@ def window_detections(image: np.ndarray, detect):
         x, y = (start, 0) if width > height else (0, start)
         for found in detect(image[y:y + side, x:x + side]):
             x0, y0, x1, y1 = found.box
-            cut = (x0 <= 1 and x > 0) or (y0 <= 1 and y > 0) or (x1 >= side - 1 and x + side < width) or \
-                  (y1 >= side - 1 and y + side < height)
-            if not cut:
+            if not cut_by_inner_edge(found.box, x, y, side, width, height):
                 yield (x0 + x, y0 + y, x1 + x, y1 + y), (x, y), found
 
 
@@ -274,8 +277,9 @@ def _compute(batch: list[StageInput], ctx: StageContext) -> list:
             continue
         try:
             probs = worker.classify(np.stack([face_crop(item.image, f.box) for f in faces]))
-        except Exception as exc:  # this image's expression failed (worker crash included); the run goes on
-            outputs.append(exc)
+        except Exception as exc:  # this image's expression failed (worker crash included); the run goes on, and
+            # an item that asks for no expression keeps its faces (CPA's head count needs only them)
+            outputs.append(exc if "expression" in item.controls else FaceResult(tuple(faces), str(exc)))
             continue
         outputs.append(FaceResult(tuple(Face(f.box, f.score, f.keypoints, {l: float(p) for l, p in zip(LABELS, row)})
                                         for f, row in zip(faces, probs))))

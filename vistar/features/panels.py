@@ -56,9 +56,11 @@ def panel_request(controls: dict) -> PanelRequest:
         rows, cols = int(match.group(1)), int(match.group(2))
     count = controls.get("panels")
     if count not in (None, ""):
+        if isinstance(count, bool) or (isinstance(count, float) and not count.is_integer()):
+            raise ValueError(f"control 'panels': expected a whole number, got {count!r}")
         try:
             count = int(count)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ValueError(f"control 'panels': expected a whole number, got {count!r}") from None
         if count < 1:
             raise ValueError(f"control 'panels': must be at least 1, got {count}")
@@ -169,19 +171,23 @@ def _layout(image: np.ndarray, rows: int, cols: int, p: PanelParams) -> PanelLay
     return PanelLayout(boxes, rows, cols, row_method, col_method)
 
 
-def _shapes(request: PanelRequest) -> list[tuple[int, int]]:
+def _shapes(request: PanelRequest, h: int, w: int) -> list[tuple[int, int]]:
+    """Grid shapes R×C = N that fit an H×W image (at least a pixel per panel); only R ≤ H is tried."""
     if request.rows is not None:
         return [(request.rows, request.cols)]
     n = request.count
-    return [(r, n // r) for r in range(1, n + 1) if n % r == 0]
+    return [(r, n // r) for r in range(1, min(n, h) + 1) if n % r == 0 and n // r <= w]
 
 
 def split_panels(image: np.ndarray, request: PanelRequest, p: PanelParams = PanelParams()) -> PanelLayout:
     """The panel layout of `image`. Without a grid shape, every R×C = N is tried: the one with the most
     detected axes wins, then the one whose panels are closest to square (fewer rows on a tie)."""
     h, w = image.shape[:2]
+    if request.count > h * w:
+        raise ValueError(f"control 'panels': {request.count} panels are more than a {w}x{h} image can hold "
+                         f"(at most {h * w}, one pixel each)")
     best, best_key = None, None
-    for rows, cols in _shapes(request):
+    for rows, cols in _shapes(request, h, w):
         if rows > h or cols > w:
             continue
         layout = _layout(image, rows, cols, p)

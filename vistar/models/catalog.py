@@ -61,10 +61,14 @@ def resolve_weight(name: str, model_paths: dict[str, str] | None = None) -> Path
         if not path.exists():
             raise MissingWeightError(name, f"--model-path {name}={override} does not exist")
         return path
+    model = spec(name)
     local = model_dir(name)
     if local.exists() and any(local.iterdir()):
+        absent = missing_files(model, local)
+        if absent:  # an interrupted download leaves a non-empty folder (HF keeps `.cache/` there)
+            raise MissingWeightError(name, f"'{absent[0]}' is missing from {local}; run `vistar models fetch {name}` "
+                                           f"to finish the download, or pass `--model-path {name}=PATH`")
         return local
-    model = spec(name)
     if model.is_hf:
         cached = _hf_cache_snapshot(model.source)
         if cached is not None:
@@ -72,10 +76,23 @@ def resolve_weight(name: str, model_paths: dict[str, str] | None = None) -> Path
     raise MissingWeightError(name)
 
 
+def missing_files(model: ModelSpec, folder: Path) -> list[str]:
+    """Catalogued files of MODEL that FOLDER lacks, sorted."""
+    return sorted(rel for rel in model.files if not (folder / rel).is_file())
+
+
 def _hf_cache_snapshot(repo_id: str) -> Path | None:
+    """The snapshot `refs/main` names (what huggingface_hub itself loads), else the most recently written one."""
     hub = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub")
-    snapshots = hub / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    repo = hub / f"models--{repo_id.replace('/', '--')}"
+    snapshots = repo / "snapshots"
     if not snapshots.is_dir():
         return None
-    candidates = sorted(p for p in snapshots.iterdir() if p.is_dir() and any(p.iterdir()))
-    return candidates[-1] if candidates else None
+    try:
+        main = snapshots / (repo / "refs" / "main").read_text().strip()
+    except OSError:
+        main = None
+    if main is not None and main.is_dir() and any(main.iterdir()):
+        return main
+    candidates = [p for p in snapshots.iterdir() if p.is_dir() and any(p.iterdir())]
+    return max(candidates, key=lambda p: (p.stat().st_mtime, p.name)) if candidates else None

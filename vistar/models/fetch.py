@@ -62,19 +62,28 @@ def file_urls(model: ModelSpec) -> dict[str, str]:
 
 def fetch(name: str, force: bool = False, url_downloader: Callable[[str, Path], None] = download_url,
           hf_downloader: Callable[[str, Path, list[str]], None] = download_hf) -> Path:
-    """Make NAME available locally and return its path; existing copies are reused unless FORCE."""
+    """Make NAME available locally and return its path. Unless FORCE, a complete copy is reused and a local folder
+    that an interrupted download left behind gets only its missing or mismatched files."""
     model = spec(name)
+    dest = model_dir(name)
+    todo = sorted(model.files)
     if not force:
         try:
-            return resolve_weight(name)
+            found = resolve_weight(name)
         except MissingWeightError:
-            pass
-    dest = model_dir(name)
+            found = None
+        if found is not None and found != dest:
+            return found  # the HF cache already holds it
+        if dest.is_dir():
+            todo = [c.file for c in verify_path(model, dest, _read_record(name)) if c.status in ("mismatch", "missing")]
+            if found is not None and not todo:
+                return dest
     if model.is_hf:
-        hf_downloader(model.source, dest, sorted(model.files))
+        hf_downloader(model.source, dest, todo)
     else:
-        for rel, url in file_urls(model).items():
-            url_downloader(url, dest / rel)
+        urls = file_urls(model)
+        for rel in todo:
+            url_downloader(urls[rel], dest / rel)
     checks = verify_path(model, dest)
     bad = [c for c in checks if c.status in ("mismatch", "missing")]
     if bad:

@@ -8,10 +8,12 @@ _LOADED: dict[str, dict] = {}
 
 
 def sha256_of(path: str | Path) -> str:
-    """sha256 of a file, or of a folder's files in sorted order (HF checkpoints are folders)."""
+    """sha256 of a file, or of a folder's files in sorted order (HF checkpoints are folders). Hidden files and
+    folders (a name starting with '.') are left out: huggingface_hub keeps `.cache/` in a downloaded folder,
+    whose metadata holds the download time, so identical weights would hash differently."""
     path = Path(path)
     digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    files = sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path))) if path.is_dir() else [path]
     for file in files:
         if path.is_dir():
             digest.update(file.relative_to(path).as_posix().encode())
@@ -19,6 +21,10 @@ def sha256_of(path: str | Path) -> str:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(chunk)
     return digest.hexdigest()
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
 
 
 def record_loaded(name: str, path: str | Path, sha256: str | None = None, **extra) -> None:

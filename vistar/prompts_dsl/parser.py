@@ -76,9 +76,14 @@ class _ToPrompt(Transformer_NonRecursive):  # a tree of 10,000 pairs is 10,000 d
 
     def number(self, items):
         text = str(items[0])
-        value = int(text) if _INT_RE.fullmatch(text) else float(text)
-        if not math.isfinite(value):
-            raise _AtColumn(f"number {text} is out of range", items[0].column)
+        try:  # an integer past a float's range (or past Python's 4300-digit limit) is as unusable as 1e309
+            value = int(text) if _INT_RE.fullmatch(text) else float(text)
+            in_range = math.isfinite(value)
+        except (OverflowError, ValueError):
+            in_range = False
+        if not in_range:
+            shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+            raise _AtColumn(f"number {shown} is out of range", items[0].column)
         return value
 
 
@@ -115,7 +120,8 @@ _NAMES = {"LSQB": "'['", "VBAR": "'|'", "RSQB": "']'", "LBRACE": "'{'", "RBRACE"
 def _describe(exc: UnexpectedInput, text: str, column: int) -> str:
     """What was expected, plus a hint for the mistakes people actually make in the core."""
     char = text[column - 1] if 0 < column <= len(text) else ""
-    in_core = not text[:column - 1].count("{") and text[:column - 1].count("]") >= 1
+    block = _first_unescaped_brace(text)
+    in_core = (block is None or column - 1 < block) and text[:column - 1].count("]") >= 1
     if char == "\\" and in_core:
         return "lone backslash in the core: write '\\\\' for a backslash, '\\{' or '\\}' for a brace"
     if char == "}" and in_core:
@@ -127,7 +133,24 @@ def _describe(exc: UnexpectedInput, text: str, column: int) -> str:
     expected = sorted(expected)
     wanted = ", ".join(dict.fromkeys(_NAMES.get(e, e) for e in expected))
     found = "end of prompt" if not char else repr(char)
-    return f"unexpected {found}; expected {wanted}" if wanted else f"unexpected {found}"
+    message = f"unexpected {found}; expected {wanted}" if wanted else f"unexpected {found}"
+    if block is not None and block < column - 1 and "}" not in text[block:column - 1]:  # inside the first block
+        message += f" (if the '{{' at column {block + 1} is text, not controls, write '\\{{')"
+    return message
+
+
+def _first_unescaped_brace(text: str) -> int | None:
+    """0-based index of the '{' that opens the control block: the first one not escaped as '\\{' (a '\\\\' is an
+    escaped backslash, so the brace after it is not escaped)."""
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "{":
+            return i
+        i += 1
+    return None
 
 
 def _value(value, nested: bool = False) -> str:
@@ -140,14 +163,23 @@ def _value(value, nested: bool = False) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"control numbers must be finite, not {value!r}")
+    if isinstance(value, int) and not _fits_a_float(value):
+        raise ValueError(f"control integers must fit a float (the parser refuses larger ones), not {value.bit_length()}-bit")
     return repr(value)
+
+
+def _fits_a_float(value: int) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def serialize_prompt(prompt: Prompt) -> str:
     """Canonical text form; `parse_prompt(serialize_prompt(p))` equals `p` (ids, metadata, source aside).
 
     Raises ValueError/TypeError for what the grammar cannot express (bad codes or keys, a line break in the
-    core, non-finite numbers, nested lists) rather than writing a line that would not parse back."""
+    core, non-finite numbers, integers past a float's range, nested lists) rather than writing a line that would not parse back."""
     for what, code in (("role", prompt.role), ("angle", prompt.angle)):
         if not CODE_RE.fullmatch(code):
             raise ValueError(f"{what} code {code!r} is not a valid code")
