@@ -23,6 +23,14 @@ from vistar.engine.bench_precision import TOLERANCE, choose, measure
 from vistar.suites.loader import load_suite
 
 
+def _angle(angle: str, e: dict) -> str:
+    """`ANGLE max|d| tau (n[, lost k])`: images the setting left unscored put the row outside the tolerance."""
+    delta = "-" if e["max_abs_delta"] is None else f"{e['max_abs_delta']:.4}"
+    tau = "-" if e["kendall_tau"] is None else f"{e['kendall_tau']:.4}"
+    lost = f", lost {e['lost']}" if e["lost"] else ""
+    return f"{angle} {delta} {tau} ({e['n']}{lost})"
+
+
 def main() -> None:
     parser = parser_with_device(__doc__, n=24)
     parser.add_argument("--size", type=int, default=1024)
@@ -39,9 +47,7 @@ def main() -> None:
     print(f"{'stage':14s} {'precision':9s} {'img/s':>8s} {'model':>8s} {'vs fp32':>7s}  per angle: max|d| tau (n)")
     for r in rows:
         speed = f"{r.images_per_s / fp32[r.stage]:.2f}x" if r.images_per_s and fp32.get(r.stage) else "-"
-        angles = "  ".join(f"{a} {e['max_abs_delta'] if e['max_abs_delta'] is not None else '-':.4}"
-                           f" {e['kendall_tau'] if e['kendall_tau'] is not None else '-':.4} ({e['n']})"
-                           for a, e in r.effect.items() if e["n"])
+        angles = "  ".join(_angle(a, e) for a, e in r.effect.items() if e["n"] or e["lost"])
         print(f"{r.stage:14s} {r.precision:9s} {r.images_per_s or 0:8.2f} {r.model_images_per_s or 0:8.2f} {speed:>7s}  "
               f"{angles}{'' if r.inside() else '  OUTSIDE tolerance'}{f'  not measured: {r.error}' if r.error else ''}")
     chosen = choose(rows) if device.startswith("cuda") else None

@@ -4,8 +4,9 @@ its speed and its effect on the scores, and the rule that picks the CUDA default
 For a stage S at precision P: the stages before S and their outputs come from the all-fp32 run; S runs at P and is
 timed as `vistar bench` times a stage (its images/s at the batch, its model's forward calls replayed alone); the
 stages after S run at fp32 on its outputs; then the metrics. Against the all-fp32 scores, per angle: the largest
-|Δscore| and Kendall's τ over the images of that angle. The rule (`choose`): per stage, the fastest setting whose
-every angle stays inside TOLERANCE; fp32 when none is faster.
+|Δscore| and Kendall's τ over the images of that angle, and how many images it lost (scored at fp32, not at P). The
+rule (`choose`): per stage, the fastest setting whose every angle stays inside TOLERANCE and loses no image; fp32
+when none is faster.
 """
 from __future__ import annotations
 
@@ -37,11 +38,14 @@ class PrecisionRow:
     precision: str
     images_per_s: float | None
     model_images_per_s: float | None
-    effect: dict[str, dict[str, Any]] = field(default_factory=dict)   # angle -> {"n", "max_abs_delta", "kendall_tau"}
+    effect: dict[str, dict[str, Any]] = field(default_factory=dict)   # angle -> {"n", "lost", "max_abs_delta", "kendall_tau"}
     error: str | None = None   # why this setting was not measured (it raised, or the stage gave no output)
 
     def inside(self) -> bool:
-        return all((e["max_abs_delta"] is None or e["max_abs_delta"] <= TOLERANCE["max_abs_delta"])
+        """No angle loses an image (else one that leaves every image unscored compares nothing and would pass)
+        and none moves its scores or ranking past TOLERANCE."""
+        return all(e["lost"] == 0
+                   and (e["max_abs_delta"] is None or e["max_abs_delta"] <= TOLERANCE["max_abs_delta"])
                    and (e["kendall_tau"] is None or e["kendall_tau"] >= TOLERANCE["min_kendall_tau"])
                    for e in self.effect.values())
 
@@ -102,16 +106,19 @@ def _scores(items: list[Item], feats: list[Features], ontology: Ontology) -> Sco
 
 
 def effect(items: list[Item], base: Scores, other: Scores, angles: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Per angle of ANGLES: images compared (both scored), the largest |Δscore| and Kendall's τ (1 when the two lists
-    are the same; None when fewer than two images or a list without variation makes τ undefined)."""
+    """Per angle of ANGLES: images compared (both scored), images lost (scored in BASE, not in OTHER), the largest
+    |Δscore| and Kendall's τ (1 when the two lists are the same; None when fewer than two images or a list without
+    variation makes τ undefined)."""
     from scipy.stats import kendalltau
 
     out: dict[str, dict[str, Any]] = {}
     for angle in sorted(angles):
-        keys = [k for k in base if items[k[0]].prompt.angle == angle and base[k] is not None and other.get(k) is not None]
+        scored = [k for k in base if items[k[0]].prompt.angle == angle and base[k] is not None]
+        keys = [k for k in scored if other.get(k) is not None]
         a, b = np.array([base[k] for k in keys], float), np.array([other[k] for k in keys], float)
-        tau = 1.0 if np.array_equal(a, b) else (float(kendalltau(a, b).statistic) if len(keys) >= 2 else None)
-        out[angle] = {"n": len(keys), "max_abs_delta": float(np.abs(a - b).max()) if keys else None,
+        tau = None if len(keys) < 2 else 1.0 if np.array_equal(a, b) else float(kendalltau(a, b).statistic)
+        out[angle] = {"n": len(keys), "lost": len(scored) - len(keys),
+                      "max_abs_delta": float(np.abs(a - b).max()) if keys else None,
                       "kendall_tau": None if tau is not None and np.isnan(tau) else tau}
     return out
 

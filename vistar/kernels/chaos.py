@@ -96,10 +96,22 @@ def pair_stats_numba(masks: np.ndarray, depth: np.ndarray, pairs: np.ndarray, to
     return out
 
 
+MAX_LAUNCH_PX = 1 << 28  # pair·pixels per launch: caps the two int8 (pairs, H·W) buffers at 256 MiB each
+
+
+def launch_chunks(n_pairs: int, hw: int, max_px: int = MAX_LAUNCH_PX) -> list[tuple[int, int]]:
+    """[start, stop) pair ranges, each with (stop − start)·hw ≤ max_px (one pair per launch when one image
+    alone is larger): the per-launch buffers stay bounded however many pairs a detector returns."""
+    per = max(1, max_px // max(hw, 1))
+    return [(start, min(start + per, n_pairs)) for start in range(0, n_pairs, per)]
+
+
 def pair_stats_triton(masks: np.ndarray, depth: np.ndarray, pairs: np.ndarray, touch_px: int, band_px: int,
-                      device: str = "cuda", block: int = 1024) -> np.ndarray:
-    """Triton version: per (pair, pixel block) programs in three O(band_px) passes; per-block partial sums
-    are added on the host in a fixed order (no atomics), so the result does not depend on scheduling."""
+                      device: str = "cuda", block: int = 1024, max_launch_px: int = MAX_LAUNCH_PX) -> np.ndarray:
+    """Triton version: per (pair, pixel block) programs in three O(band_px) passes, pairs in launches of at
+    most `max_launch_px` pair·pixels; float64 per-block partial sums are added on the host in a fixed order
+    (no atomics), so the result does not depend on scheduling or on how pairs are split into launches, and
+    matches the float64 reference and numba to rounding (rtol 1e-12) whichever backend `auto` picks."""
     import torch
 
     from ._chaos_triton import band_stats_kernel, contact_kernel, row_max_kernel
@@ -111,16 +123,20 @@ def pair_stats_triton(masks: np.ndarray, depth: np.ndarray, pairs: np.ndarray, t
     hw = height * width
     n_blocks = (hw + block - 1) // block
     as_t = lambda x, dt: torch.as_tensor(np.ascontiguousarray(x), device=device).to(dt)  # noqa: E731
-    masks_t, pairs_t = as_t(masks, torch.int8), as_t(pairs, torch.int32)
-    contact = torch.empty((n_pairs, hw), dtype=torch.int8, device=device)
-    rows = torch.empty_like(contact)
-    partial = torch.zeros((n_pairs, n_blocks, N_STATS), dtype=torch.float32, device=device)
-    grid = (n_pairs, n_blocks)
-    contact_kernel[grid](masks_t, as_t(dilate(masks, touch_px), torch.int8), pairs_t, contact, hw, BLOCK=block)
-    row_max_kernel[grid](contact, rows, height, width, int(band_px), BLOCK=block)
-    band_stats_kernel[grid](masks_t, rows, contact, as_t(depth, torch.float32), pairs_t, partial, height, width,
-                            n_blocks, int(band_px), BLOCK=block)
-    return partial.cpu().numpy().astype(np.float64).sum(axis=1)
+    masks_t, dilated_t, depth_t = as_t(masks, torch.int8), as_t(dilate(masks, touch_px), torch.int8), as_t(depth, torch.float64)
+    out = np.zeros((n_pairs, N_STATS))
+    for start, stop in launch_chunks(n_pairs, hw, max_launch_px):
+        pairs_t = as_t(np.asarray(pairs)[start:stop], torch.int32)
+        contact = torch.empty((stop - start, hw), dtype=torch.int8, device=device)
+        rows = torch.empty_like(contact)
+        partial = torch.zeros((stop - start, n_blocks, N_STATS), dtype=torch.float64, device=device)
+        grid = (stop - start, n_blocks)
+        contact_kernel[grid](masks_t, dilated_t, pairs_t, contact, hw, BLOCK=block)
+        row_max_kernel[grid](contact, rows, height, width, int(band_px), BLOCK=block)
+        band_stats_kernel[grid](masks_t, rows, contact, depth_t, pairs_t, partial, height, width,
+                                n_blocks, int(band_px), BLOCK=block)
+        out[start:stop] = partial.cpu().numpy().sum(axis=1)
+    return out
 
 
 def pair_stats(masks: np.ndarray, depth: np.ndarray, pairs: np.ndarray, touch_px: int, band_px: int,
