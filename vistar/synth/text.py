@@ -16,10 +16,11 @@ DEJAVU_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/
 
 
 def available_fonts() -> dict[str, str | None]:
-    """Font name → TrueType path (None = Pillow's bundled default font)."""
+    """Font name → TrueType path (None = Pillow's bundled default font): the system's DejaVu faces, else the
+    matplotlib wheel's (a core dependency), so callers do not depend on fonts the system may lack."""
     fonts: dict[str, str | None] = {"pillow-default": None}
     for name in ("DejaVuSans.ttf", "DejaVuSerif.ttf"):
-        path = next((d / name for d in DEJAVU_DIRS if (d / name).is_file()), None)
+        path = next((d / name for d in (*DEJAVU_DIRS, matplotlib_data("fonts", "ttf")) if (d / name).is_file()), None)
         if path is not None:
             fonts[name.removesuffix(".ttf")] = str(path)
     return fonts
