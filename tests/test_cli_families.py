@@ -127,3 +127,30 @@ def test_a_prompt_with_uppercase_codes_keeps_its_rows(tmp_path, fake):
     assert res.exit_code == 0 and "scored 0 rows (nothing new); 2 already in" in res.output
     after = read_scores(tmp_path / "run").sort_values("metric").reset_index(drop=True)
     assert after[["key", "score", "role", "angle"]].equals(before[["key", "score", "role", "angle"]])
+
+
+def test_bad_output_folders_and_files_exit_2_not_a_traceback(tmp_path, monkeypatch):
+    from vistar.runtime import device
+
+    missing = tmp_path / "no-such-folder"
+    assert invoke("suite", "export", "core", "--out", missing / "x.jsonl").exit_code == 2
+    for text in ("foo: [a\n", "categories: [x]\n"):     # not YAML; not `categories: {name: [term, ...]}`
+        (tmp_path / "bad.yaml").write_text(text)
+        res = invoke("suite", "screen", "core", "--blocklist", tmp_path / "bad.yaml")
+        assert res.exit_code == 2 and "bad.yaml" in res.output
+    monkeypatch.setattr(device, "cuda_devices", lambda: (0, "no CUDA device"))
+    for asked in ("cuda", "banana"):
+        res = invoke("gc", "fit-padim", tmp_path, "--out", tmp_path / "s.npz", "--device", asked)
+        assert res.exit_code == 2 and "--device" in res.output and asked in res.output
+    res = invoke("gc", "fit-padim", tmp_path, "--out", missing / "s.npz")
+    assert res.exit_code == 2 and "does not exist" in res.output
+    assert invoke("validate", "--seed", "-1").exit_code == 2
+
+
+def test_bench_refuses_batch_sizes_below_1_and_a_missing_json_folder_before_running(tmp_path, fake):
+    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] x {text="x"}'])
+    for sizes in ("0", "-2", "1,0"):
+        res = invoke("bench", "--prompts", p, "--batch-sizes", sizes, "--n", "1", "--size", "32")
+        assert res.exit_code == 2 and "--batch-sizes" in res.output
+    res = invoke("bench", "--prompts", p, "--n", "1", "--size", "32", "--json", tmp_path / "nodir" / "x.json")
+    assert res.exit_code == 2 and "does not exist" in res.output and "stage" not in res.output   # no table: nothing ran

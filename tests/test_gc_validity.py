@@ -93,6 +93,18 @@ def test_a_set_returns_one_gc_row_whose_met_follows_the_goal(random_padim):
     assert gc.SETS["swirl"](4, 5) == [result]  # same seed, same crops and corruptions, same row
 
 
+def test_the_goal_is_met_by_the_raw_auc_not_its_rounding(monkeypatch):
+    # an AUC of 0.7495 shows as 0.75 but falls short of the goal 0.75
+    monkeypatch.setattr(gc, "crops", lambda n, seed, split: [("flat", np.zeros((8, 8, 3), np.uint8))] * n)
+    monkeypatch.setattr(gc, "fitted_padim", lambda: None)
+    monkeypatch.setattr(gc, "cues", lambda image, params, padim: {"padim": 0.5, "edges": 0.5})
+    monkeypatch.setattr(gc, "roc_auc", lambda clean, corrupted: 0.7495)
+    gc._clean_cues.cache_clear()
+    (result,) = gc.SETS["swirl"](2, 0)
+    gc._clean_cues.cache_clear()
+    assert result.value == 0.7495 and not result.met
+
+
 def test_validation_crops_are_a_new_draw_of_other_photos_than_tuning():
     assert not set(gc.TUNING) & set(gc.VALIDATION)
     tuning, validation = gc.crops(4, 0, "tuning"), gc.crops(4, 0, "validation")

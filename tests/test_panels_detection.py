@@ -157,3 +157,13 @@ def test_gutters_too_close_to_make_panels_fall_back_to_the_grid():
     image[110:114] = 255
     layout = split_panels(image, PanelRequest(3, 3, 1))
     assert layout.row_method == "grid"
+
+
+@pytest.mark.parametrize("wrong", [{"row_weights": [1.0, 2.0, 1.0]}, {"col_weights": [1.0]}, {"gutters_y": [8, 8]},
+                                   {"gutters_x": []}])
+def test_storyboard_weights_and_gutters_must_match_the_grid(wrong):
+    # a 2×2 grid: two row and two column weights, one gutter each way
+    with pytest.raises(ValueError, match=next(iter(wrong))):
+        make_storyboard(2, 2, **wrong)
+    right = {"row_weights": [1.0, 2.0], "col_weights": [1.0, 1.0], "gutters_y": [8], "gutters_x": [8]}
+    assert len(make_storyboard(2, 2, **right).boxes) == 4

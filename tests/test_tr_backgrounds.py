@@ -133,4 +133,18 @@ def test_text_that_would_be_clipped_is_refused():
         render_text(" ".join(["WORD"] * 60), size=256, font_size=40)         # more lines than the canvas holds
     with pytest.raises(ValueError, match="leaves"):
         overlay_text(photo("coffee"), "GOLDEN GATE BAKERY", font_size=36, xy=(400, 100))
+    # 10 px below the top edge it fits level; turned 20° about the image centre, one end rises out of the image
+    assert overlay_text(photo("coffee"), "GOLDEN GATE BAKERY", font_size=36, xy=(60, 10)).size == (512, 512)
+    with pytest.raises(ValueError, match="rotated 20.0° leaves"):
+        overlay_text(photo("coffee"), "GOLDEN GATE BAKERY", font_size=36, xy=(60, 10), angle=20.0)
     assert render_text("ANTIDISESTABLISHMENTARIANISM", size=512, font_size=24).size == (512, 512)
+
+
+def test_fonts_come_from_the_matplotlib_wheel_where_the_system_has_none(monkeypatch):
+    from vistar.synth import text
+
+    monkeypatch.setattr(text, "DEJAVU_DIRS", ())       # a system without DejaVu installed
+    fonts = available_fonts()
+    assert set(fonts) == {"pillow-default", "DejaVuSans", "DejaVuSerif"}
+    assert all("mpl-data" in fonts[name] for name in ("DejaVuSans", "DejaVuSerif"))
+    assert render_text("Crème brûlée", size=256, font_size=24, font=fonts["DejaVuSans"]).size == (256, 256)

@@ -61,6 +61,18 @@ def test_variants_change_exactly_what_they_say():
             assert len(missing) == len(words) - 1
 
 
+def test_a_poster_without_a_word_to_change_is_redrawn(monkeypatch):
+    from vistar.validity import tr
+
+    short = tr.Poster([["Kø", "Kø"]], [[["Kø"]]], "nordic", {})
+    with pytest.raises(ValueError):
+        with_typo(short, random.Random(0))
+    draws = iter([short])
+    monkeypatch.setattr(tr, "sample_poster", lambda rng, split, script: next(draws, None) or sample_poster(rng, split, script))
+    (case,) = ladder_cases(1, 0)
+    assert case["expected"] != "Kø Kø Kø"
+
+
 def test_tuning_and_validation_do_not_share_vocabulary_or_ranges():
     from vistar.validity.tr import WORDS
 

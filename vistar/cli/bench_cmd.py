@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from .common import ModelPathOpt, OntologyOpt, fail, out, parse_model_paths, print_table, say
+from .exit_codes import os_error_code
 
 
 def bench(
@@ -40,10 +41,14 @@ def bench(
         fail(str(exc))
     if model_scale not in ("full", "tiny"):
         fail(f"--model-scale must be full or tiny, not {model_scale!r}")
+    if json_out and not json_out.parent.is_dir():   # checked before the benchmark runs, not after
+        fail(f"--json {json_out}: folder {json_out.parent} does not exist")
     try:
         check_params(Ontology.load(ontology))   # a bad file fails here, before any image is made
         items = load_items(prompts, images, n, size)
         sizes = [int(b) for b in batch_sizes.split(",") if b.strip()]
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"--batch-sizes must be whole numbers of at least 1, not '{batch_sizes}'")
     except (OntologyError, ValueError) as exc:
         fail(str(exc))
     paths = parse_model_paths(model_path)
@@ -54,7 +59,10 @@ def bench(
         fail(f"the benchmark stopped: {exc}")
     report["fingerprint"]["device_requested"] = device
     if json_out:
-        json_out.write_text(json.dumps(report, indent=2, default=str))
+        try:
+            json_out.write_text(json.dumps(report, indent=2, default=str))
+        except OSError as exc:
+            fail(str(exc), os_error_code(exc))
     _print(report, wide)
 
 

@@ -16,6 +16,7 @@ from ..suites.loader import LoadedSuite, list_suites, load_suite
 from ..suites.safety import ClassifierScreen, DetoxifyClassifier, WordListScreen
 from ..suites.stats import near_duplicates, suite_stats
 from .common import ModelPathOpt, console, fail, out, parse_model_paths, safe, say
+from .exit_codes import os_error_code
 from .style import App
 
 app = App(no_args_is_help=True, help="Benchmark prompt suites: list, show, export for generation, statistics, safety screen.")
@@ -80,7 +81,10 @@ def export(name: str = NameArg,
     if out_file is None:
         sys.stdout.write(text)
     else:
-        out_file.write_text(text, encoding="utf-8")
+        try:
+            out_file.write_text(text, encoding="utf-8")
+        except OSError as exc:  # e.g. a folder that does not exist
+            fail(str(exc), os_error_code(exc))
         console.print(f"{len(prompts)} prompts written to {out_file}", highlight=False)
 
 
@@ -124,7 +128,12 @@ def screen(name: str = NameArg,
            data_dir: Optional[Path] = DataDirOpt) -> None:
     """Safety screen; exits 1 when any prompt is flagged."""
     prompts = _load(name, data_dir).prompts
-    screens = [WordListScreen.from_files(blocklist or [])]
+    try:
+        screens = [WordListScreen.from_files(blocklist or [])]
+    except ValueError as exc:   # not YAML, or not `categories: {name: [term, ...]}`
+        fail(str(exc))
+    except OSError as exc:
+        fail(str(exc), os_error_code(exc))
     if classifier is not None:
         if classifier != "detoxify":
             fail(f"unknown classifier '{classifier}' (available: detoxify)")

@@ -82,7 +82,7 @@ def validate(
                                          + ",".join(a.upper() for a in ANGLE_MODULES) + ")"),
     n: Optional[int] = typer.Option(None, "--n", min=1, help="Items per set (default: each set's documented size; "
                                     "small values for a quick check)"),
-    seed: int = typer.Option(0, "--seed", help="Seed the sets are generated from"),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed the sets are generated from"),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON instead of the table"),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when a goal is not met"),
 ) -> None:

@@ -96,7 +96,10 @@ class WordListScreen:
 
 
 def _load_categories(text: str, where: str) -> dict[str, list[str]]:
-    data = yaml.safe_load(text) or {}
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{where}: not YAML: {exc}") from None
     categories = data.get("categories") if isinstance(data, dict) else None
     if not isinstance(categories, dict) or not all(isinstance(v, list) for v in categories.values()):
         raise ValueError(f"{where}: expected a mapping 'categories: {{name: [term, ...]}}'")

@@ -179,7 +179,7 @@ def _cylinder_and_box(rng):
     dx, dz = _lateral(rng, r + half * rng.uniform(0.0, 0.6))
     through = Box((dx - half, 0.0, dz - half), (dx + half, bh, dz + half))
     x = rng.uniform(-0.5, 0.5) * r
-    front = -np.sqrt(r * r - x * x)              # the box's back face touches the cylinder's front
+    front = -r   # the box (which spans x = 0) has its back face on the plane tangent to the cylinder's front
     in_front = Box((x - half, 0.0, front - 2 * half), (x + half, bh, front))
     return [cyl, through], [cyl, in_front], "touching"
 

@@ -55,7 +55,12 @@ def make_storyboard(rows: int = 2, cols: int = 2, height: int = 480, width: int 
     """A storyboard with known boxes. `border` is (top, right, bottom, left); gutters default to random
     widths; panel sizes vary by ±`uneven`, or follow `row_weights` / `col_weights` (relative sizes) when
     given; `frame` draws a dark outline of that width inside each panel (the outline belongs to the panel
-    box, as a reader would see it)."""
+    box, as a reader would see it). Weights and gutters of the wrong count raise ValueError (the grid's boxes
+    would not be the ROWS × COLS the storyboard claims)."""
+    for name, given, want in (("row_weights", row_weights, rows), ("gutters_y", gutters_y, rows - 1),
+                              ("col_weights", col_weights, cols), ("gutters_x", gutters_x, cols - 1)):
+        if given is not None and len(given) != want:
+            raise ValueError(f"{name}: {len(given)} given, a {rows}×{cols} grid needs {want}")
     rng = np.random.default_rng(seed)
     border = border if border is not None else tuple(int(v) for v in rng.integers(4, 30, size=4))
     gutters_y = gutters_y if gutters_y is not None else [int(v) for v in rng.integers(6, 24, size=rows - 1)]

@@ -16,10 +16,11 @@ DEJAVU_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/
 
 
 def available_fonts() -> dict[str, str | None]:
-    """Font name → TrueType path (None = Pillow's bundled default font)."""
+    """Font name → TrueType path (None = Pillow's bundled default font): the system's DejaVu faces, else the
+    matplotlib wheel's (a core dependency), so callers do not depend on fonts the system may lack."""
     fonts: dict[str, str | None] = {"pillow-default": None}
     for name in ("DejaVuSans.ttf", "DejaVuSerif.ttf"):
-        path = next((d / name for d in DEJAVU_DIRS if (d / name).is_file()), None)
+        path = next((d / name for d in (*DEJAVU_DIRS, matplotlib_data("fonts", "ttf")) if (d / name).is_file()), None)
         if path is not None:
             fonts[name.removesuffix(".ttf")] = str(path)
     return fonts
@@ -100,11 +101,14 @@ def overlay_text(background: Image.Image, text: str, *, font: str | None = None,
     face = load_font(font, font_size)
     left, top, right, bottom = draw.textbbox((0, 0), text, font=face, stroke_width=stroke)
     x, y = xy if xy is not None else ((image.width - right) / 2, (image.height - bottom) / 2)
-    if x + left < 0 or y + top < 0 or x + right > image.width or y + bottom > image.height:
-        raise ValueError(f"{text!r} at font size {font_size} placed at ({x:.0f}, {y:.0f}) leaves the {image.width}×{image.height} image")
+    cx, cy = image.width / 2, image.height / 2   # the rotation's centre: the text's corners are checked where they land
+    corners = [(x + dx - cx, y + dy - cy) for dx in (left, right) for dy in (top, bottom)]
+    if not _inside(corners, angle, cx, cy, image.size, margin=0.0):
+        raise ValueError(f"{text!r} at font size {font_size} placed at ({x:.0f}, {y:.0f}) and rotated {angle:.1f}° "
+                         f"leaves the {image.width}×{image.height} image")
     draw.text((x, y), text, font=face, fill=tuple(ink) + (255,), stroke_width=stroke, stroke_fill=(0, 0, 0, 255))
     if angle:
-        layer = layer.rotate(angle, resample=Image.BICUBIC, center=(image.width / 2, image.height / 2))
+        layer = layer.rotate(angle, resample=Image.BICUBIC, center=(cx, cy))
     image.paste(layer, (0, 0), layer)
     return image
 

@@ -316,6 +316,8 @@ def _photos(split: str) -> tuple[dict[str, np.ndarray], list[str]]:
             images[photo.name] = load(photo)
         except OSError as exc:
             missing.append(f"{photo.name}: {exc}")
+    if missing and not images:   # nothing to measure: the set is an error row, not a value of 0
+        raise RuntimeError(f"no {split} photo could be loaded: {'; '.join(missing)}")
     return images, missing
 
 
@@ -424,19 +426,19 @@ def run_expressions(n: int = 10, seed: int = 0, split: Split = VALIDATION) -> li
 
     weights = _expression_model()
     photos = [p for p in PHOTOS if p.split == split.name and any(p.expressions)][:max(0, n)]
-    if weights is None:
-        return [ValidityRow("CPA", "expressions", 0, "neutral read neutral", 0.0, "report", False,
-                            "expression weights unavailable: vistar models fetch fer-mini-xception")]
+    if weights is None:   # the set cannot run: an error row (validate exits 3), not a value of 0
+        raise RuntimeError("expression weights unavailable: vistar models fetch fer-mini-xception")
     ontology = Ontology.load()
     neutral_weight = float(metric_params(ontology, "CPA").neutral_weight)
     ctx = StageContext(features=ontology.data["features"], model_paths={"fer-mini-xception": weights})
-    read, unfound = [], []      # (label, calibrated top class, raw top class)
+    read, unfound, loaded = [], [], 0      # read: (label, calibrated top class, raw top class)
     for photo in photos:
         try:
             image = load(photo)
         except OSError as exc:
             unfound.append(f"{photo.name}: {exc}")
             continue
+        loaded += 1
         found = faces.STAGE.compute([StageInput(np.ascontiguousarray(image), None, {}, {})], ctx)[0]
         if isinstance(found, Exception):
             unfound.append(f"{photo.name}: {found}")
@@ -453,6 +455,8 @@ def run_expressions(n: int = 10, seed: int = 0, split: Split = VALIDATION) -> li
                 continue
             probs = calibrated(face.expression, neutral_weight)
             read.append((label, max(probs, key=probs.get), max(face.expression, key=face.expression.get)))
+    if photos and not loaded:
+        raise RuntimeError(f"no labelled photo could be loaded: {'; '.join(unfound)}")
     neutral = [r for r in read if r[0] == "neutral"]
     confusions = ", ".join(f"{label}->{top}" for label, top, _ in read if top != label) or "none"
     raw_neutral = sum(raw == "neutral" for _, _, raw in neutral)

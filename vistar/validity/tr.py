@@ -107,6 +107,8 @@ def with_typo(poster: Poster, rng: random.Random) -> Poster:
     """One letter of one word (at least 3 letters long) changed to another letter of the same script and case."""
     blocks = _copy(poster)
     spots = [(b, i, j) for b, block in enumerate(blocks) for i, line in enumerate(block) for j, w in enumerate(line) if len(w) >= 3]
+    if not spots:   # e.g. Nordic "Kø Kø Kø": ladder_cases draws another poster
+        raise ValueError("no word of 3 or more letters to change")
     b, i, j = rng.choice(spots)
     word = blocks[b][i][j]
     k = rng.randrange(1, len(word) - 1)
@@ -167,10 +169,10 @@ def ladder_cases(n: int, seed: int, split: Split = VALIDATION, script=poster_scr
     rng, cases = random.Random(seed + split.seed_offset), []
     while len(cases) < n:
         poster = sample_poster(rng, split, script(len(cases)))
-        variants = {"correct": poster, "typo": with_typo(poster, rng), "missing": without_word(poster, rng)}
         try:
+            variants = {"correct": poster, "typo": with_typo(poster, rng), "missing": without_word(poster, rng)}
             images = {k: p.image() for k, p in variants.items()}
-        except ValueError:  # the block would leave the canvas: draw another poster
+        except ValueError:  # no word to change, or the block would leave the canvas: draw another poster
             continue
         repeated = len(set(poster.text().split())) < len(poster.text().split())
         cases.append({"expected": poster.text(), "script": poster.script, "images": images, "repeated": repeated,
