@@ -42,14 +42,21 @@ def test_ok_rows_of_a_metric_that_cannot_import_are_kept_and_said(tmp_path, monk
     assert _rows(run)[("m/b.png", "TR")][0] == "ok"
 
 
-def test_ok_rows_scored_with_a_weight_now_absent_are_kept(tmp_path, monkeypatch):
+def _weighted_run(tmp_path, monkeypatch, absent: set[str]):
+    """(images, prompts, run folder) of one TR prompt whose stage needs the catalogued "fake-weight", absent on
+    this machine while it is in ABSENT (the caller's set, changed between runs)."""
     imgs, run = tmp_path / "imgs", tmp_path / "run"
     png(imgs / "m" / "a.png")
     p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
     monkeypatch.setitem(engine_plugins.FEATURES, "fake_stats", "tests.support.engine_plugins:STAGE_WEIGHTED")
     engine_plugins.install(monkeypatch)
-    absent: set[str] = set()
     monkeypatch.setattr(plan, "_absent", lambda model, paths: model in absent)
+    return imgs, p, run
+
+
+def test_ok_rows_scored_with_a_weight_now_absent_are_kept(tmp_path, monkeypatch):
+    absent: set[str] = set()
+    imgs, p, run = _weighted_run(tmp_path, monkeypatch, absent)
     run_score(ScoreConfig(imgs, p, run))
     before = _rows(run)
     absent.add("fake-weight")
@@ -64,13 +71,8 @@ def test_ok_rows_scored_with_a_weight_now_absent_are_kept(tmp_path, monkeypatch)
 
 
 def test_a_row_scored_without_the_weight_is_scored_again_once_it_is_there(tmp_path, monkeypatch):
-    imgs, run = tmp_path / "imgs", tmp_path / "run"
-    png(imgs / "m" / "a.png")
-    p = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A"'])
-    monkeypatch.setitem(engine_plugins.FEATURES, "fake_stats", "tests.support.engine_plugins:STAGE_WEIGHTED")
-    engine_plugins.install(monkeypatch)
     absent = {"fake-weight"}
-    monkeypatch.setattr(plan, "_absent", lambda model, paths: model in absent)
+    imgs, p, run = _weighted_run(tmp_path, monkeypatch, absent)
     run_score(ScoreConfig(imgs, p, run))
     absent.clear()
     again = run_score(ScoreConfig(imgs, p, run))
