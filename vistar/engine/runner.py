@@ -156,7 +156,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
             start_forkserver()  # the pool workers' server imports the engine while this process plans
     summary = RunSummary()
     clear_loaded()
-    previous = _previous_meta(cfg.out)
+    previous = previous_meta(cfg.out)
     _check_same_shard(cfg, previous)
     _check_same_max_pixels(cfg, previous)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
@@ -206,7 +206,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
                         "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())},
                         **({"startup_seconds": {k: round(v, 3) for k, v in executor.startup.items()}} if executor.startup else {})}
     store.compact()
-    meta["models"] = {**_previous_models(previous), **loaded_models()}   # a resume's rows were scored with both
+    meta["models"] = {**previous_models(previous), **loaded_models()}   # a resume's rows were scored with both
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused,
@@ -219,7 +219,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     return summary
 
 
-def _previous_meta(out: Path) -> dict[str, Any] | None:
+def previous_meta(out: Path) -> dict[str, Any] | None:
     """The run.json an earlier run left in `out` (None when there is none, or it is unreadable)."""
     try:
         old = json.loads((out / "run.json").read_text())
@@ -228,7 +228,7 @@ def _previous_meta(out: Path) -> dict[str, Any] | None:
     return old if isinstance(old, dict) else None
 
 
-def _previous_models(previous: dict[str, Any] | None) -> dict[str, Any]:
+def previous_models(previous: dict[str, Any] | None) -> dict[str, Any]:
     """The weights earlier invocations into this folder loaded: their rows are still there, so run.json (and the
     weight check of `vistar merge`) must keep naming them after a resume that loads nothing or fewer."""
     models = (previous or {}).get("models")

@@ -13,7 +13,7 @@ from ..engine.store import read_scores
 from ..ontology import Ontology
 from .bootstrap import DEFAULT_RESAMPLES
 from .render import angle_detail, render_html, render_markdown, role_table, table3
-from .tables import ReportData, build_report_data, canonical_order
+from .tables import ReportData, build_report_data
 from .templates import judge_template_lines
 
 
@@ -23,7 +23,7 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, ontolog
     run_dir = Path(run_dir)
     if not (run_dir / "scores.parquet").is_dir():
         raise FileNotFoundError(f"{run_dir}: not a run directory (no scores.parquet/); create one with `vistar score`")
-    scores = canonical_order(read_scores(run_dir))   # the report's `scores` table too: the store's order is not kept
+    scores = read_scores(run_dir)   # in the store's canonical read order (store.READ_ORDER), as the report's tables
     if scores.empty:
         raise ValueError(f"{run_dir}: the run has no scores yet")
     ontology = ontology or Ontology.load()

@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..engine.store import READ_ORDER
 from ..ontology import Ontology
 from .bootstrap import DEFAULT_RESAMPLES, bootstrap_means, cell_rng, percentile_ci
 
 STATUSES = ("ok", "error", "skipped")
-CANONICAL = ("model", "prompt_id", "sample", "image", "metric", "key")   # the order rows are bootstrapped in
+# the order rows are bootstrapped in: the store's read order, the key breaking ties among rows not deduplicated
+CANONICAL = (*(column for column, _ in READ_ORDER), "key")
 
 
 @dataclass

@@ -25,7 +25,15 @@ from ..engine.images import DEFAULT_MAX_PIXELS, ImageRecord
 from ..engine.params import check_params
 from ..engine.plan import Hasher, RunSummary, Scorer as ResolvedMetric, metric_names, plan_run, sort_prompts, stage_versions
 from ..engine.runmeta import hardware, versions, write_json_atomic
-from ..engine.runner import ScoreConfig, canonical_angles, group_by_image, in_batches, writer_lock
+from ..engine.runner import (
+    ScoreConfig,
+    canonical_angles,
+    group_by_image,
+    in_batches,
+    previous_meta,
+    previous_models,
+    writer_lock,
+)
 from ..engine.store import ResultStore, read_scores
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
@@ -206,7 +214,7 @@ class Scorer:
         stage ran, the models loaded); a folder `vistar score` wrote keeps its own, with this call in its history."""
         assert self.run_dir is not None
         path = self.run_dir / "run.json"
-        previous = _previous(path)
+        previous = previous_meta(self.run_dir)
         now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         call = {"command": f"{COMMAND}.score", "finished": now, "images": len(records), "rows_written": summary.scored,
                 "rows_reused": summary.reused}
@@ -220,7 +228,7 @@ class Scorer:
             "finished": now, "status": "complete", "versions": versions(), "hardware": hardware(),
             "ontology_hash": self.ontology.hash, "device": self.device, "device_requested": self.device,
             "batch_size": self._cfg.batch_size, "angles": self.angles,
-            "models": {**((previous or {}).get("models") or {}), **loaded_models()},   # earlier calls' rows stay
+            "models": {**previous_models(previous), **loaded_models()},   # earlier calls' rows stay
             "metric_versions": {n: s.metric.version for n, s in sorted(self._metrics.items()) if s.metric},
             "stage_versions": stages, "stage_devices": stage_devices(stages, self.context),
             "stage_precisions": stage_precisions(map(registry.feature_stage, stages), self.context),
@@ -246,16 +254,6 @@ def _named_sample(path: Path, prompt_id: str) -> int | None:
         return 0
     match = _SAMPLE.match(path.stem)
     return int(match["k"]) if match and match["pid"] == prompt_id else None
-
-
-def _previous(path: Path) -> dict[str, Any] | None:
-    import json
-
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) else None
 
 
 # --- argument checks: TypeError for a wrong type, ValueError for a wrong value, both naming the argument ----------
