@@ -48,8 +48,8 @@ def _pose_cost(pose_box: Box, person_box: Box) -> float:
 
 def _one_to_one(boxes: list[Box], others: list[Box], cost: Callable[[Box, Box], float]) -> dict[int, int]:
     """{index into BOXES: index into OTHERS}, one to one at the least total COST(other, box) (Hungarian); an
-    infinite cost never pairs. Overlapping people: taken in turn, the first box containing a pose's centre took it
-    even where it was the next person's, who then went without."""
+    infinite cost never pairs. One to one and not in turn: of two overlapping people the first would take a pose or
+    face that is the second's, who would then go without."""
     costs = np.array([[cost(other, box) for other in others] for box in boxes], float).reshape(len(boxes), len(others))
     if costs.size == 0:
         return {}
@@ -69,11 +69,10 @@ def people_from(features: dict[str, Any], params: CPAParams) -> tuple[list[Perso
         keep = [i for i, name in enumerate(instances.class_names)
                 if name == params.person_class and instances.confidences[i] >= float(params.min_person_confidence)]
         boxes: list[Box] = [tuple(float(v) for v in instances.boxes[i]) for i in keep]  # type: ignore[misc]
-        posed = [p for p in poses.people if p.landmarks is not None]
-        pose_of = _one_to_one(boxes, [p.box(min_vis) for p in posed], _pose_cost)
+        posed = [(p.box(min_vis), p.landmarks) for p in poses.people if p.landmarks is not None]
+        pose_of = _one_to_one(boxes, [box for box, _ in posed], _pose_cost)
         face_of = _one_to_one(boxes, [f.box for f in faces.faces], head_cost)
-        landmarks = [p.landmarks for p in posed if p.landmarks is not None]
-        people = [Person(box, classify(landmarks[pose_of[k]], min_vis) if k in pose_of else None,
+        people = [Person(box, classify(posed[pose_of[k]][1], min_vis) if k in pose_of else None,
                          faces.faces[face_of[k]] if k in face_of else None) for k, box in enumerate(boxes)]
         claimed = set(face_of.values())
         return people + [Person(f.box, None, f) for k, f in enumerate(faces.faces) if k not in claimed], "instances"
