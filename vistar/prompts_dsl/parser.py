@@ -76,12 +76,11 @@ class _ToPrompt(Transformer_NonRecursive):  # a tree of 10,000 pairs is 10,000 d
 
     def number(self, items):
         text = str(items[0])
-        try:  # an integer past a float's range (or past Python's 4300-digit limit) is as unusable as 1e309
-            value = int(text) if _INT_RE.fullmatch(text) else float(text)
-            in_range = math.isfinite(value)
-        except (OverflowError, ValueError):
-            in_range = False
-        if not in_range:
+        try:  # an integer past Python's 4300-digit limit (or past a float's range, below) is as unusable as 1e309
+            value: int | float | None = int(text) if _INT_RE.fullmatch(text) else float(text)
+        except ValueError:
+            value = None
+        if value is None or not _fits_a_float(value):
             shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
             raise _AtColumn(f"number {shown} is out of range", items[0].column)
         return value
@@ -168,7 +167,8 @@ def _value(value, nested: bool = False) -> str:
     return repr(value)
 
 
-def _fits_a_float(value: int) -> bool:
+def _fits_a_float(value: int | float) -> bool:
+    """Finite, and (an int) within a float's range: what the parser reads and the serializer may write."""
     try:
         return math.isfinite(value)
     except OverflowError:
