@@ -1,9 +1,10 @@
 """LI validity: rendered scenes with known light, camera pitch and focal length, read by the classical shadow
 detector and the LI light estimate (camera pitch measured in the image, docs/metrics/li.md).
 
-TUNING is what the pitch cue, the frontal rule and the minimum fit agreement were chosen on (`python benchmarks/bench_li_validity.py
-pitch --split tuning`); VALIDATION differs in seeds, field of view, light elevation and object count. The
-CROWDED_ pair holds 3-5 solids placed in each other's shadows (synth.lighting.crowded_solids).
+TUNING is what the pitch cue, the frontal rule and the minimum fit agreement were chosen on (`python
+benchmarks/bench_li_validity.py pitch --split tuning`, `python benchmarks/bench_li_agreement.py`); VALIDATION
+differs in seeds, field of view, light elevation and object count. The CROWDED_ pair holds 3-5 solids placed in
+each other's shadows (synth.lighting.crowded_solids).
 """
 from __future__ import annotations
 
