@@ -1,5 +1,6 @@
 """LI's joint light fit on hand-made features: merged and cut shadows, and shadows half hidden behind objects."""
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -88,3 +89,34 @@ def test_objects_covering_every_shadow_pixel_are_a_skip_not_a_crash():
     result = METRIC.fn({"instances": instances([mask]), "shadows": ShadowMap(shadow, "hand")},
                        {"light": "light from the upper left"}, PARAMS, None)
     assert result.status == "skipped" and result.score is None
+
+
+def _post_and_shadow(shadow_box):
+    """One 12x60 post and a hand-painted shadow region (rows, cols) right of it, on a 200x300 image."""
+    post, shadow = np.zeros((200, 300), bool), np.zeros((200, 300), bool)
+    post[60:120, 40:52] = True
+    shadow[shadow_box] = True
+    return {"instances": instances([post]), "shadows": ShadowMap(shadow, "hand")}
+
+
+def test_a_fit_that_explains_little_of_the_shadow_is_low_confidence_with_the_reason():
+    # a 130x130 shadow beside a post 12 px wide: any predicted shadow is a strip at most 12 px across, so it
+    # covers at most 12 x 130·√2 ≈ 2 200 of the 16 900 shadow pixels (IoU ≤ 0.13), whatever the light
+    features = _post_and_shadow(np.s_[60:190, 52:182])
+    result = METRIC.fn(features, {"light": "light from the upper left"}, PARAMS, None)
+    assert result.status == "skipped" and result.score is None
+    assert result.details["fit"]["iou"] < 0.13
+    assert result.error.startswith("low confidence") and "min_fit_iou" in result.error
+    assert "tentative_estimate" in result.details
+    # without a minimum the same fit is scored: the minimum is what skipped it
+    unguarded = METRIC.fn(features, {"light": "light from the upper left"}, replace(PARAMS, min_fit_iou=0.0), None)
+    assert unguarded.status == "ok"
+
+
+def test_a_fit_that_matches_the_shadow_is_scored_as_without_a_minimum():
+    # the post's shadow as a thin strip along the ground to the right: light from the left, as asked
+    features = _post_and_shadow(np.s_[115:119, 52:110])
+    result = METRIC.fn(features, {"light": "light from the upper left"}, PARAMS, None)
+    unguarded = METRIC.fn(features, {"light": "light from the upper left"}, replace(PARAMS, min_fit_iou=0.0), None)
+    assert result.status == "ok" and result.details["fit"]["iou"] >= PARAMS.min_fit_iou
+    assert result.score == unguarded.score and result.details["estimate"]["azimuth_deg"] == pytest.approx(-90, abs=5)

@@ -6,8 +6,9 @@ is fitted jointly to all of them (light_fit: each candidate light predicts every
 its overlap with the detected ones), so merged shadows, shadows cut by a neighbour and shadows half hidden
 behind their objects still count; each pair's own direction (light_geometry.pair_direction) is reported in
 the details. LI = 1 − angle(estimate, expected)/(π/2), clipped to [0, 1]. No pair → `skipped` with the
-reason, never a silent 0. Light from straight in front casts shadows hidden behind the objects: such an
-estimate is low-confidence and skipped with the tentative direction in the details (docs/metrics/li.md).
+reason, never a silent 0. Light from straight in front casts shadows hidden behind the objects, and a fit whose
+predicted shadows barely match the detected ones explains too little: such an estimate is low-confidence and
+skipped with the tentative direction in the details (docs/metrics/li.md).
 """
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ class LightReading:
     pairs: list[dict[str, Any]]             # per object-shadow pair: tier, shape, its own direction
     n_objects: int
     pitch: CameraPitch
-    frontal: bool                 # the shadows run away from the camera, behind their objects: low confidence
+    doubt: str | None             # why the direction is low confidence (scored as skipped), None when it is not
     fit: dict[str, Any] | None = None        # the joint fit's agreement (IoU) and the spread of near-best directions
 
 
@@ -121,10 +122,21 @@ def read_light(instances: Instances, shadow: np.ndarray, params: LIParams, image
     hidden = np.asarray(instances.masks[objects].any(0), bool)      # ground behind the objects is never seen
     fit = fit_light(models, observed, hidden) if any("vector" in r for r in rows) else None
     if fit is None:
-        return LightReading(None, rows, len(objects), pitch, False)
-    frontal = math.degrees(math.atan2(abs(fit.vector[0]), fit.vector[2])) < float(params.frontal_cone_deg)
+        return LightReading(None, rows, len(objects), pitch, None)
     record = {"iou": round(fit.iou, 3), "near_best_spread_deg": round(fit.runner_up_deg, 1)}
-    return LightReading(fit.vector, rows, len(objects), pitch, frontal, record)
+    return LightReading(fit.vector, rows, len(objects), pitch, _doubt(fit.vector, fit.iou, params), record)
+
+
+def _doubt(vector: np.ndarray, iou: float, params: LIParams) -> str | None:
+    """Why a fitted direction is not to be trusted: light from the front hides the shadows behind their objects;
+    predicted shadows that barely overlap the detected ones explain too little of them (docs/metrics/li.md)."""
+    if math.degrees(math.atan2(abs(vector[0]), vector[2])) < float(params.frontal_cone_deg):
+        return (f"the shadows run away from the camera (light within {params.frontal_cone_deg}° of the front), "
+                "hidden behind their objects")
+    if iou < float(params.min_fit_iou):
+        return (f"the best light's predicted shadows agree with the detected ones at IoU {iou:.3f}, below "
+                f"min_fit_iou {params.min_fit_iou}")
+    return None
 
 
 def estimate_light(instances: Instances, shadow: np.ndarray, params: LIParams,
@@ -157,14 +169,12 @@ def _li(features: dict[str, Any], controls: dict[str, Any], params: LIParams, pr
         reason = "no salient object" if reading.n_objects == 0 else "no object-shadow pair found"
         return MetricResult.skipped(reason, **info)
     estimate = _describe(reading.vector)
-    if reading.frontal:
-        return MetricResult.skipped(
-            f"low confidence: the shadows run away from the camera (light within {params.frontal_cone_deg}° of "
-            "the front), hidden behind their objects", **info, tentative_estimate=estimate)
+    if reading.doubt is not None:
+        return MetricResult.skipped(f"low confidence: {reading.doubt}", **info, tentative_estimate=estimate)
     angle = angle_between(reading.vector, expected)
     return MetricResult.ok(li_score(reading.vector, expected), **info, estimate=estimate,
                            angle_deg=round(math.degrees(angle), 2), n_pairs=sum("vector" in p for p in reading.pairs))
 
 
-METRIC = Metric(name="LI", angle="LI", version="4", features=("instances", "shadows"), fn=_li, optional=("thumbnail",),
+METRIC = Metric(name="LI", angle="LI", version="5", features=("instances", "shadows"), fn=_li, optional=("thumbnail",),
                 params=LIParams)

@@ -21,6 +21,7 @@ class LIParams:
     camera_pitch_deg: float
     camera_fov_deg: float
     frontal_cone_deg: float
+    min_fit_iou: float
     min_confidence: float
     min_object_area_frac: float
     min_shadow_area_frac: float

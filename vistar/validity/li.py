@@ -1,9 +1,10 @@
 """LI validity: rendered scenes with known light, camera pitch and focal length, read by the classical shadow
 detector and the LI light estimate (camera pitch measured in the image, docs/metrics/li.md).
 
-TUNING is what the pitch cue and the frontal rule were chosen on (`python benchmarks/bench_li_validity.py
-pitch --split tuning`); VALIDATION differs in seeds, field of view, light elevation and object count. The
-CROWDED_ pair holds 3-5 solids placed in each other's shadows (synth.lighting.crowded_solids).
+TUNING is what the pitch cue, the frontal rule and the minimum fit agreement were chosen on (`python
+benchmarks/bench_li_validity.py pitch --split tuning`, `python benchmarks/bench_li_agreement.py`); VALIDATION
+differs in seeds, field of view, light elevation and object count. The CROWDED_ pair holds 3-5 solids placed in
+each other's shadows (synth.lighting.crowded_solids).
 """
 from __future__ import annotations
 
@@ -65,13 +66,13 @@ def sample(split: Split, index: int) -> tuple[LightScene, float]:
 def measure(split: Split, n: int, seed: int = 0) -> dict:
     """Per scene: angular error (None without a pair), low-confidence flag, pitch error, true azimuth."""
     params, detector = metric_params(Ontology.load(), "LI"), ClassicalShadowDetector()
-    out = {"error": [], "frontal": [], "pitch_error": [], "azimuth": [], "source": []}
+    out = {"error": [], "low_confidence": [], "pitch_error": [], "azimuth": [], "source": []}
     for i in range(n):
         scene, azimuth = sample(split, seed * n + i)
         reading = read_light(scene.instances, detector(scene.image, scene.instances), params,
                              resize_longest(scene.image, 256))
         out["error"].append(None if reading.vector is None else math.degrees(angle_between(reading.vector, scene.light)))
-        out["frontal"].append(reading.frontal)
+        out["low_confidence"].append(reading.doubt is not None)
         out["pitch_error"].append(reading.pitch.pitch_deg - scene.pitch_deg)
         out["azimuth"].append(azimuth)
         out["source"].append(reading.pitch.source)
@@ -80,9 +81,9 @@ def measure(split: Split, n: int, seed: int = 0) -> dict:
 
 def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow]:
     m = measure(split, n, seed)
-    scored = [e for e, f in zip(m["error"], m["frontal"]) if e is not None and not f]
+    scored = [e for e, f in zip(m["error"], m["low_confidence"]) if e is not None and not f]
     front = [abs(a) < FRONT_DEG for a in m["azimuth"]]
-    flagged = [e is None or f for e, f in zip(m["error"], m["frontal"])]
+    flagged = [e is None or f for e, f in zip(m["error"], m["low_confidence"])]
     med = float(np.median(scored)) if scored else float("nan")
     p90 = float(np.percentile(scored, 90)) if scored else float("nan")
     pitch = np.abs(m["pitch_error"])
@@ -94,9 +95,10 @@ def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow
         ValidityRow("LI", "rendered scenes", len(scored), "median error (deg), scored", med, "<= 10",
                     bool(med <= 10), note),
         ValidityRow("LI", "rendered scenes", len(scored), "p90 error (deg), scored", p90, "<= 25",
-                    bool(p90 <= 25), "low-confidence (frontal) and pair-less scenes are skipped, not scored"),
+                    bool(p90 <= 25), "low-confidence (frontal, poor fit) and pair-less scenes are skipped, not scored"),
         ValidityRow("LI", "rendered scenes", n, "share of scenes scored", len(scored) / n, "report", True,
-                    "the rest: no object-shadow pair, or light estimated within frontal_cone_deg of the front"),
+                    "the rest: no object-shadow pair, or low confidence (light estimated within frontal_cone_deg "
+                    "of the front, or a joint fit below min_fit_iou)"),
         ValidityRow("LI", "rendered scenes", n_front, f"front-lit (<{FRONT_DEG}°) skipped", caught,
                     "report", True, "shadows behind their objects: low confidence or no pair"),
         ValidityRow("LI", "rendered scenes", n, "median |pitch error| (deg)", float(np.median(pitch)), "report", True,
@@ -107,7 +109,7 @@ def run_scenes(n: int, seed: int, split: Split = VALIDATION) -> list[ValidityRow
 def run_crowded(n: int, seed: int, split: Split = CROWDED_VALIDATION) -> list[ValidityRow]:
     """3-5 solids, each standing in the cast shadow of another: merged and cut shadows, shadows on objects."""
     m = measure(split, n, seed)
-    scored = [e for e, f in zip(m["error"], m["frontal"]) if e is not None and not f]
+    scored = [e for e, f in zip(m["error"], m["low_confidence"]) if e is not None and not f]
     med = float(np.median(scored)) if scored else float("nan")
     p90 = float(np.percentile(scored, 90)) if scored else float("nan")
     note = (f"{split.objects[0]}-{split.objects[1]} solids in each other's shadows, light elevation "
