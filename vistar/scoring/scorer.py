@@ -34,7 +34,7 @@ from ..engine.runner import (
     previous_models,
     writer_lock,
 )
-from ..engine.store import ResultStore, read_scores
+from ..engine.store import ResultStore, read_visible
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt
@@ -202,10 +202,12 @@ class Scorer:
             yield ResultStore(self.run_dir)
 
     def _reused(self, records: list[ImageRecord], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The folder's rows for these images not scored in this call, as Arrow gives them (None for an empty field,
+        as a fresh row has it; a pandas round trip would make it NaN)."""
         assert self.run_dir is not None
         wanted = {(r.rel, r.model, r.prompt_id, r.sample) for r in records}
         have = {(r["image"], r["model"], r["prompt_id"], r["sample"], r["metric"]) for r in rows}
-        stored: list[dict[str, Any]] = read_scores(self.run_dir).to_dict("records")
+        stored: list[dict[str, Any]] = read_visible(self.run_dir).to_pylist()
         return [r for r in stored if (r["image"], r["model"], r["prompt_id"], r["sample"]) in wanted
                 and (r["image"], r["model"], r["prompt_id"], r["sample"], r["metric"]) not in have]
 
