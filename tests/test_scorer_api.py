@@ -142,6 +142,26 @@ def test_bad_pixels_in_memory_are_error_rows_and_the_rest_is_scored(tmp_path):
     assert frame.loc[frame["index"] == 3, "error"].iloc[0].startswith("image: float pixels outside [0, 1] (min 0, max 2)")
 
 
+def test_empty_float_images_are_the_error_rows_of_an_empty_uint8_image():
+    """A 0x0 float array or tensor has no pixel to check the range of: it is the 0x0 uint8 image's error row (same
+    message, same key), and the call's good image is scored."""
+    torch = pytest.importorskip("torch")
+    empty = np.zeros((0, 0, 3), np.uint8)
+    frame = Scorer().score([_rgb(3), empty, empty.astype(np.float32), torch.zeros(3, 0, 0)], LINE).to_pandas()
+    assert frame.groupby("index")["status"].agg(set).tolist() == [{"ok"}, {"error"}, {"error"}, {"error"}]
+    rows = [frame[frame["index"] == i].sort_values("metric")[["error", "key"]].reset_index(drop=True) for i in (1, 2, 3)]
+    assert rows[0]["error"].iloc[0] == "image: image is 0x0; at least 8x8 pixels are needed"
+    assert rows[1].equals(rows[0]) and rows[2].equals(rows[0])
+
+
+def test_a_batch_of_no_images_is_refused_as_an_empty_list_is():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match=r"^images: no image given \(a batch of 0 images\)$"):
+        Scorer().score(torch.empty(0, 3, 8, 8), LINE)
+    with pytest.raises(ValueError, match=r"^images\[1\]: no image given \(a batch of 0 images\)$"):
+        Scorer().score([_rgb(0), np.zeros((0, 8, 8, 3), np.uint8)], LINE)
+
+
 def test_an_invalid_prompt_gives_the_cli_error_rows_and_keys(tmp_path):
     folder = tmp_path / "images" / "m"
     folder.mkdir(parents=True)
