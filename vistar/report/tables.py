@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..engine.store import READ_ORDER
 from ..ontology import Ontology
-from .bootstrap import DEFAULT_RESAMPLES, bootstrap_means, cell_rng, percentile_ci
+from .bootstrap import DEFAULT_RESAMPLES, MIN_UNITS, bootstrap_means, cell_rng, interval
 
 STATUSES = ("ok", "error", "skipped")
 # the order rows are bootstrapped in: the store's read order, the key breaking ties among rows not deduplicated
@@ -68,6 +68,7 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
     angle_order += sorted(set(rows["angle"]) - set(angle_order))
     boots: dict[tuple[str, str], np.ndarray] = {}   # resampled means, for CIs of derived scores
     points: dict[tuple[str, str], float] = {}
+    units: dict[tuple[str, str], int] = {}          # ok images per cell: a CI needs MIN_UNITS of them
     records, dists = [], {}
     cells = dict(iter(rows.groupby(["model", "angle"], sort=False)))  # one pass, not one scan per cell
     for model in models:
@@ -78,9 +79,10 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
             counts = cell["status"].value_counts()
             vals = cell.loc[cell["status"] == "ok", "score100"].to_numpy(dtype=float)
             boot = bootstrap_means(vals, cell_rng(seed, model, angle), resamples)
-            lo, hi = percentile_ci(boot)
+            lo, hi = interval(boot, len(vals))
             if len(vals):
                 boots[(model, angle)] = boot
+                units[(model, angle)] = len(vals)
                 points[(model, angle)] = float(vals.mean())
                 dists[(model, angle)] = vals
             records.append({"model": model, "angle": angle, "name": ontology.angles.get(angle, {}).get("name", angle),
@@ -89,8 +91,8 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
     angle_scores = pd.DataFrame(records, columns=["model", "angle", "name", "mean", "ci_low", "ci_high",
                                                   *(f"n_{s}" for s in STATUSES)])
     weights = overall_weights(ontology)
-    data = ReportData(angle_scores=angle_scores, overall=_overall(models, angle_order, boots, points, weights),
-                      role_scores=_roles(ontology, models, boots, points), distributions=dists)
+    data = ReportData(angle_scores=angle_scores, overall=_overall(models, angle_order, boots, points, weights, units),
+                      role_scores=_roles(ontology, models, boots, points, units), distributions=dists)
     data.has_sets = bool(rows["set"].isin(["core", "hard"]).any())
     if data.has_sets:
         data.overall = data.overall.merge(_core_hard(rows, models, weights), on="model", how="left")
@@ -127,7 +129,7 @@ def weighted_mean(values: dict[str, float], weights: dict[str, float]):
     return sum(weights[a] / total * values[a] for a in used)
 
 
-def _overall(models, angle_order, boots, points, weights) -> pd.DataFrame:
+def _overall(models, angle_order, boots, points, weights, units) -> pd.DataFrame:
     records = []
     for model in models:
         scored = [a for a in angle_order if (model, a) in boots]
@@ -137,7 +139,7 @@ def _overall(models, angle_order, boots, points, weights) -> pd.DataFrame:
             records.append({"model": model, "overall": np.nan, "ci_low": np.nan, "ci_high": np.nan, "angles": "",
                             "covered_weight": 0.0, "unweighted": unweighted})
             continue
-        lo, hi = percentile_ci(weighted_mean({a: boots[(model, a)] for a in angles}, weights))
+        lo, hi = interval(weighted_mean({a: boots[(model, a)] for a in angles}, weights), min(units[(model, a)] for a in angles))
         records.append({"model": model, "overall": float(weighted_mean({a: points[(model, a)] for a in angles}, weights)),
                         "ci_low": lo, "ci_high": hi, "angles": ",".join(angles),
                         "covered_weight": float(sum(weights[a] for a in angles)), "unweighted": unweighted})
@@ -163,7 +165,7 @@ def _core_hard(rows, models, weights) -> pd.DataFrame:
     return pd.DataFrame(records)
 
 
-def _roles(ontology: Ontology, models, boots, points) -> pd.DataFrame:
+def _roles(ontology: Ontology, models, boots, points, units) -> pd.DataFrame:
     records = []
     for role, role_name in ontology.roles.items():
         weights = {a: w for a, w in (ontology.role_weights(role) if ontology.mask.get(role) else {}).items() if w > 0}
@@ -175,7 +177,7 @@ def _roles(ontology: Ontology, models, boots, points) -> pd.DataFrame:
                 score, lo, hi = np.nan, np.nan, np.nan
             else:
                 score = float(weighted_mean({a: points[(model, a)] for a in used}, weights))
-                lo, hi = percentile_ci(weighted_mean({a: boots[(model, a)] for a in used}, weights))
+                lo, hi = interval(weighted_mean({a: boots[(model, a)] for a in used}, weights), min(units[(model, a)] for a in used))
             records.append({"role": role, "role_name": role_name, "model": model, "score": score, "ci_low": lo,
                             "ci_high": hi, "covered_weight": covered, "angles_used": ",".join(used),
                             "angles_missing": ",".join(missing), "partial": bool(missing) and bool(used)})
@@ -250,7 +252,27 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data, w
         notes.append(f"{errors} row(s) ended in error and {skipped} were skipped; they are excluded from means (see counts and reasons).")
     if not data.has_sets:
         notes.append("Prompts carry no set=core|hard: Core, Hard and Drop are not computed.")
+    if note := _no_interval_note(data.angle_scores):
+        notes.append(note)
     return notes
+
+
+def _no_interval_note(angle_scores: pd.DataFrame, listed: int = 8) -> str | None:
+    """Which scored cells have no 95% CI and why (too few images; every resample equal), as calibration says it."""
+    scored = angle_scores[angle_scores["n_ok"] > 0]
+    few = scored[scored["n_ok"] < MIN_UNITS]
+    flat = scored[(scored["n_ok"] >= MIN_UNITS) & scored["ci_low"].isna()]
+    if few.empty and flat.empty:
+        return None
+
+    def named(cells: pd.DataFrame, count: bool) -> str:
+        said = [f"{m} {a}" + (f" ({n})" if count else "") for m, a, n in zip(cells["model"], cells["angle"], cells["n_ok"])]
+        return ", ".join(said[:listed]) + (f" and {len(said) - listed} more" if len(said) > listed else "")
+
+    reasons = ([f"fewer than {MIN_UNITS} scored images in {named(few, True)}"] if len(few) else []) + \
+              ([f"every resample gives the same mean in {named(flat, False)}"] if len(flat) else [])
+    return ("No 95% CI (shown as —) where a zero-width or small-sample interval would claim a certainty the data "
+            f"cannot give: {'; '.join(reasons)}. An overall or role score built on a cell with too few images has none either.")
 
 
 def _unscored_role_note(role: str, ontology: Ontology, scored: list[str]) -> str:
