@@ -230,6 +230,24 @@ def test_update_compute_reset_follow_the_report(tmp_path):
         scorer.compute()
 
 
+def test_a_file_updated_twice_counts_once_with_its_last_row(tmp_path):
+    """A file given to update() again is the same row identity (image, model, prompt, sample, metric): as in a run
+    folder, where re-scoring a changed file replaces its row, compute() keeps the last row, not both."""
+    folder = tmp_path / "images" / "a"
+    folder.mkdir(parents=True)
+    prompts = [f's{k}: [GD|TR] A sign that says "OPEN" {{text="OPEN"}}' for k in range(2)]
+    for k in range(2):
+        Image.fromarray(_rgb(10 + k)).save(folder / f"s{k}.png")
+    scorer = Scorer()
+    scorer.update([folder / "s0.png", folder / "s1.png"], prompts)
+    Image.fromarray(_rgb(30)).save(folder / "s0.png")   # the file changed: its new row replaces the old one
+    last = scorer.score(folder / "s0.png", prompts[0])
+    scorer.update(folder / "s0.png", prompts[0])
+    tr = scorer.compute(resamples=100).angle_scores.set_index(["model", "angle"]).loc[("a", "TR")]
+    s1 = _rgb(11).mean() / 255.0 * 100
+    assert tr["n_ok"] == 2 and tr["mean"] == pytest.approx((next(r.score for r in last if r.metric == "TR") * 100 + s1) / 2)
+
+
 # --- library manners -----------------------------------------------------------------------------------------------
 def test_import_vistar_loads_no_engine_until_a_name_is_used():
     code = ("import sys, vistar; heavy = sorted(m for m in sys.modules if m.startswith(('vistar.', 'numpy', 'pandas', 'torch', 'PIL')));"
