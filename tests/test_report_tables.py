@@ -217,3 +217,18 @@ def test_the_same_rows_in_another_stored_order_give_the_same_report(scores):
         for name in ("angle_scores", "overall", "role_scores"):
             assert getattr(again, name).equals(getattr(first, name)), name
         assert again.notes == first.notes and again.skip_reasons.equals(first.skip_reasons)
+
+
+def test_core_and_hard_on_no_common_angle_are_left_empty(tmp_path):
+    """A's core prompts are TR, its hard prompts LI: a Core from TR and a Hard from LI would compare different angles."""
+    rows = [row("A", "c1", "TR", 0.9, set_="core"), row("A", "h1", "LI", 0.3, set_="hard"),
+            row("B", "c1", "TR", 0.8, set_="core"), row("B", "h1", "TR", 0.6, set_="hard"),
+            row("C", "c1", "TR", 0.7, set_="core")]
+    data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=50)
+    o = data.overall.set_index("model")
+    assert o.loc["A", ["core", "hard", "drop_pct"]].isna().all() and o.loc["A", "set_angles"] == ""
+    assert (o.loc["B", "core"], o.loc["B", "hard"], o.loc["B", "drop_pct"]) == pytest.approx((80.0, 60.0, 25.0))
+    assert o.loc["C", "core"] == pytest.approx(70.0) and o.loc[["C"], ["hard", "drop_pct"]].isna().all().all()  # one set
+    assert ("Model A: its core prompts (TR) and hard prompts (LI) share no weighted angle: Core, Hard and Drop are left "
+            "empty (they would compare different angles).") in data.notes
+    assert not any(n.startswith(("Model B:", "Model C:")) for n in data.notes)

@@ -94,11 +94,13 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
     data = ReportData(angle_scores=angle_scores, overall=_overall(models, angle_order, boots, points, weights, units),
                       role_scores=_roles(ontology, models, boots, points, units), distributions=dists)
     data.has_sets = bool(rows["set"].isin(["core", "hard"]).any())
+    set_notes: list[str] = []
     if data.has_sets:
-        data.overall = data.overall.merge(_core_hard(rows, models, weights), on="model", how="left")
+        core_hard, set_notes = _core_hard(rows, models, weights)
+        data.overall = data.overall.merge(core_hard, on="model", how="left")
     data.skip_reasons = _reasons(rows)
     data.other_metrics = other_metrics(scores)
-    data.notes = _coverage_notes(rows, scores["metric"].dropna().unique(), ontology, models, angle_order, data, weights)
+    data.notes = _coverage_notes(rows, scores["metric"].dropna().unique(), ontology, models, angle_order, data, weights) + set_notes
     data.ranking_notes = _ranking_notes(data)
     data.summary = {"models": models, "angles": angle_order, "rows": int(len(scores)), "angle_rows": int(len(rows)),
                     "seed": seed, "resamples": resamples, "ontology_hash": ontology.hash,
@@ -148,9 +150,11 @@ def _overall(models, angle_order, boots, points, weights, units) -> pd.DataFrame
     return frame.sort_values(["rank", "model"], na_position="last").reset_index(drop=True)
 
 
-def _core_hard(rows, models, weights) -> pd.DataFrame:
+def _core_hard(rows, models, weights) -> tuple[pd.DataFrame, list[str]]:
+    """Core/Hard over the weighted angles a model has in both sets; a model with one set shows that set's score; one
+    with both sets but no weighted angle in common gets neither (they would compare different angles), and a note."""
     ok = rows[rows.status == "ok"]
-    records = []
+    records, notes = [], []
     for model in models:
         sub = ok[ok.model == model]
         core = sub[sub["set"] == "core"].groupby("angle")["score100"].mean()
@@ -158,11 +162,14 @@ def _core_hard(rows, models, weights) -> pd.DataFrame:
         both = sorted(a for a in set(core.index) & set(hard.index) if weights.get(a, 0.0) > 0)
         c = float(weighted_mean(core[both].to_dict(), weights))
         h = float(weighted_mean(hard[both].to_dict(), weights))
-        if not both:  # one set only: still show it, without a drop
+        if not both and len(core) and len(hard):
+            notes.append(f"Model {model}: its core prompts ({', '.join(core.index)}) and hard prompts ({', '.join(hard.index)}) "
+                         "share no weighted angle: Core, Hard and Drop are left empty (they would compare different angles).")
+        elif not both:  # one set only: still show it, without a drop
             c, h = float(weighted_mean(core.to_dict(), weights)), float(weighted_mean(hard.to_dict(), weights))
         drop = (c - h) / c * 100.0 if both and c > 0 else np.nan
         records.append({"model": model, "core": c, "hard": h, "drop_pct": drop, "set_angles": ",".join(both)})
-    return pd.DataFrame(records)
+    return pd.DataFrame(records), notes
 
 
 def _roles(ontology: Ontology, models, boots, points, units) -> pd.DataFrame:
