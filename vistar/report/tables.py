@@ -9,7 +9,9 @@ is on 0–100. Decisions (documented in docs/report.md):
   mean of the role scores; an angle whose weight is 0 in every role (GC by default) is shown apart, never averaged in;
 - a role's score is Σ w_a · angle score over the role's masked angles that were scored, with the weights
   renormalised over those angles; the covered share of the role's weight is reported and partial coverage is flagged;
-- Core/Hard use the overall's weights over, per model, only the angles scored in both sets, so Drop compares like with like.
+- Core/Hard use the overall's weights over, per model, only the angles scored in both sets, so Drop compares like with
+  like (none in common: no Core/Hard, a note);
+- a 95% CI needs MIN_UNITS images in every cell it draws on and some width, as calibration's intervals do.
 """
 from __future__ import annotations
 
