@@ -9,6 +9,7 @@ import yaml
 from tests.support.scores_builder import row, write_run
 from vistar.calibration import calibrate, write_outputs
 from vistar.calibration.fit import TooFewPairs, fit_metric, split_pairs
+from vistar.engine import registry
 from vistar.ontology import Ontology
 
 
@@ -71,6 +72,29 @@ def test_refuses_too_few_pairs(tr_run):
     with pytest.raises(TooFewPairs, match="only 1 non-tie|only 2 non-tie|only 0 non-tie"):
         fit_metric("TR", frame, {"x": {"char": 1, "token": 0}, "y": {"char": 0, "token": 1}, "z": {"char": 0, "token": 0}},
                    {"w_char": 0.5}, ["w_char"], min_pairs=10, test_fraction=0.0)
+
+
+def test_rows_without_the_sub_scores_are_named_not_counted_as_too_few(tmp_path):
+    """Rows whose details lack TR's `char`/`token` (an older metric version, rows written by hand) cannot be
+    re-scored: the refusal says so, rather than "only 0 non-tie judgment(s)"."""
+    rows = [row(m, f"p{i}", "TR", s) for i in range(60) for m, s in (("m1", 0.8), ("m2", 0.4))]   # details {}
+    run = write_run(tmp_path / "run", rows)
+    pd.DataFrame([(f"m1/p{i}.png", f"m2/p{i}.png", "a") for i in range(60)],
+                 columns=["image_a", "image_b", "preferred"]).to_csv(tmp_path / "pairs.csv", index=False)
+    result = calibrate(run, tmp_path / "pairs.csv", fit=True, resamples=100, trials=5)
+    version = registry.metric("TR").version
+    assert result.fits == [] and result.refusals == [
+        f"metric TR: none of the 60 judgment(s) can be re-scored: the rows' details carry none of char, token, the sub-scores "
+        f"metric TR (version {version}) re-scores from; rows written by another version or by hand may not store them. "
+        "Re-run `vistar score` to refit."]
+    frame = pd.DataFrame({"image_a": [f"a{i}" for i in range(20)], "image_b": [f"b{i}" for i in range(20)], "h": [1] * 20})
+    details = {f"a{i}": {"char": 1, "token": 0} for i in range(20)} | {f"b{i}": {"char": 0, "token": 0} for i in range(5)}
+    with pytest.raises(TooFewPairs, match=r"only 5 non-tie training judgment\(s\), need at least 10 .*; 15 of the 20 "
+                                          r"judgment\(s\) left out: the rows' details carry none of char, token"):
+        fit_metric("TR", frame, details, {"w_char": 0.5}, ["w_char"], min_pairs=10, test_fraction=0.0)
+    fitted = fit_metric("TR", frame, details, Ontology.load().metric_params("TR"), ["w_char"], min_pairs=3,
+                        test_fraction=0.0, trials=3)
+    assert fitted.train_pairs == 5 and fitted.notes[-1].startswith("15 of the 20 judgment(s) left out: the rows' details")
 
 
 def test_split_keeps_votes_on_one_pair_together():

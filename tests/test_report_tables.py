@@ -53,11 +53,31 @@ def test_angle_means_and_counts(data):
     assert (c_li.n_ok, c_li.n_skipped) == (0, 1) and math.isnan(c_li["mean"])
 
 
-def test_bootstrap_ci_brackets_mean_and_is_seeded(data, scores):
+def test_intervals_need_ten_images_and_some_spread(tmp_path):
+    """Calibration's rule: no CI from fewer than 10 images or of zero width, nor for a score built on such a cell."""
+    rows = [row("A", f"t{i}", "TR", 0.5 + 0.04 * i) for i in range(12)]   # 12 images, spread: an interval
+    rows += [row("B", f"t{i}", "TR", 0.5) for i in range(12)]            # 12 equal scores: every resample 50
+    rows += [row("A", "l0", "LI", 0.8), row("B", "l0", "LI", 0.6)]        # one image each
+    data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), seed=7, resamples=500)
     a_tr = cell(data, "A", "TR")
-    assert 50 <= a_tr.ci_low <= 70 <= a_tr.ci_high <= 90
-    c_tr = cell(data, "C", "TR")
-    assert c_tr.ci_low == c_tr.ci_high == pytest.approx(50.0)  # two equal scores: no spread
+    assert a_tr["mean"] == pytest.approx(72.0) and 50 < a_tr.ci_low < 72 < a_tr.ci_high < 94
+    assert all(math.isnan(cell(data, m, a)[b]) for m, a in [("B", "TR"), ("A", "LI"), ("B", "LI")] for b in ["ci_low", "ci_high"])
+    assert data.overall[["ci_low", "ci_high"]].isna().all().all()   # TR with LI: LI has one image
+    roles = data.role_scores.set_index(["role", "model"])
+    assert (roles.loc[("MS", "A"), "angles_used"], roles.loc[("MS", "A"), "ci_low"]) == ("TR", a_tr.ci_low)
+    assert "LI" in roles.loc[("SA", "A"), "angles_used"] and math.isnan(roles.loc[("SA", "A"), "ci_low"])
+    assert ("No 95% CI (shown as —) where a zero-width or small-sample interval would claim a certainty the data cannot "
+            "give: fewer than 10 scored images in A LI (1), B LI (1); every resample gives the same mean in B TR.") in " ".join(data.notes)
+
+
+def test_the_report_and_calibration_share_one_small_sample_rule():
+    from vistar.calibration.agreement import MIN_UNITS as CALIBRATION
+    from vistar.report.bootstrap import MIN_UNITS as REPORT
+
+    assert REPORT == CALIBRATION == 10
+
+
+def test_bootstrap_is_seeded(scores):
     first = build_report_data(scores, Ontology.load(), seed=7, resamples=500)
     second = build_report_data(scores, Ontology.load(), seed=7, resamples=500)
     assert first.role_scores[["ci_low", "ci_high"]].equals(second.role_scores[["ci_low", "ci_high"]])
@@ -106,8 +126,7 @@ def test_role_weighted_scores(data):
     assert not roles.loc[("GD", "A"), "partial"] and roles.loc[("GD", "A"), "covered_weight"] == pytest.approx(1.0)
     # PH needs LI: C has none, so C has no PH score
     assert math.isnan(roles.loc[("PH", "C"), "score"]) and roles.loc[("PH", "B"), "rank"] == 1
-    lo, hi = roles.loc[("ED", "A"), ["ci_low", "ci_high"]]
-    assert lo <= 60.0 <= hi
+    assert roles.loc[("ED", "A"), ["ci_low", "ci_high"]].isna().all()   # its cells hold 1 to 3 images
 
 
 def test_rankings_note_where_role_differs(data):
@@ -198,3 +217,18 @@ def test_the_same_rows_in_another_stored_order_give_the_same_report(scores):
         for name in ("angle_scores", "overall", "role_scores"):
             assert getattr(again, name).equals(getattr(first, name)), name
         assert again.notes == first.notes and again.skip_reasons.equals(first.skip_reasons)
+
+
+def test_core_and_hard_on_no_common_angle_are_left_empty(tmp_path):
+    """A's core prompts are TR, its hard prompts LI: a Core from TR and a Hard from LI would compare different angles."""
+    rows = [row("A", "c1", "TR", 0.9, set_="core"), row("A", "h1", "LI", 0.3, set_="hard"),
+            row("B", "c1", "TR", 0.8, set_="core"), row("B", "h1", "TR", 0.6, set_="hard"),
+            row("C", "c1", "TR", 0.7, set_="core")]
+    data = build_report_data(read_scores(write_run(tmp_path, rows)), Ontology.load(), resamples=50)
+    o = data.overall.set_index("model")
+    assert o.loc["A", ["core", "hard", "drop_pct"]].isna().all() and o.loc["A", "set_angles"] == ""
+    assert (o.loc["B", "core"], o.loc["B", "hard"], o.loc["B", "drop_pct"]) == pytest.approx((80.0, 60.0, 25.0))
+    assert o.loc["C", "core"] == pytest.approx(70.0) and o.loc[["C"], ["hard", "drop_pct"]].isna().all().all()  # one set
+    assert ("Model A: its core prompts (TR) and hard prompts (LI) share no weighted angle: Core, Hard and Drop are left "
+            "empty (they would compare different angles).") in data.notes
+    assert not any(n.startswith(("Model B:", "Model C:")) for n in data.notes)

@@ -142,6 +142,26 @@ def test_bad_pixels_in_memory_are_error_rows_and_the_rest_is_scored(tmp_path):
     assert frame.loc[frame["index"] == 3, "error"].iloc[0].startswith("image: float pixels outside [0, 1] (min 0, max 2)")
 
 
+def test_empty_float_images_are_the_error_rows_of_an_empty_uint8_image():
+    """A 0x0 float array or tensor has no pixel to check the range of: it is the 0x0 uint8 image's error row (same
+    message, same key), and the call's good image is scored."""
+    torch = pytest.importorskip("torch")
+    empty = np.zeros((0, 0, 3), np.uint8)
+    frame = Scorer().score([_rgb(3), empty, empty.astype(np.float32), torch.zeros(3, 0, 0)], LINE).to_pandas()
+    assert frame.groupby("index")["status"].agg(set).tolist() == [{"ok"}, {"error"}, {"error"}, {"error"}]
+    rows = [frame[frame["index"] == i].sort_values("metric")[["error", "key"]].reset_index(drop=True) for i in (1, 2, 3)]
+    assert rows[0]["error"].iloc[0] == "image: image is 0x0; at least 8x8 pixels are needed"
+    assert rows[1].equals(rows[0]) and rows[2].equals(rows[0])
+
+
+def test_a_batch_of_no_images_is_refused_as_an_empty_list_is():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match=r"^images: no image given \(a batch of 0 images\)$"):
+        Scorer().score(torch.empty(0, 3, 8, 8), LINE)
+    with pytest.raises(ValueError, match=r"^images\[1\]: no image given \(a batch of 0 images\)$"):
+        Scorer().score([_rgb(0), np.zeros((0, 8, 8, 3), np.uint8)], LINE)
+
+
 def test_an_invalid_prompt_gives_the_cli_error_rows_and_keys(tmp_path):
     folder = tmp_path / "images" / "m"
     folder.mkdir(parents=True)
@@ -208,6 +228,24 @@ def test_update_compute_reset_follow_the_report(tmp_path):
     scorer.reset()
     with pytest.raises(ValueError, match="nothing accumulated"):
         scorer.compute()
+
+
+def test_a_file_updated_twice_counts_once_with_its_last_row(tmp_path):
+    """A file given to update() again is the same row identity (image, model, prompt, sample, metric): as in a run
+    folder, where re-scoring a changed file replaces its row, compute() keeps the last row, not both."""
+    folder = tmp_path / "images" / "a"
+    folder.mkdir(parents=True)
+    prompts = [f's{k}: [GD|TR] A sign that says "OPEN" {{text="OPEN"}}' for k in range(2)]
+    for k in range(2):
+        Image.fromarray(_rgb(10 + k)).save(folder / f"s{k}.png")
+    scorer = Scorer()
+    scorer.update([folder / "s0.png", folder / "s1.png"], prompts)
+    Image.fromarray(_rgb(30)).save(folder / "s0.png")   # the file changed: its new row replaces the old one
+    last = scorer.score(folder / "s0.png", prompts[0])
+    scorer.update(folder / "s0.png", prompts[0])
+    tr = scorer.compute(resamples=100).angle_scores.set_index(["model", "angle"]).loc[("a", "TR")]
+    s1 = _rgb(11).mean() / 255.0 * 100
+    assert tr["n_ok"] == 2 and tr["mean"] == pytest.approx((next(r.score for r in last if r.metric == "TR") * 100 + s1) / 2)
 
 
 # --- library manners -----------------------------------------------------------------------------------------------

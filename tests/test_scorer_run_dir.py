@@ -106,3 +106,18 @@ def test_many_calls_keep_the_run_folder_to_a_few_files(tmp_path, monkeypatch):
     stored = read_scores(run)
     assert len(stored) == 20 and sorted(set(stored.prompt_id)) == sorted(f"s{k}" for k in range(10))
     assert len(set(stored.key)) == 20 and (stored.status == "ok").all()   # every call's rows survive the merges
+
+
+def test_reused_rows_equal_fresh_rows_field_for_field(tmp_path):
+    """Rows reused from the folder are read back as the store's values (None for an empty field), not pandas' NaN:
+    a reused result is the fresh one, and `to_pandas()` builds its frame from them."""
+    folder = tmp_path / "images" / "m"
+    folder.mkdir(parents=True)
+    Image.fromarray(_rgb(0)).save(folder / "s0.png")
+    scorer = Scorer(run_dir=tmp_path / "run")
+    fresh = scorer.score(folder / "s0.png", LINE.format(k=0))
+    calls = len(engine_plugins.CALLS)
+    again = scorer.score(folder / "s0.png", LINE.format(k=0))
+    assert len(engine_plugins.CALLS) == calls   # the second call reused every row
+    assert list(again) == list(fresh) and all(r.error is None for r in again)
+    assert again.to_pandas().drop(columns="shard").equals(fresh.to_pandas().drop(columns="shard"))

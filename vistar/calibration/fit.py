@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..engine import registry
 from .agreement import McNemar, mcnemar, ppa
 from .rescore import RESCORERS, normalise_weights
 
@@ -67,11 +68,17 @@ def _optimise(objective, space: list[str], start: dict, trials: int, seed: int) 
     return dict(study.best_params), len(study.trials)
 
 
-def _check_size(target: str, h_train: np.ndarray, min_pairs: int) -> None:
+def _check_size(target: str, h_train: np.ndarray, min_pairs: int, left_out: str | None = None) -> None:
     n = int((h_train != 0).sum())
     if n < min_pairs:
         raise TooFewPairs(f"{target}: only {n} non-tie training judgment(s), need at least {min_pairs} to fit "
-                          f"(add pairs, or lower --min-pairs knowingly; small sets overfit)")
+                          f"(add pairs, or lower --min-pairs knowingly; small sets overfit)" + (f"; {left_out}" if left_out else ""))
+
+
+def _lacking(metric: str, subscores: tuple[str, ...]) -> str:
+    """Why a judgment cannot be re-scored: its rows store none of the sub-scores the metric's formula combines."""
+    return (f"the rows' details carry none of {', '.join(subscores)}, the sub-scores metric {metric} (version "
+            f"{registry.metric(metric).version}) re-scores from; rows written by another version or by hand may not store them")
 
 
 def fit_metric(metric: str, pairs: pd.DataFrame, details: dict[str, str], current: dict, space: list[str],
@@ -87,14 +94,19 @@ def fit_metric(metric: str, pairs: pd.DataFrame, details: dict[str, str], curren
     sub_a = np.stack([rescorer.extract(details.get(i)) for i in pairs["image_a"]]) if len(pairs) else np.zeros((0, len(rescorer.subscores)))
     sub_b = np.stack([rescorer.extract(details.get(i)) for i in pairs["image_b"]]) if len(pairs) else sub_a
     usable = np.isfinite(sub_a).any(axis=1) & np.isfinite(sub_b).any(axis=1)
+    target = f"metric {metric}" + (f" role {group}" if group else "")
+    dropped = int((~usable).sum())
+    if dropped and dropped == len(usable):
+        raise TooFewPairs(f"{target}: none of the {dropped} judgment(s) can be re-scored: "
+                          f"{_lacking(metric, rescorer.subscores)}. Re-run `vistar score` to refit.")
+    left_out = f"{dropped} of the {len(usable)} judgment(s) left out: {_lacking(metric, rescorer.subscores)}" if dropped else None
     pairs, sub_a, sub_b = pairs[usable].reset_index(drop=True), sub_a[usable], sub_b[usable]
     roles = roles or {}
     role_a = np.asarray([roles.get(i) for i in pairs["image_a"]], dtype=object)
     role_b = np.asarray([roles.get(i) for i in pairs["image_b"]], dtype=object)
     h = pairs["h"].to_numpy()
-    target = f"metric {metric}" + (f" role {group}" if group else "")
     test = split_pairs(pairs, test_fraction, seed)
-    _check_size(target, h[~test], min_pairs)
+    _check_size(target, h[~test], min_pairs, left_out)
     start = {**current, **(((current.get("role_weights") or {}).get(group) or {}) if group else {})}
 
     def full(candidate: dict) -> dict:
@@ -113,7 +125,10 @@ def fit_metric(metric: str, pairs: pd.DataFrame, details: dict[str, str], curren
     before = {k: float(start[k]) for k in space}
     after = normalise_weights(metric, {**start, **best})
     after = {k: round(float(after[k]), 4) for k in space}
-    return _result(target, before, after, h, test, delta, n_trials)
+    result = _result(target, before, after, h, test, delta, n_trials)
+    if left_out:
+        result.notes.append(left_out)
+    return result
 
 
 def weight_groups(metric: str, current: dict, pairs: pd.DataFrame, roles: dict[str, str]) -> dict[str | None, pd.DataFrame]:

@@ -67,7 +67,7 @@ def merge_runs(sources: list[Path], out: Path, *, partial: bool = False, command
     shutil.rmtree(building, ignore_errors=True)
     try:
         store = ResultStore(building)
-        for table in tables:
+        for table in _in_write_order(tables):
             if len(table):
                 store.append(table)
                 for status, count in zip(*_counts(table)):
@@ -83,6 +83,18 @@ def merge_runs(sources: list[Path], out: Path, *, partial: bool = False, command
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return summary
+
+
+def _in_write_order(tables: list[pa.Table]) -> list[pa.Table]:
+    """Each source's rows keep their order (`shard`), numbered after every earlier source's: a source given later
+    counts as written later, so `--dedupe latest` has an order across the merged runs."""
+    shifted, base = [], 0
+    for table in tables:
+        shard = table.column("shard")
+        shifted.append(table.set_column(table.schema.get_field_index("shard"), "shard", pc.add(shard, base)))
+        if len(table):
+            base += int(pc.max(shard).as_py()) + 1
+    return shifted
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..atomic import fsync_dir, names_path
@@ -134,13 +135,20 @@ class ResultStore:
         return self._write_table(pa.Table.from_pylist(rows, schema=SCHEMA), self.dir)
 
     def append(self, table: pa.Table) -> Path:
-        """Append rows already in the store's schema (another run's visible rows, for `vistar merge`) as one shard."""
-        return self._write_table(table.select(SCHEMA.names).cast(SCHEMA), self.dir)
+        """Append rows already in the store's schema (another run's visible rows, for `vistar merge`) as one shard,
+        keeping their `shard` (the caller numbers them after the rows already here)."""
+        return self._write_table(table.select(SCHEMA.names).cast(SCHEMA), self.dir, keep_order=True)
 
-    def _write_table(self, table: pa.Table, folder: Path) -> Path:
-        seq = self._next
-        self._next += 1
-        table = table.set_column(table.schema.get_field_index("shard"), "shard", pa.array([seq] * len(table), pa.int64()))
+    def _write_table(self, table: pa.Table, folder: Path, keep_order: bool = False) -> Path:
+        """A new row's `shard` is this shard's number; a row rewritten (compaction, forget, merge) keeps its own, so
+        `shard` orders the writes however often rows move. A file's number is never below its rows' numbers, so
+        the next write (numbered after every file) is newer than every row."""
+        if keep_order and len(table):
+            seq = max(self._next, int(pc.max(table.column("shard")).as_py()))
+        else:
+            seq = self._next
+            table = table.set_column(table.schema.get_field_index("shard"), "shard", pa.array([seq] * len(table), pa.int64()))
+        self._next = seq + 1
         final = folder / f"part-{seq:06d}-{uuid.uuid4().hex[:8]}.parquet"
         tmp = folder / f".{final.name}.tmp"
         with names_path(final):
@@ -169,7 +177,7 @@ class ResultStore:
                 removed += sum(drop)
                 kept = table.filter(pa.array([not d for d in drop]))
                 if len(kept):
-                    self._write_table(kept, new)
+                    self._write_table(kept, new, keep_order=True)
 
         self._new_generation(build)
         return removed
@@ -192,7 +200,7 @@ class ResultStore:
                 if shard not in small:
                     _link_or_copy(shard, new / shard.name)
             for start in range(0, len(table), rows_per_shard):
-                self._write_table(table.slice(start, rows_per_shard), new)
+                self._write_table(table.slice(start, rows_per_shard), new, keep_order=True)
 
         self._new_generation(build)
 

@@ -11,6 +11,7 @@ import zlib
 import numpy as np
 
 DEFAULT_RESAMPLES = 1000
+MIN_UNITS = 10  # fewer images than this: no interval, as `vistar calibrate` rules (calibration.agreement.MIN_UNITS)
 _CHUNK_CELLS = 4_000_000  # resample indices drawn at once: bounds memory for large cells
 
 
@@ -31,6 +32,15 @@ def bootstrap_means(values: np.ndarray, rng: np.random.Generator, resamples: int
         idx = rng.integers(0, n, size=(stop - start, n))
         out[start:stop] = values[idx].mean(axis=1)
     return out
+
+
+def interval(samples: np.ndarray, units: int) -> tuple[float, float]:
+    """The 95% CI of a mean over `units` images, or NaNs where it would claim a certainty the data cannot give:
+    fewer than MIN_UNITS images (a percentile CI undercovers badly), or every resample equal (zero width)."""
+    lo, hi = percentile_ci(samples)
+    if units < MIN_UNITS or lo == hi:
+        return float("nan"), float("nan")
+    return lo, hi
 
 
 def percentile_ci(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:

@@ -9,7 +9,9 @@ is on 0–100. Decisions (documented in docs/report.md):
   mean of the role scores; an angle whose weight is 0 in every role (GC by default) is shown apart, never averaged in;
 - a role's score is Σ w_a · angle score over the role's masked angles that were scored, with the weights
   renormalised over those angles; the covered share of the role's weight is reported and partial coverage is flagged;
-- Core/Hard use the overall's weights over, per model, only the angles scored in both sets, so Drop compares like with like.
+- Core/Hard use the overall's weights over, per model, only the angles scored in both sets, so Drop compares like with
+  like (none in common: no Core/Hard, a note);
+- a 95% CI needs MIN_UNITS images in every cell it draws on and some width, as calibration's intervals do.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import pandas as pd
 
 from ..engine.store import READ_ORDER
 from ..ontology import Ontology
-from .bootstrap import DEFAULT_RESAMPLES, bootstrap_means, cell_rng, percentile_ci
+from .bootstrap import DEFAULT_RESAMPLES, MIN_UNITS, bootstrap_means, cell_rng, interval
 
 STATUSES = ("ok", "error", "skipped")
 # the order rows are bootstrapped in: the store's read order, the key breaking ties among rows not deduplicated
@@ -68,6 +70,7 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
     angle_order += sorted(set(rows["angle"]) - set(angle_order))
     boots: dict[tuple[str, str], np.ndarray] = {}   # resampled means, for CIs of derived scores
     points: dict[tuple[str, str], float] = {}
+    units: dict[tuple[str, str], int] = {}          # ok images per cell: a CI needs MIN_UNITS of them
     records, dists = [], {}
     cells = dict(iter(rows.groupby(["model", "angle"], sort=False)))  # one pass, not one scan per cell
     for model in models:
@@ -78,9 +81,10 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
             counts = cell["status"].value_counts()
             vals = cell.loc[cell["status"] == "ok", "score100"].to_numpy(dtype=float)
             boot = bootstrap_means(vals, cell_rng(seed, model, angle), resamples)
-            lo, hi = percentile_ci(boot)
+            lo, hi = interval(boot, len(vals))
             if len(vals):
                 boots[(model, angle)] = boot
+                units[(model, angle)] = len(vals)
                 points[(model, angle)] = float(vals.mean())
                 dists[(model, angle)] = vals
             records.append({"model": model, "angle": angle, "name": ontology.angles.get(angle, {}).get("name", angle),
@@ -89,14 +93,16 @@ def build_report_data(scores: pd.DataFrame, ontology: Ontology, seed: int = 0,
     angle_scores = pd.DataFrame(records, columns=["model", "angle", "name", "mean", "ci_low", "ci_high",
                                                   *(f"n_{s}" for s in STATUSES)])
     weights = overall_weights(ontology)
-    data = ReportData(angle_scores=angle_scores, overall=_overall(models, angle_order, boots, points, weights),
-                      role_scores=_roles(ontology, models, boots, points), distributions=dists)
+    data = ReportData(angle_scores=angle_scores, overall=_overall(models, angle_order, boots, points, weights, units),
+                      role_scores=_roles(ontology, models, boots, points, units), distributions=dists)
     data.has_sets = bool(rows["set"].isin(["core", "hard"]).any())
+    set_notes: list[str] = []
     if data.has_sets:
-        data.overall = data.overall.merge(_core_hard(rows, models, weights), on="model", how="left")
+        core_hard, set_notes = _core_hard(rows, models, weights)
+        data.overall = data.overall.merge(core_hard, on="model", how="left")
     data.skip_reasons = _reasons(rows)
     data.other_metrics = other_metrics(scores)
-    data.notes = _coverage_notes(rows, scores["metric"].dropna().unique(), ontology, models, angle_order, data, weights)
+    data.notes = _coverage_notes(rows, scores["metric"].dropna().unique(), ontology, models, angle_order, data, weights) + set_notes
     data.ranking_notes = _ranking_notes(data)
     data.summary = {"models": models, "angles": angle_order, "rows": int(len(scores)), "angle_rows": int(len(rows)),
                     "seed": seed, "resamples": resamples, "ontology_hash": ontology.hash,
@@ -127,7 +133,7 @@ def weighted_mean(values: dict[str, float], weights: dict[str, float]):
     return sum(weights[a] / total * values[a] for a in used)
 
 
-def _overall(models, angle_order, boots, points, weights) -> pd.DataFrame:
+def _overall(models, angle_order, boots, points, weights, units) -> pd.DataFrame:
     records = []
     for model in models:
         scored = [a for a in angle_order if (model, a) in boots]
@@ -137,7 +143,7 @@ def _overall(models, angle_order, boots, points, weights) -> pd.DataFrame:
             records.append({"model": model, "overall": np.nan, "ci_low": np.nan, "ci_high": np.nan, "angles": "",
                             "covered_weight": 0.0, "unweighted": unweighted})
             continue
-        lo, hi = percentile_ci(weighted_mean({a: boots[(model, a)] for a in angles}, weights))
+        lo, hi = interval(weighted_mean({a: boots[(model, a)] for a in angles}, weights), min(units[(model, a)] for a in angles))
         records.append({"model": model, "overall": float(weighted_mean({a: points[(model, a)] for a in angles}, weights)),
                         "ci_low": lo, "ci_high": hi, "angles": ",".join(angles),
                         "covered_weight": float(sum(weights[a] for a in angles)), "unweighted": unweighted})
@@ -146,9 +152,11 @@ def _overall(models, angle_order, boots, points, weights) -> pd.DataFrame:
     return frame.sort_values(["rank", "model"], na_position="last").reset_index(drop=True)
 
 
-def _core_hard(rows, models, weights) -> pd.DataFrame:
+def _core_hard(rows, models, weights) -> tuple[pd.DataFrame, list[str]]:
+    """Core/Hard over the weighted angles a model has in both sets; a model with one set shows that set's score; one
+    with both sets but no weighted angle in common gets neither (they would compare different angles), and a note."""
     ok = rows[rows.status == "ok"]
-    records = []
+    records, notes = [], []
     for model in models:
         sub = ok[ok.model == model]
         core = sub[sub["set"] == "core"].groupby("angle")["score100"].mean()
@@ -156,14 +164,17 @@ def _core_hard(rows, models, weights) -> pd.DataFrame:
         both = sorted(a for a in set(core.index) & set(hard.index) if weights.get(a, 0.0) > 0)
         c = float(weighted_mean(core[both].to_dict(), weights))
         h = float(weighted_mean(hard[both].to_dict(), weights))
-        if not both:  # one set only: still show it, without a drop
+        if not both and len(core) and len(hard):
+            notes.append(f"Model {model}: its core prompts ({', '.join(core.index)}) and hard prompts ({', '.join(hard.index)}) "
+                         "share no weighted angle: Core, Hard and Drop are left empty (they would compare different angles).")
+        elif not both:  # one set only: still show it, without a drop
             c, h = float(weighted_mean(core.to_dict(), weights)), float(weighted_mean(hard.to_dict(), weights))
         drop = (c - h) / c * 100.0 if both and c > 0 else np.nan
         records.append({"model": model, "core": c, "hard": h, "drop_pct": drop, "set_angles": ",".join(both)})
-    return pd.DataFrame(records)
+    return pd.DataFrame(records), notes
 
 
-def _roles(ontology: Ontology, models, boots, points) -> pd.DataFrame:
+def _roles(ontology: Ontology, models, boots, points, units) -> pd.DataFrame:
     records = []
     for role, role_name in ontology.roles.items():
         weights = {a: w for a, w in (ontology.role_weights(role) if ontology.mask.get(role) else {}).items() if w > 0}
@@ -175,7 +186,7 @@ def _roles(ontology: Ontology, models, boots, points) -> pd.DataFrame:
                 score, lo, hi = np.nan, np.nan, np.nan
             else:
                 score = float(weighted_mean({a: points[(model, a)] for a in used}, weights))
-                lo, hi = percentile_ci(weighted_mean({a: boots[(model, a)] for a in used}, weights))
+                lo, hi = interval(weighted_mean({a: boots[(model, a)] for a in used}, weights), min(units[(model, a)] for a in used))
             records.append({"role": role, "role_name": role_name, "model": model, "score": score, "ci_low": lo,
                             "ci_high": hi, "covered_weight": covered, "angles_used": ",".join(used),
                             "angles_missing": ",".join(missing), "partial": bool(missing) and bool(used)})
@@ -250,7 +261,27 @@ def _coverage_notes(rows, scores_metrics, ontology, models, angle_order, data, w
         notes.append(f"{errors} row(s) ended in error and {skipped} were skipped; they are excluded from means (see counts and reasons).")
     if not data.has_sets:
         notes.append("Prompts carry no set=core|hard: Core, Hard and Drop are not computed.")
+    if note := _no_interval_note(data.angle_scores):
+        notes.append(note)
     return notes
+
+
+def _no_interval_note(angle_scores: pd.DataFrame, listed: int = 8) -> str | None:
+    """Which scored cells have no 95% CI and why (too few images; every resample equal), as calibration says it."""
+    scored = angle_scores[angle_scores["n_ok"] > 0]
+    few = scored[scored["n_ok"] < MIN_UNITS]
+    flat = scored[(scored["n_ok"] >= MIN_UNITS) & scored["ci_low"].isna()]
+    if few.empty and flat.empty:
+        return None
+
+    def named(cells: pd.DataFrame, count: bool) -> str:
+        said = [f"{m} {a}" + (f" ({n})" if count else "") for m, a, n in zip(cells["model"], cells["angle"], cells["n_ok"])]
+        return ", ".join(said[:listed]) + (f" and {len(said) - listed} more" if len(said) > listed else "")
+
+    reasons = ([f"fewer than {MIN_UNITS} scored images in {named(few, True)}"] if len(few) else []) + \
+              ([f"every resample gives the same mean in {named(flat, False)}"] if len(flat) else [])
+    return ("No 95% CI (shown as —) where a zero-width or small-sample interval would claim a certainty the data "
+            f"cannot give: {'; '.join(reasons)}. An overall or role score built on a cell with too few images has none either.")
 
 
 def _unscored_role_note(role: str, ontology: Ontology, scored: list[str]) -> str:

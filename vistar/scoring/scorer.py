@@ -34,7 +34,7 @@ from ..engine.runner import (
     previous_models,
     writer_lock,
 )
-from ..engine.store import ResultStore, read_scores
+from ..engine.store import IDENTITY, ResultStore, read_visible
 from ..models.provenance import loaded_models
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt
@@ -131,14 +131,16 @@ class Scorer:
         self._rows += self.score(images, prompts, model).rows()
 
     def compute(self, seed: int = 0, resamples: int = 1000) -> "ReportData":
-        """The report's numbers over the rows accumulated since `reset`: per-model, per-angle means with 95% CIs
+        """The report's numbers over the rows accumulated since `reset` (one per image and metric: the last, as in a
+        run folder, when a file was updated again): per-model, per-angle means with 95% CIs
         (`angle_scores`), the role-weighted overall and ranking (`overall`), role scores (`role_scores`) and the
         notes, by the rules of `vistar report` (docs/report.md), on 0-100."""
         from ..report.tables import build_report_data
 
         if not self._rows:
             raise ValueError("compute(): nothing accumulated; call update() first")
-        data: ReportData = build_report_data(rows_frame(self._rows), self.ontology, seed=seed, resamples=resamples)
+        latest = {tuple(row[c] for c in IDENTITY): row for row in self._rows}   # a file updated again: its last row
+        data: ReportData = build_report_data(rows_frame(list(latest.values())), self.ontology, seed=seed, resamples=resamples)
         return data
 
     def reset(self) -> None:
@@ -202,10 +204,12 @@ class Scorer:
             yield ResultStore(self.run_dir)
 
     def _reused(self, records: list[ImageRecord], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The folder's rows for these images not scored in this call, as Arrow gives them (None for an empty field,
+        as a fresh row has it; a pandas round trip would make it NaN)."""
         assert self.run_dir is not None
         wanted = {(r.rel, r.model, r.prompt_id, r.sample) for r in records}
         have = {(r["image"], r["model"], r["prompt_id"], r["sample"], r["metric"]) for r in rows}
-        stored: list[dict[str, Any]] = read_scores(self.run_dir).to_dict("records")
+        stored: list[dict[str, Any]] = read_visible(self.run_dir).to_pylist()
         return [r for r in stored if (r["image"], r["model"], r["prompt_id"], r["sample"]) in wanted
                 and (r["image"], r["model"], r["prompt_id"], r["sample"], r["metric"]) not in have]
 

@@ -84,14 +84,21 @@ def _sources(item: object, where: str) -> list[Source]:
         return [_from_pil(item)]
     if isinstance(item, np.ndarray):
         if item.ndim == 4:
-            return [_from_array(a, f"{where}[{k}]") for k, a in enumerate(item)]
+            return [_from_array(a, f"{where}[{k}]") for k, a in enumerate(_batch(item, where))]
         return [_from_array(item, where)]
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(item, torch.Tensor):
         if item.ndim == 4:
-            return [_from_tensor(t, f"{where}[{k}]") for k, t in enumerate(item)]
+            return [_from_tensor(t, f"{where}[{k}]") for k, t in enumerate(_batch(item, where))]
         return [_from_tensor(item, where)]
     raise TypeError(f"{where}: expected a path, a PIL image, a numpy array or a torch tensor, not {type(item).__name__}")
+
+
+def _batch(batch: Any, where: str) -> Any:
+    """An NCHW tensor or NxHxWxC array holding images; none is refused as an empty list is (no result to give)."""
+    if len(batch) == 0:
+        raise ValueError(f"{where}: no image given (a batch of 0 images)")
+    return batch
 
 
 def _from_pil(im: Image.Image) -> MemoryImage:
@@ -110,8 +117,8 @@ def _from_array(array: np.ndarray, where: str) -> MemoryImage:
     if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[-1] not in (3, 4)):
         raise ValueError(f"{where}: a numpy image is HxW, HxWx3 (RGB) or HxWx4 (RGBA), not shape {array.shape}")
     if array.dtype.kind == "f":
-        values = array.astype(np.float32)
-        if (unusable := _not_unit_range(float(values.min()), float(values.max()))) is not None:
+        values = array.astype(np.float32)   # an empty image has no range: the size check below refuses it
+        if values.size and (unusable := _not_unit_range(float(values.min()), float(values.max()))) is not None:
             return _failed(array, unusable)
         array = np.floor(values * 255.0 + 0.5).clip(0, 255).astype(np.uint8)   # torchvision's save_image rounding
     elif array.dtype != np.uint8:
@@ -139,8 +146,8 @@ def _from_tensor(tensor: Any, where: str) -> MemoryImage:
         raise ValueError(f"{where}: a tensor image is CHW (or NCHW) with 3 channels (RGB), not shape {tuple(tensor.shape)}")
     tensor = tensor.detach()
     if tensor.is_floating_point():
-        values = tensor.float()
-        if (unusable := _not_unit_range(float(values.min()), float(values.max()))) is not None:
+        values = tensor.float()   # an empty image has no range: the size check below refuses it
+        if values.numel() and (unusable := _not_unit_range(float(values.min()), float(values.max()))) is not None:
             return _failed(tensor.cpu().numpy(), unusable)
         tensor = (values * 255.0 + 0.5).clamp(0, 255).to(torch.uint8)   # on its device; truncation is floor here
     elif tensor.dtype != torch.uint8:
