@@ -26,6 +26,7 @@ from typing import Any, Iterable, Iterator
 from ...api import StageContext
 from ...ontology import Ontology
 from ...runtime.device import DeviceUnavailable
+from ...runtime.scoped import scoped_entries
 from .. import registry
 from ..batch import stages_wanted
 from ..plan import Batch, Row
@@ -39,6 +40,7 @@ from .workers import ExecutorOptions, usable_cores
 MISSING = "--executor ray needs Ray: pip install 'vistar[ray]'"
 IN_FLIGHT_PER_ACTOR = 2   # as the process pool: one batch running, one waiting in the actor's queue
 WORKER_NICENESS = "RAY_worker_niceness"   # Ray's setting (read by the raylet from its environment)
+VISIBLE_GPUS = "CUDA_VISIBLE_DEVICES"      # Ray's GPU ids are the ones its raylet sees here (and it sets it per actor)
 
 # Ray advertises a node at the machine's network address even when told 127.0.0.1 (it rewrites loopback addresses);
 # this switch of Ray's (public, named for Windows/macOS, where clusters are off by default) keeps a node, and a
@@ -65,14 +67,35 @@ def import_ray(address: str | None = None) -> Any:
     return ray
 
 
+def instance_gpus(device: str) -> dict[str, str]:
+    """The environment a run's own Ray instance starts with for DEVICE: with `cuda:N` it sees GPU N only (the Nth
+    of CUDA_VISIBLE_DEVICES where that is set, as torch counts), so Ray offers that one GPU and gives it to every
+    GPU actor (whose device is `cuda`: their only GPU)."""
+    if not device.startswith("cuda:"):
+        return {}
+    index = int(device[5:])
+    visible = os.environ.get(VISIBLE_GPUS)
+    if visible is None:
+        return {VISIBLE_GPUS: str(index)}
+    ids = [gpu.strip() for gpu in visible.split(",") if gpu.strip()]
+    if index >= len(ids):
+        raise DeviceUnavailable(f"--device {device}: {VISIBLE_GPUS}={visible!r} shows {len(ids)} GPU(s)")
+    return {VISIBLE_GPUS: ids[index]}
+
+
 @contextlib.contextmanager
-def ray_session(address: str | None, log: Path | None = None) -> Iterator[Any]:
+def ray_session(address: str | None, log: Path | None = None, device: str = "cpu") -> Iterator[Any]:
     """Ray connected to the cluster at ADDRESS, or a Ray instance started on this machine for the run (no
-    ADDRESS), shut down after it and watched so that it ends with this process however it ends (`ray_instance`);
-    Ray's log lines go to LOG, not the terminal. A Ray the caller already started (a notebook, a test) is used as
-    it is."""
+    ADDRESS; on GPU N only for DEVICE `cuda:N`: `instance_gpus`), shut down after it and watched so that it ends
+    with this process however it ends (`ray_instance`); Ray's log lines go to LOG, not the terminal. A Ray the
+    caller already started (a notebook, a test) is used as it is, so it cannot be held to one GPU: `cuda:N` is
+    refused there."""
     ray = import_ray(address)
     started = not ray.is_initialized()
+    if not started and device.startswith("cuda:"):
+        raise ValueError(f"--device {device} with a Ray already started in this process: Ray gives each GPU actor "
+                         f"a GPU of its own choosing; use --device cuda, or start that Ray with {VISIBLE_GPUS}="
+                         f"{device[5:]}")
     watcher = None
     with RayLogToFile(log if started else None):
         if started:
@@ -86,7 +109,8 @@ def ray_session(address: str | None, log: Path | None = None) -> Iterator[Any]:
                 # of the cores the pool's processes (niceness 0) get
                 os.environ.setdefault(WORKER_NICENESS, "0")
                 before = children(os.getpid())
-                ray.init(address="local", num_cpus=usable_cores(), **common)
+                with scoped_entries(os.environ, instance_gpus(device)):   # the raylet and its workers inherit it
+                    ray.init(address="local", num_cpus=usable_cores(), **common)
                 watcher = InstanceWatcher({pid: name for pid, name in children(os.getpid()).items() if pid not in before})
         try:
             yield ray
@@ -143,7 +167,8 @@ class RayExecutor:
         """Ray for this run, started (or connected) when there is something to score: a rerun of a complete run
         does not start Ray. Its seconds are reported apart (`ray_start_s` for an instance of the run's own)."""
         start = time.perf_counter()
-        ray = self.session.enter_context(ray_session(self.cfg.ray_address, self.cfg.out / RAY_LOG))
+        ray = self.session.enter_context(ray_session(self.cfg.ray_address, self.cfg.out / RAY_LOG,
+                                                           self.cfg.device))
         self.startup["ray_connect_s" if self.cfg.ray_address else "ray_start_s"] = time.perf_counter() - start
         return ray
 
