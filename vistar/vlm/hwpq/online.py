@@ -59,7 +59,8 @@ def batched_parser(q: Questionnaire):
 
     def parse(text: str) -> dict:
         obj = json_object(text)
-        answers = next((v for k, v in obj.items() if str(k).lower() == "answers"), obj)  # wrapper optional
+        wrappers = [v for k, v in obj.items() if str(k).lower() == "answers"]   # the wrapper is optional
+        answers = wrappers[0] if wrappers else obj
         if not isinstance(answers, dict):
             raise ReplyFormatError("'answers' must map question ids to true/false")
         missing = [i for i in ids if i not in answers]
@@ -68,8 +69,28 @@ def batched_parser(q: Questionnaire):
         extra = [k for k in answers if k not in ids]
         if extra:
             raise ReplyFormatError(f"unknown question id(s) {', '.join(map(str, extra[:5]))}")
-        return {i: boolean(answers[i], f"answer to {i}") for i in ids}
+        read = {i: boolean(answers[i], f"answer to {i}") for i in ids}
+        clash = sorted({i for place in ([obj, *wrappers[1:]] if wrappers else []) for i in _disagreeing(read, place)})
+        if clash:
+            raise ReplyFormatError(f"question(s) {', '.join(clash[:5])} answered both true and false (inside and beside "
+                                   "'answers'); the reply is ambiguous")
+        return read
     return parse
+
+
+def _disagreeing(read: dict[str, bool], place: object) -> list[str]:
+    """The question ids PLACE (the reply's top level, or a second wrapper) answers otherwise than READ; a value
+    there that is not true/false is a note, not a second answer (as `replies.Reply.get` treats one)."""
+    if not isinstance(place, dict):
+        return []
+    found = []
+    for qid, value in read.items():
+        try:
+            if qid in place and boolean(place[qid], qid) != value:
+                found.append(qid)
+        except ReplyFormatError:
+            continue
+    return found
 
 
 @dataclass
