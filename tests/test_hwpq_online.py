@@ -46,6 +46,17 @@ def test_batched_parser_rejects_malformed_replies(reply, problem):
         online.batched_parser(Q)(reply)
 
 
+@pytest.mark.parametrize("reply, answer", [("1", True), ("0", False), (" 1.\n", True), ("Yes.", True), ("FALSE", False)])
+def test_a_bare_word_or_1_0_is_an_answer(reply, answer):
+    assert online.parse_single(reply) is answer
+
+
+@pytest.mark.parametrize("reply", ["2", "0.5", ".1", "10", "-1", "1/2", "1 0"])
+def test_a_bare_number_other_than_1_or_0_is_re_asked(reply):
+    with pytest.raises(ReplyFormatError, match="missing 'answer'"):
+        online.parse_single(reply)
+
+
 def test_metric_uses_the_majority_of_votes_and_keeps_every_vote():
     votes = {"p1.P": [True, False, True], "p1.N": [False, False, True],   # P by 2/3, N by 1/3: S=1
              "p2.P": [False, True, False], "p2.N": [False, False, False]}  # P loses: S=0

@@ -31,10 +31,12 @@ def per_question_prompt(question: str) -> str:
 
 
 def parse_single(text: str) -> bool:
-    stripped = text.strip().strip(".").lower() if isinstance(text, str) else ""
-    if stripped in ("yes", "no", "true", "false"):
-        return stripped in ("yes", "true")
-    return Reply(text).get("answer", interpret=lambda v: boolean(v, "'answer'"))
+    """A bare yes/no, true/false or 1/0 (any case, a trailing full stop allowed: `replies.boolean`), else the
+    reply's 'answer'. Only those words read bare: any other number (`2`, `0.5`, `.1`) is re-asked."""
+    try:
+        return boolean(text, "the reply")
+    except ReplyFormatError:
+        return Reply(text).get("answer", interpret=lambda v: boolean(v, "'answer'"))
 
 
 def batched_prompt(q: Questionnaire) -> str:
