@@ -135,8 +135,24 @@ def test_ray_stage_error_and_sigkilled_actor(fake, tmp_path, monkeypatch, local_
     install_dying_plugins(monkeypatch)
     monkeypatch.setenv("VISTAR_TEST_KILL_MARKER", str(tmp_path / "killed"))
     table = fake_table(root, tmp_path / "run", executor="ray", cpu_workers=2)
-    assert int((tmp_path / "killed").read_text()) != os.getpid()  # an actor died, Ray restarted it
+    assert int((tmp_path / "killed").read_text()) != os.getpid()  # an actor died, the driver replaced it
     _assert_complete(table, expected)
+
+
+@pytest.mark.ray
+@needs_ray
+def test_ray_a_batch_that_kills_every_actor_it_meets_fails_alone(fake, tmp_path, monkeypatch, local_ray):
+    """One-image batches; the stage SIGKILLs its actor on p_kill's images every time. The batches queued behind
+    them on the same actor die with it: each is scored again, so only p_kill's own rows are error rows."""
+    root, expected = fake
+    install_dying_plugins(monkeypatch, "POISON_STAGE")
+    table = fake_table(root, tmp_path / "run", batch_size=1, executor="ray", cpu_workers=2)
+    assert not table.key.duplicated().any()
+    errors = table[table.status == "error"]
+    assert sorted(set(errors.prompt_id)) == ["p3", "p_kill"], errors[["image", "error"]]
+    killed = table.prompt_id == "p_kill"
+    assert killed.sum() == 4 and table[killed].error.str.contains("died").all()
+    pd.testing.assert_frame_equal(table[~killed].reset_index(drop=True), expected[~killed].reset_index(drop=True))
 
 
 @pytest.mark.ray

@@ -24,7 +24,9 @@ def test_batched_parser_accepts_complete_answers():
     reply = 'Here you go: {"answers": {"p1.P": true, "p1.N": "no", "p2.P": 1, "p2.N": false}}'
     assert parse(reply) == {"p1.P": True, "p1.N": False, "p2.P": True, "p2.N": False}
     for other in ('{"Answers": {"p1.P": "Yes.", "p1.N": "NO", "p2.P": "true", "p2.N": 0}}',   # other judges' spellings
-                  '```json\n{"p1.P": true, "p1.N": false, "p2.P": true, "p2.N": false,}\n```'):  # no wrapper
+                  '```json\n{"p1.P": true, "p1.N": false, "p2.P": true, "p2.N": false,}\n```',  # no wrapper
+                  # the same answers beside the wrapper, and a note there, are not a second answer
+                  '{"answers": {"p1.P": true, "p1.N": false, "p2.P": true, "p2.N": false}, "p1.P": "yes", "p2.N": "not sure"}'):
         assert parse(other) == {"p1.P": True, "p1.N": False, "p2.P": True, "p2.N": False}
 
 
@@ -34,10 +36,25 @@ def test_batched_parser_accepts_complete_answers():
     ('{"answers": {"p1.P": "maybe", "p1.N": false, "p2.P": true, "p2.N": false}}', "true or false"),
     ('{"answers": [true, false, true, false]}', "must map"),
     ("All yes.", "no JSON object"),
+    ('{"answers": {"p1.P": true, "p1.N": false, "p2.P": true, "p2.N": false}, "p1.P": false, "p2.N": "yes"}',
+     "p1.P, p2.N answered both true and false .* ambiguous"),
+    ('{"answers": {"p1.P": true, "p1.N": false, "p2.P": true, "p2.N": false}, '
+     '"Answers": {"p1.P": true, "p1.N": true, "p2.P": true, "p2.N": false}}', "p1.N answered both"),
 ])
 def test_batched_parser_rejects_malformed_replies(reply, problem):
     with pytest.raises(ReplyFormatError, match=problem):
         online.batched_parser(Q)(reply)
+
+
+@pytest.mark.parametrize("reply, answer", [("1", True), ("0", False), (" 1.\n", True), ("Yes.", True), ("FALSE", False)])
+def test_a_bare_word_or_1_0_is_an_answer(reply, answer):
+    assert online.parse_single(reply) is answer
+
+
+@pytest.mark.parametrize("reply", ["2", "0.5", ".1", "10", "-1", "1/2", "1 0"])
+def test_a_bare_number_other_than_1_or_0_is_re_asked(reply):
+    with pytest.raises(ReplyFormatError, match="missing 'answer'"):
+        online.parse_single(reply)
 
 
 def test_metric_uses_the_majority_of_votes_and_keeps_every_vote():

@@ -107,3 +107,26 @@ def test_generated_reply_is_repaired_and_attributed():
     assert "culture=Heian Japan" in generate.request(prompt).user and "cultural-historical" in generate.request(prompt).user
     with pytest.raises(ReplyFormatError):
         generate.parse('{"levels": []}')
+
+
+@pytest.mark.parametrize("bad", [-0.3, "0.7", float("nan"), True])
+def test_a_level_whose_weight_is_given_but_unusable_is_dropped(bad):
+    """As a pair with a non-positive weight is: the level does not get the others' mean. Hand-computed: L2 is
+    dropped, L1 (0.7) and L4 (0.1) renormalise to 7/8 and 1/8; L1's pair holds (P yes, N no), L4's fails."""
+    q, repairs = repair({"levels": [{"level": "L1", "weight": 0.7, "pairs": [_pair("a")]},
+                                    {"level": "L2", "weight": bad, "pairs": [_pair("b")]},
+                                    {"level": "L4", "weight": 0.1, "pairs": [_pair("d")]}]})
+    assert [(lv.level, lv.weight) for lv in q.levels] == [("L1", pytest.approx(7 / 8)), ("L4", pytest.approx(1 / 8))]
+    assert f"levels[1] (L2): dropped (weight must be a number >= 0, got {bad!r})" in repairs
+    value, _ = score(q, {"a.P": True, "a.N": False, "d.P": True, "d.N": True})
+    assert value == pytest.approx(7 / 8)
+
+
+def test_a_level_of_weight_zero_is_kept_as_the_schema_allows():
+    q, repairs = repair({"levels": [{"level": "L1", "weight": 0, "pairs": [_pair("a")]},
+                                    {"level": "L4", "weight": 1, "pairs": [_pair("b")]}]})
+    assert [lv.weight for lv in q.levels] == [0.0, 1.0] and repairs == []
+
+
+def _pair(pid: str) -> dict:
+    return {"id": pid, "weight": 1, "positive": f"Is the {pid} cup red?", "negative": f"Is the {pid} cup blue?"}

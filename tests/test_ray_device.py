@@ -1,8 +1,10 @@
 """`--device` of a `--ray-address` run is checked against the cluster's GPUs (`ray.cluster_resources()`), not the
 driver's: a CPU-only driver starts a `--device cuda` run on a GPU cluster, a cluster without a GPU refuses it
-before anything is written, and the local executor keeps checking this machine. A fake Ray stands in for the
-cluster (no GPU, no Ray instance needed)."""
+before anything is written, and the local executor keeps checking this machine; a run's own instance with
+`--device cuda:N` sees GPU N only. A fake Ray stands in for the cluster (no GPU, no Ray instance needed)."""
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -154,3 +156,41 @@ def test_the_cli_leaves_a_cluster_runs_device_to_the_cluster(tmp_path, cluster):
     for typo in ("gpu", "cuda:1"):   # a device a cluster run cannot use is refused before connecting
         refused = CliRunner().invoke(app, [*args[:-1], typo, "--ray-address", "10.0.0.5:6379"])
         assert refused.exit_code != 0 and f"--device {typo} with --ray-address" in refused.output and len(RecordingExecutor.opened) == 1
+
+
+class GpuRecordingRay(FakeRay):
+    """Records which GPUs the instance it starts would see (Ray's raylet reads CUDA_VISIBLE_DEVICES at init)."""
+
+    def init(self, address=None, **kwargs):
+        super().init(address, **kwargs)
+        self.visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
+@pytest.mark.parametrize("visible, device, seen", [(None, "cuda:1", "1"), ("4,6", "cuda:1", "6"), ("4,6", "cuda", "4,6"),
+                                                   (None, "cuda", None), ("GPU-a, GPU-b", "cuda:0", "GPU-a")])
+def test_a_runs_own_instance_sees_only_the_gpu_of_cuda_n(monkeypatch, visible, device, seen):
+    """`--device cuda:N` without `--ray-address`: the instance the run starts offers GPU N alone (the Nth visible
+    one, as torch counts), so every GPU actor, told `cuda`, lands there; the driver's own setting is kept."""
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    fake = GpuRecordingRay({"CPU": 2.0, "GPU": 1.0})
+    monkeypatch.setattr(ray_exec, "import_ray", lambda address=None: fake)
+    with ray_exec.ray_session(None, device=device):
+        assert fake.visible == seen and fake.calls == ["init local"]
+    assert os.environ.get("CUDA_VISIBLE_DEVICES") == visible and fake.calls[-1] == "shutdown"
+
+
+def test_a_gpu_index_past_the_visible_ones_or_on_a_started_ray_is_refused(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6")
+    fake = GpuRecordingRay({"CPU": 2.0, "GPU": 2.0})
+    monkeypatch.setattr(ray_exec, "import_ray", lambda address=None: fake)
+    with pytest.raises(DeviceUnavailable, match="shows 2 GPU"):
+        with ray_exec.ray_session(None, device="cuda:2"):
+            pass
+    assert fake.calls == []
+    fake.init("local")   # a Ray this process started before the run: its GPUs are its own
+    with pytest.raises(ValueError, match="--device cuda:1 with a Ray already started"):
+        with ray_exec.ray_session(None, device="cuda:1"):
+            pass

@@ -88,6 +88,19 @@ def _dying_stats(batch, ctx):
     return engine_plugins._stats(batch, ctx)
 
 
+def _poison_stats(batch, ctx):
+    """The fake stage's output, but every process that sees an image named `*kill*` SIGKILLs itself: an image
+    that always crashes a native library."""
+    import os
+    import signal
+
+    from tests.support import engine_plugins
+
+    if any("kill" in str(item.prompt.id) for item in batch):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return engine_plugins._stats(batch, ctx)
+
+
 def fake_workload(root: Path, n: int = 12) -> Path:
     """n small images for two models, one prompt whose stage fails and one whose scoring kills its worker."""
     rng = np.random.default_rng(7)
@@ -102,24 +115,26 @@ def fake_workload(root: Path, n: int = 12) -> Path:
     return root
 
 
-def install_dying_plugins(monkeypatch) -> None:
-    """Registry tables with the fake TR stage that kills its worker once (see `_dying_stats`)."""
+def install_dying_plugins(monkeypatch, stage: str = "DYING_STAGE") -> None:
+    """Registry tables with the fake TR stage that kills its worker once (`DYING_STAGE`: see `_dying_stats`) or
+    on every try (`POISON_STAGE`: `_poison_stats`)."""
     from tests.support import engine_plugins
     from vistar.engine import registry
 
     engine_plugins.install(monkeypatch)
-    monkeypatch.setitem(registry.FEATURES, "fake_stats", "tests.support.executor_helpers:DYING_STAGE")
+    monkeypatch.setitem(registry.FEATURES, "fake_stats", f"tests.support.executor_helpers:{stage}")
 
 
-def fake_table(root: Path, out: Path, **options) -> pd.DataFrame:
-    run_score(ScoreConfig(images=root / "imgs", prompts=root / "p.vistar", out=out, batch_size=2, **options))
+def fake_table(root: Path, out: Path, batch_size: int = 2, **options) -> pd.DataFrame:
+    run_score(ScoreConfig(images=root / "imgs", prompts=root / "p.vistar", out=out, batch_size=batch_size, **options))
     return read_scores(out)[COLUMNS].sort_values(["image", "metric"]).reset_index(drop=True)
 
 
-def _dying_stage():
+def _fake_stage(compute):
     from vistar.api import FeatureStage
 
-    return FeatureStage(name="fake_stats", version="1", compute=_dying_stats)
+    return FeatureStage(name="fake_stats", version="1", compute=compute)
 
 
-DYING_STAGE = _dying_stage()
+DYING_STAGE = _fake_stage(_dying_stats)
+POISON_STAGE = _fake_stage(_poison_stats)

@@ -7,8 +7,9 @@ models once (`ray_stages.py`). A CPU run is one pool whose actors each do what a
 A planned batch goes from pool to pool as one object (each call takes the previous one's result), so every stage
 runs on the images the local executor would run it on together. Each batch goes to the actor of each pool with the
 fewest batches in flight, and at most `IN_FLIGHT_PER_ACTOR` batches per actor of the widest pool are in flight
-(finished or not, while an earlier one is awaited): memory is bounded by them, not by the run. Ray restarts an
-actor that dies and re-runs its call; a batch whose actor keeps dying ends as error rows. The driver hands rows to
+(finished or not, while an earlier one is awaited): memory is bounded by them, not by the run. When an actor dies,
+every batch that died with it is run again alone on a fresh actor once the batches in flight are in
+(`ray_pools.py`), so only a batch that kills an actor by itself ends as error rows. The driver hands rows to
 the runner in batch order, so the store gets exactly the rows of a local run, once each, and a driver killed
 mid-run resumes like a local run.
 """
@@ -25,11 +26,13 @@ from typing import Any, Iterable, Iterator
 from ...api import StageContext
 from ...ontology import Ontology
 from ...runtime.device import DeviceUnavailable
+from ...runtime.scoped import scoped_entries
 from .. import registry
 from ..batch import stages_wanted
 from ..plan import Batch, Row
 from .ray_instance import RAY_LOG, InstanceWatcher, RayLogToFile, children
 from .ray_plan import RayStage, actor_specs, plan
+from .ray_pools import ActorPools
 from .ray_stages import InFlight, dumps
 from .work import BatchReport, WorkerSetup, _failed_rows, absorb, pack
 from .workers import ExecutorOptions, usable_cores
@@ -37,7 +40,7 @@ from .workers import ExecutorOptions, usable_cores
 MISSING = "--executor ray needs Ray: pip install 'vistar[ray]'"
 IN_FLIGHT_PER_ACTOR = 2   # as the process pool: one batch running, one waiting in the actor's queue
 WORKER_NICENESS = "RAY_worker_niceness"   # Ray's setting (read by the raylet from its environment)
-ACTOR_RESTARTS = 3        # restarts of a dead actor (its call is re-run), then its batches end as error rows
+VISIBLE_GPUS = "CUDA_VISIBLE_DEVICES"      # Ray's GPU ids are the ones its raylet sees here (and it sets it per actor)
 
 # Ray advertises a node at the machine's network address even when told 127.0.0.1 (it rewrites loopback addresses);
 # this switch of Ray's (public, named for Windows/macOS, where clusters are off by default) keeps a node, and a
@@ -64,14 +67,35 @@ def import_ray(address: str | None = None) -> Any:
     return ray
 
 
+def instance_gpus(device: str) -> dict[str, str]:
+    """The environment a run's own Ray instance starts with for DEVICE: with `cuda:N` it sees GPU N only (the Nth
+    of CUDA_VISIBLE_DEVICES where that is set, as torch counts), so Ray offers that one GPU and gives it to every
+    GPU actor (whose device is `cuda`: their only GPU)."""
+    if not device.startswith("cuda:"):
+        return {}
+    index = int(device[5:])
+    visible = os.environ.get(VISIBLE_GPUS)
+    if visible is None:
+        return {VISIBLE_GPUS: str(index)}
+    ids = [gpu.strip() for gpu in visible.split(",") if gpu.strip()]
+    if index >= len(ids):
+        raise DeviceUnavailable(f"--device {device}: {VISIBLE_GPUS}={visible!r} shows {len(ids)} GPU(s)")
+    return {VISIBLE_GPUS: ids[index]}
+
+
 @contextlib.contextmanager
-def ray_session(address: str | None, log: Path | None = None) -> Iterator[Any]:
+def ray_session(address: str | None, log: Path | None = None, device: str = "cpu") -> Iterator[Any]:
     """Ray connected to the cluster at ADDRESS, or a Ray instance started on this machine for the run (no
-    ADDRESS), shut down after it and watched so that it ends with this process however it ends (`ray_instance`);
-    Ray's log lines go to LOG, not the terminal. A Ray the caller already started (a notebook, a test) is used as
-    it is."""
+    ADDRESS; on GPU N only for DEVICE `cuda:N`: `instance_gpus`), shut down after it and watched so that it ends
+    with this process however it ends (`ray_instance`); Ray's log lines go to LOG, not the terminal. A Ray the
+    caller already started (a notebook, a test) is used as it is, so it cannot be held to one GPU: `cuda:N` is
+    refused there."""
     ray = import_ray(address)
     started = not ray.is_initialized()
+    if not started and device.startswith("cuda:"):
+        raise ValueError(f"--device {device} with a Ray already started in this process: Ray gives each GPU actor "
+                         f"a GPU of its own choosing; use --device cuda, or start that Ray with {VISIBLE_GPUS}="
+                         f"{device[5:]}")
     watcher = None
     with RayLogToFile(log if started else None):
         if started:
@@ -85,7 +109,8 @@ def ray_session(address: str | None, log: Path | None = None) -> Iterator[Any]:
                 # of the cores the pool's processes (niceness 0) get
                 os.environ.setdefault(WORKER_NICENESS, "0")
                 before = children(os.getpid())
-                ray.init(address="local", num_cpus=usable_cores(), **common)
+                with scoped_entries(os.environ, instance_gpus(device)):   # the raylet and its workers inherit it
+                    ray.init(address="local", num_cpus=usable_cores(), **common)
                 watcher = InstanceWatcher({pid: name for pid, name in children(os.getpid()).items() if pid not in before})
         try:
             yield ray
@@ -142,7 +167,8 @@ class RayExecutor:
         """Ray for this run, started (or connected) when there is something to score: a rerun of a complete run
         does not start Ray. Its seconds are reported apart (`ray_start_s` for an instance of the run's own)."""
         start = time.perf_counter()
-        ray = self.session.enter_context(ray_session(self.cfg.ray_address, self.cfg.out / RAY_LOG))
+        ray = self.session.enter_context(ray_session(self.cfg.ray_address, self.cfg.out / RAY_LOG,
+                                                           self.cfg.device))
         self.startup["ray_connect_s" if self.cfg.ray_address else "ray_start_s"] = time.perf_counter() - start
         return ray
 
@@ -153,15 +179,6 @@ class RayExecutor:
         return plan(stages, self.cfg.device, resources.get("CPU", 1), resources.get("GPU", 0), len(batches),
                     self.cfg.cpu_workers, self.ctx.features)
 
-    def pools(self, pipeline: list[RayStage]) -> list[list[Any]]:
-        """The actors of each pool (they load their models on their first batch)."""
-        pools = []
-        for spec in actor_specs(pipeline, self.cfg.max_pixels):
-            cls = self.ray.remote(spec["cls"]).options(max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS,
-                                                       **spec["resources"])
-            pools.append([cls.remote(**spec["kwargs"]) for _ in range(spec["actors"])])
-        return pools
-
     def score(self, batches: Iterable[Batch]) -> Iterator[tuple[Batch, list[Row]]]:
         batches = list(batches)
         if not batches:
@@ -170,30 +187,34 @@ class RayExecutor:
         self.ray = self.connect()
         pipeline = self.pipeline(batches)
         self.workers = max((stage.actors for stage in pipeline if stage.role == "stages"), default=1)
-        pools = self.pools(pipeline)
-        load = [[0] * len(pool) for pool in pools]   # batches in flight on each actor
+        pools = ActorPools(self.ray, actor_specs(pipeline, self.cfg.max_pixels))
         setup = [self.ray.put(self.setup)]   # in a list: Ray passes the reference, each actor fetches it once
-        limit = IN_FLIGHT_PER_ACTOR * max(map(len, pools))
+        limit = IN_FLIGHT_PER_ACTOR * pools.widest
         pending: dict[Any, tuple[int, list[int]]] = {}
         done: dict[int, list[BatchReport]] = {}
+        died: list[int] = []   # batches whose actor died: run again alone once nothing else is in flight
         submitted = 0
         for index, batch in enumerate(batches):
-            while submitted < len(batches) and submitted - index < limit:
-                state: Any = dumps(InFlight(pack(batches[submitted])))
-                picks = []
-                for pool, busy in zip(pools, load):
-                    k = min(range(len(pool)), key=busy.__getitem__)   # the fewest in flight, the first of equals
-                    busy[k] += 1
-                    picks.append(k)
-                    state = pool[k].run.remote(setup, state)
-                pending[state] = (submitted, picks)
-                submitted += 1
-            while index not in done:
-                [ref], _ = self.ray.wait(list(pending), num_returns=1)
-                finished, picks = pending.pop(ref)
-                for busy, k in zip(load, picks):
-                    busy[k] -= 1
-                done[finished] = self.reports(ref, batches[finished])
+            while True:
+                while not died and submitted < len(batches) and submitted - index < limit:
+                    ref, picks = pools.submit(setup, dumps(InFlight(pack(batches[submitted]))))
+                    pending[ref] = (submitted, picks)
+                    submitted += 1
+                if index in done:
+                    break
+                if pending:
+                    [ref], _ = self.ray.wait(list(pending), num_returns=1)
+                    finished, picks = pending.pop(ref)
+                    pools.release(picks)
+                    try:
+                        done[finished] = self.reports(ref)
+                    except self.ray.exceptions.RayError:
+                        died.append(finished)
+                else:
+                    pools.replace_dead()
+                    for k in sorted(died):
+                        done[k] = self.alone(pools, setup, batches[k])
+                    died.clear()
             reports = done.pop(index)
             for report in reports:
                 absorb(report, self.ctx, self.stage_seconds)
@@ -201,11 +222,21 @@ class RayExecutor:
                 self.startup["first_batch_s"] = time.perf_counter() - began
             yield batch, reports[-1].rows
 
-    def reports(self, ref: Any, batch: Batch) -> list[BatchReport]:
-        """Every actor's report for BATCH (the last one holding its rows), or error rows when Ray lost it."""
+    def reports(self, ref: Any) -> list[BatchReport]:
+        """Every actor's report for the batch (the last one holding its rows); Ray's error when it lost the batch."""
+        reports: list[BatchReport] = pickle.loads(self.ray.get(ref))
+        return reports
+
+    def alone(self, pools: ActorPools, setup: list[Any], batch: Batch) -> list[BatchReport]:
+        """BATCH, whose actor died (perhaps for another batch queued on it), run with nothing else in flight;
+        error rows when it kills an actor again."""
+        ref, picks = pools.submit(setup, dumps(InFlight(pack(batch))))
         try:
-            reports: list[BatchReport] = pickle.loads(self.ray.get(ref))
-            return reports
+            return self.reports(ref)
         except self.ray.exceptions.RayError as exc:
-            message = f"the Ray actor scoring this batch failed: {type(exc).__name__}: {str(exc)[:500]}"
+            pools.replace_dead()
+            message = (f"the Ray actor scoring this batch died on it, also when it ran alone (killed, out of memory, or "
+                       f"a crash in a native library): {type(exc).__name__}: {str(exc)[:500]}")
             return [BatchReport(_failed_rows(pickle.loads(pack(batch)), message))]
+        finally:
+            pools.release(picks)

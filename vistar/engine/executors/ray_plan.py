@@ -123,7 +123,7 @@ def _share(whole: float, parts: int) -> float:
 
 def actor_specs(pipeline: list[RayStage], max_pixels: int) -> list[dict[str, Any]]:
     """Each pool's actor class, its constructor's keyword arguments (small: the run's setup comes with the first
-    call, so a restarted actor needs nothing from the object store to start), its size and what each actor asks
+    call, so a replacement actor needs nothing from the object store to start), its size and what each actor asks
     Ray for."""
     last_group = max((k for k, s in enumerate(pipeline) if s.role == "stages"), default=-1)
     specs = []

@@ -112,6 +112,10 @@ class _Actor:
                                  f"{traceback.format_exc(limit=3)}")
         return self.finish(state)
 
+    def ping(self) -> bool:
+        """Answers while the actor lives (`ray_pools.ActorPools.replace_dead`)."""
+        return True
+
     def step(self, state: InFlight) -> None:
         raise NotImplementedError
 

@@ -31,10 +31,12 @@ def per_question_prompt(question: str) -> str:
 
 
 def parse_single(text: str) -> bool:
-    stripped = text.strip().strip(".").lower() if isinstance(text, str) else ""
-    if stripped in ("yes", "no", "true", "false"):
-        return stripped in ("yes", "true")
-    return Reply(text).get("answer", interpret=lambda v: boolean(v, "'answer'"))
+    """A bare yes/no, true/false or 1/0 (any case, a trailing full stop allowed: `replies.boolean`), else the
+    reply's 'answer'. Only those words read bare: any other number (`2`, `0.5`, `.1`) is re-asked."""
+    try:
+        return boolean(text, "the reply")
+    except ReplyFormatError:
+        return Reply(text).get("answer", interpret=lambda v: boolean(v, "'answer'"))
 
 
 def batched_prompt(q: Questionnaire) -> str:
@@ -59,7 +61,8 @@ def batched_parser(q: Questionnaire):
 
     def parse(text: str) -> dict:
         obj = json_object(text)
-        answers = next((v for k, v in obj.items() if str(k).lower() == "answers"), obj)  # wrapper optional
+        wrappers = [v for k, v in obj.items() if str(k).lower() == "answers"]   # the wrapper is optional
+        answers = wrappers[0] if wrappers else obj
         if not isinstance(answers, dict):
             raise ReplyFormatError("'answers' must map question ids to true/false")
         missing = [i for i in ids if i not in answers]
@@ -68,8 +71,28 @@ def batched_parser(q: Questionnaire):
         extra = [k for k in answers if k not in ids]
         if extra:
             raise ReplyFormatError(f"unknown question id(s) {', '.join(map(str, extra[:5]))}")
-        return {i: boolean(answers[i], f"answer to {i}") for i in ids}
+        read = {i: boolean(answers[i], f"answer to {i}") for i in ids}
+        clash = sorted({i for place in ([obj, *wrappers[1:]] if wrappers else []) for i in _disagreeing(read, place)})
+        if clash:
+            raise ReplyFormatError(f"question(s) {', '.join(clash[:5])} answered both true and false (inside and beside "
+                                   "'answers'); the reply is ambiguous")
+        return read
     return parse
+
+
+def _disagreeing(read: dict[str, bool], place: object) -> list[str]:
+    """The question ids PLACE (the reply's top level, or a second wrapper) answers otherwise than READ; a value
+    there that is not true/false is a note, not a second answer (as `replies.Reply.get` treats one)."""
+    if not isinstance(place, dict):
+        return []
+    found = []
+    for qid, value in read.items():
+        try:
+            if qid in place and boolean(place[qid], qid) != value:
+                found.append(qid)
+        except ReplyFormatError:
+            continue
+    return found
 
 
 @dataclass

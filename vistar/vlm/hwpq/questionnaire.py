@@ -101,12 +101,16 @@ def repair(data, where: str = "questionnaire") -> tuple[Questionnaire, list[str]
         if name not in LEVELS or name in seen_levels or not isinstance(raw.get("pairs"), list):
             repairs.append(f"{at}: dropped (level must be one of {', '.join(LEVELS)}, once, with a 'pairs' list)")
             continue
+        weight = raw.get("weight")
+        if weight is not None and (_weight(weight) is None or weight < 0):   # the schema lets a level weigh 0
+            repairs.append(f"{at} ({name}): dropped (weight must be a number >= 0, got {weight!r})")
+            continue
         seen_levels.add(name)
         pairs = _pairs(raw["pairs"], name, at, repairs, pair_ids)
         if not pairs:
             repairs.append(f"{at} ({name}): dropped, no usable pair")
             continue
-        levels.append((name, _weight(raw.get("weight")), pairs))
+        levels.append((name, _weight(weight), pairs))
     if not levels:
         raise DataError(f"{where}: no usable question pair")
     if [name for name, _, _ in levels] != sorted(name for name, _, _ in levels):
@@ -161,15 +165,16 @@ def _weight(value) -> float | None:
 
 
 def _normalise(weights: list[float | None], what: str, repairs: list[str]) -> list[float]:
-    """Renormalise to sum 1; all missing -> equal weights; some missing -> the missing ones get the mean of the rest."""
-    given = [w for w in weights if w is not None and w >= 0]
+    """Renormalise to sum 1; all missing -> equal weights; some missing -> the missing ones get the mean of the rest
+    (a weight that is given but unusable dropped its level or pair before this)."""
+    given = [w for w in weights if w is not None]
     if len(given) != len(weights):
         if not given or sum(given) <= 0:
             repairs.append(f"{what}: missing, set equal")
             return [1.0 / len(weights)] * len(weights)
         fill = sum(given) / len(given)
-        repairs.append(f"{what}: {len(weights) - len(given)} missing or invalid, set to the mean of the others")
-        weights = [w if w is not None and w >= 0 else fill for w in weights]
+        repairs.append(f"{what}: {len(weights) - len(given)} missing, set to the mean of the others")
+        weights = [w if w is not None else fill for w in weights]
     total = sum(weights)
     if total <= 0:
         repairs.append(f"{what}: all zero, set equal")
