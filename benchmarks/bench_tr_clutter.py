@@ -2,13 +2,13 @@
 asked word that it drops, by their distance from the surely read lines (docs/metrics/tr.md, Stray lines).
 
     python benchmarks/bench_tr_clutter.py [--splits tuning hard photo coins] [--sizes 60 80 80 30]
-                                          [--gaps inf 5 3 2 1 0.5] [--seed 0] [--cache DIR]
+                                          [--gaps inf 5 4 3 2 1.5 1 0.5] [--seed 0] [--cache DIR]
 
 The ladders are read once (benchmarks/bench_tr_spaces.py's readings; the same `--cache`) and scored with TR at
 every `clutter_gap` (inf: the rule off). Printed per split, script group and gap: the validity measures, correct >
-repeat lost, the renders whose TR rose and fell against the rule off; then every line dropped, with its confidence,
-its distance in line heights and its nearest asked word's char distance (a word of the poster read badly, which the
-rule must not drop, reads within about half its letters of its word; photo detail matches none).
+repeat lost, the renders whose TR rose and fell against the rule off; then every line dropped that the other
+filters keep, with its confidence and its nearest asked word's char distance (a word of the poster read badly,
+which the rule must not drop, reads within about half its letters of its word; photo detail matches none).
 """
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ VARIANTS = ("correct", "typo", "missing")
 
 
 def dropped(ocr, expected: str, scorer: Scorer, gap: float) -> list[str]:
-    """The lines the rule drops at `gap` in this reading, described."""
+    """The lines the rule drops at `gap` in this reading that TR's other filters keep, described."""
     p = scorer.params
-    lines, _ = filter_lines(ocr, float(p.min_confidence), float(p.min_box_height_frac), expected=expected,
-                            stray_confidence=float(p.stray_confidence), stray_angle=float(p.stray_angle))
+    lines, _ = filter_lines(ocr, float(p.min_confidence), float(p.min_box_height_frac), float(p.min_glyph_confidence),
+                            float(p.glyph_gap), expected, float(p.stray_confidence), float(p.stray_angle))
     asked = normalize_text(expected).split()
     out = []
     for k in sorted(_clutter(lines, expected, float(p.stray_confidence), gap)):
@@ -44,7 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", nargs="+", default=["tuning", "hard", "photo", "coins"], choices=sorted(SPLITS))
     parser.add_argument("--sizes", type=int, nargs="+", default=[60, 80, 80, 30], help="posters per split")
-    parser.add_argument("--gaps", type=float, nargs="+", default=[math.inf, 5.0, 3.0, 2.0, 1.0, 0.5])
+    parser.add_argument("--gaps", type=float, nargs="+", default=[math.inf, 5.0, 4.0, 3.0, 2.0, 1.5, 1.0, 0.5])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", type=Path, help="the readings' folder (bench_tr_spaces.py), read back if there")
     args = parser.parse_args()

@@ -11,7 +11,7 @@ from PIL import Image
 
 from vistar.api import StageContext, StageInput, parse
 from vistar.engine.params import metric_params
-from vistar.features.ocr import STAGE, OcrSettings, restore_spaces, wide_gaps
+from vistar.features.ocr import STAGE, OcrSettings, restore_spaces
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
 from vistar.synth.text import available_fonts, overlay_text, render_text
@@ -67,29 +67,6 @@ def test_no_space_is_restored_next_to_scripts_written_without_spaces():
     assert restore_spaces(probs, "欢迎A", 3, 0.1, chars) == "欢迎A"
     latin = frames({4: 0.9}, {3: 0.5}, {4: 0.05, 1: 0.0}, {4: 0.9}, classes=5)
     assert restore_spaces(latin, "AA", 3, 0.1, chars) == "A A"  # the same gap between Latin letters is a space
-
-
-def spaced(*at: tuple[int, int], length: int) -> np.ndarray:
-    """`length` frames, blank except (frame, class) emissions read at 0.9, p(space) 0 everywhere."""
-    columns: list[dict[int, float]] = [{} for _ in range(length)]
-    for frame, cls in at:
-        columns[frame] = {cls: 0.9}
-    return frames(*columns)
-
-
-def test_a_gap_much_wider_than_the_lines_step_is_a_space_without_any_p_space():
-    # letters every 2 frames, then a step of 6 with p(space) 0: 3 typical steps apart
-    probs = spaced((0, 1), (2, 2), (4, 1), (6, 2), (12, 1), (14, 2), length=16)
-    assert restore_spaces(probs, "ABABAB", 3, 0.1, CHARS) == "ABABAB"                       # off by default
-    assert restore_spaces(probs, "ABABAB", 3, 0.1, CHARS, space_gap=2.5) == "ABAB AB"        # 6 >= 2.5 x 2
-    assert restore_spaces(probs, "ABABAB", 3, 0.1, CHARS, space_gap=3.5) == "ABABAB"         # 6 < 3.5 x 2
-
-
-def test_wide_gaps_need_a_typical_step_and_leave_emitted_spaces_out():
-    assert wide_gaps(np.array([0, 2, 8]), ["A", "B", "A"], 2.0) == set()            # two steps: no typical one
-    # steps next to the emitted space (2->6, 6->8) are not counted nor flagged; the others 2, 2, 2, 2, 6
-    chars = ["A", "B", " ", "A", "B", "A", "B", "A"]
-    assert wide_gaps(np.array([0, 2, 6, 8, 10, 12, 14, 20]), chars, 2.0) == {7}
 
 
 def test_restore_spaces_leaves_emitted_spaces_letters_and_foreign_decodes_alone():

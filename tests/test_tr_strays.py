@@ -79,10 +79,11 @@ def test_steep_text_has_no_direction_so_no_line_is_a_stray():
 def test_an_unsure_reading_of_no_asked_word_off_the_text_is_clutter():
     # coat buttons read "C000" at 0.7 running with the 8° text, about 3.6 line heights under its last line
     buttons = rotated("C000", 500, 600, 100, 30, 8.0, conf=0.7)
-    assert score(poster(buttons)).details["dropped_lines"]["clutter"] == 0          # off by default
-    result = score(poster(buttons), clutter_gap=2.0)
+    result = score(poster(buttons))                                                  # shipped clutter_gap 3
     assert result.score == 1.0 and result.details["dropped_lines"]["clutter"] == 1
     assert score(poster(buttons), clutter_gap=5.0).details["dropped_lines"]["clutter"] == 0   # not that far
+    kept = score(poster(buttons), clutter_gap=math.inf)                              # the rule off: an extra word
+    assert kept.details["dropped_lines"]["clutter"] == 0 and kept.score < 1.0
 
 
 def test_clutter_keeps_a_word_of_the_text_near_the_text_or_read_surely():

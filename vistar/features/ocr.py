@@ -11,7 +11,6 @@ Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/perfo
 from __future__ import annotations
 
 import logging
-import math
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +29,6 @@ from .ocr_openvino import OpenVinoSession, use_openvino
 # lowest `metrics.TR.params.alt_prob` can then choose from; docs/metrics/tr.md, Recogniser doubt), at most 3 of them
 ALT_FLOOR = 0.05
 MAX_ALTERNATIVES = 3
-# a line needs this many steps between neighbouring characters before its median step says what a word gap is
-MIN_STEPS = 4
 
 
 @dataclass(frozen=True)
@@ -154,11 +151,10 @@ class Reading(str):
 
 
 def restore_spaces(probs: np.ndarray, text: str, space: int | None, space_prob: float, character,
-                   alt_floor: float = ALT_FLOOR, space_gap: float = math.inf) -> str:
+                   alt_floor: float = ALT_FLOOR) -> str:
     """`text` (the greedy decode of `probs`, T×C softmax with blank = class 0) with a space inserted between two
-    consecutive non-space characters wherever a frame between them has p(space) ≥ space_prob, or where they lie
-    `space_gap` times the line's typical step apart (`wide_gaps`), as a `Reading` whose alternatives
-    (`alternatives_of`) index the returned text; a decode not its own is returned as it is."""
+    consecutive non-space characters wherever a frame between them has p(space) ≥ space_prob, as a `Reading`
+    whose alternatives (`alternatives_of`) index the returned text; a decode not its own is returned as it is."""
     best = probs.argmax(1)
     keep = best != 0
     keep[1:] &= best[1:] != best[:-1]
@@ -167,28 +163,15 @@ def restore_spaces(probs: np.ndarray, text: str, space: int | None, space_prob: 
     if "".join(chars) != text:  # not the decode we expected (another RapidOCR version): change nothing
         return text
     out, alternatives, rivals = [], [], alternatives_of(probs, frames, best, character, alt_floor)
-    wide = wide_gaps(frames, chars, space_gap)
     for k, (frame, char) in enumerate(zip(frames, chars)):
         if (space is not None and k and char != " " and chars[k - 1] != " " and not (_wide(char) or _wide(chars[k - 1]))
-                and (k in wide or probs[frames[k - 1] + 1:frame, space].max(initial=0.0) >= space_prob)):
+                and probs[frames[k - 1] + 1:frame, space].max(initial=0.0) >= space_prob):
             out.append(" ")
         alternatives += [(len(out), alt, share) for alt, share in rivals[k]]
         out.append(char)
     reading = Reading("".join(out))
     reading.alternatives = tuple(alternatives)
     return reading
-
-
-def wide_gaps(frames: np.ndarray, chars: list[str], space_gap: float, fewest: int = MIN_STEPS) -> set[int]:
-    """The characters k whose step from character k-1 (frames between the frames that emitted them) is at least
-    `space_gap` times the median step between neighbours of the line: a word gap the recogniser saw as blank
-    frames only (p(space) ≈ 0). Steps next to an emitted space are left out of the median and never flagged;
-    a line with fewer than `fewest` such steps has no typical step and gets none."""
-    steps = {k: int(frames[k] - frames[k - 1]) for k in range(1, len(frames)) if " " not in (chars[k], chars[k - 1])}
-    if not math.isfinite(space_gap) or len(steps) < fewest:
-        return set()
-    typical = float(np.median(list(steps.values())))
-    return {k for k, step in steps.items() if step >= space_gap * typical}
 
 
 def alternatives_of(probs: np.ndarray, frames: np.ndarray, best: np.ndarray, character,

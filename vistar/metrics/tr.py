@@ -59,8 +59,8 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
                  glyph_gap: float = math.inf, expected: str = "", stray_confidence: float = 0.0,
                  stray_angle: float = math.inf, clutter_gap: float = math.inf) -> tuple[list[OcrLine], dict[str, Any]]:
     """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), readings
-    across the text lines' direction (`_strays`), unsure readings of no asked word off the text (`_clutter`) and
-    decorative glyphs (`_glyphs`)."""
+    across the text lines' direction (`_strays`), decorative glyphs (`_glyphs`) and unsure readings of no asked
+    word off the text (`_clutter`)."""
     keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "stray": 0, "clutter": 0, "glyph": 0}
     for line in ocr.lines:
         if line.confidence < min_confidence:
@@ -72,12 +72,12 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
     strays = _strays(keep, stray_confidence, stray_angle)
     dropped["stray"] = len(strays)
     keep = [ln for k, ln in enumerate(keep) if k not in strays]
-    clutter = _clutter(keep, expected, stray_confidence, clutter_gap)
-    dropped["clutter"] = len(clutter)
-    keep = [ln for k, ln in enumerate(keep) if k not in clutter]
     glyphs = _glyphs(keep, min_glyph_confidence, glyph_gap, expected)
     dropped["glyph"] = len(glyphs)
-    return [ln for k, ln in enumerate(keep) if k not in glyphs], dropped
+    keep = [ln for k, ln in enumerate(keep) if k not in glyphs]
+    clutter = _clutter(keep, expected, stray_confidence, clutter_gap)   # last: the other filters see what they saw before
+    dropped["clutter"] = len(clutter)
+    return [ln for k, ln in enumerate(keep) if k not in clutter], dropped
 
 
 def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float) -> set[int]:
@@ -197,4 +197,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="8", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="9", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
