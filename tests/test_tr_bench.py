@@ -40,3 +40,34 @@ def test_stray_calibration_counts_words_and_other_readings(capsys):
     assert lines[0].startswith("stray_angle  4.0: drops 1 readings that are words of the poster, 1 that are not")
     assert lines[3].startswith("stray_angle 10.0: drops 0 readings that are words of the poster, 1 that are not")
     assert lines[4].startswith("stray_angle 15.0: drops 0 readings that are words of the poster, 1 that are not")
+
+
+def _bench(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCH.parent / f"{name}.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_wide_gaps_need_a_typical_step_and_leave_emitted_spaces_out():
+    spaces = _bench("bench_tr_spaces")
+    assert spaces.wide_gaps(np.array([0, 2, 8]), ["A", "B", "A"], 2.0) == set()            # two steps: no median
+    # steps next to the emitted space (2->6, 6->8) neither counted nor flagged; the others 2, 2, 2, 2, 6
+    chars = ["A", "B", " ", "A", "B", "A", "B", "A"]
+    assert spaces.wide_gaps(np.array([0, 2, 6, 8, 10, 12, 14, 20]), chars, 2.0) == {7}
+
+
+def test_geometric_space_is_added_with_the_alternatives_moved():
+    # letters every 2 frames, then a step of 6 with p(space) 0; the 5th letter (A) nearly read B (share 1/3)
+    spaces = _bench("bench_tr_spaces")
+    probs = np.zeros((16, 4))
+    for frame, cls in ((0, 1), (2, 2), (4, 1), (6, 2), (12, 1), (14, 2)):
+        probs[frame, cls] = 0.9
+    probs[12, 2] = 0.3
+    probs[:, 0] = 1.0 - probs.sum(1)
+    d = {"probs": probs, "text": "ABABAB", "space": 3, "character": ["", "A", "B", " "]}
+    off = spaces.decode(d, 0.1, float("inf"))
+    assert off == "ABABAB" and off.alternatives == ((4, "B", 0.333),)
+    on = spaces.decode(d, 0.1, 2.5)                                       # 6 >= 2.5 x the median step 2
+    assert on == "ABAB AB" and on.alternatives == ((5, "B", 0.333),)
+    assert spaces.decode(d, 0.1, 3.5) == "ABABAB"                         # 6 < 3.5 x 2

@@ -51,7 +51,7 @@ def test_score_uses_reading_order_not_detector_order():
 def test_confidence_filter():
     lines = ocr(line("HELLO", 100, 100, conf=0.95), line("XQZ", 400, 100, conf=0.2))
     kept, dropped = filter_lines(lines, min_confidence=0.5, min_box_height_frac=0.0)
-    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 1, "tiny_box": 0, "stray": 0, "glyph": 0}
+    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 1, "tiny_box": 0, "stray": 0, "glyph": 0, "clutter": 0}
     result = score(lines, {"text": "HELLO"}, min_confidence=0.5)
     assert result.score == 1.0 and result.details["dropped_lines"]["low_confidence"] == 1
     # with the filter off the noise line counts: "hello xqz" vs "hello" → char 5/9, token 1 − 1 extra word / 2
@@ -61,7 +61,7 @@ def test_confidence_filter():
 def test_tiny_box_filter():
     lines = ocr(line("HELLO", 100, 100, h=40), line("ii", 600, 700, h=6))  # 6 px high in a 1000 px image
     kept, dropped = filter_lines(lines, min_confidence=0.0, min_box_height_frac=0.01)
-    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 0, "tiny_box": 1, "stray": 0, "glyph": 0}
+    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 0, "tiny_box": 1, "stray": 0, "glyph": 0, "clutter": 0}
     kept, _ = filter_lines(lines, min_confidence=0.0, min_box_height_frac=0.005)
     assert len(kept) == 2
 
@@ -197,7 +197,8 @@ def test_decorative_glyphs_do_not_count():
     lines = ocr(line("OPEN DAILY", 300, 400, w=400), line("O", 100, 100, w=40, conf=0.65), line("★", 800, 800, w=40, conf=0.99))
     result = score(lines, {"text": "OPEN DAILY"})
     assert result.score == 1.0 and result.details["dropped_lines"]["glyph"] == 2
-    counted = score(lines, {"text": "OPEN DAILY"}, min_glyph_confidence=0.0)   # a ring sure enough counts ...
+    # a ring sure enough counts (with the clutter rule off: a ring read at 0.65 far from the text is clutter too) ...
+    counted = score(lines, {"text": "OPEN DAILY"}, min_glyph_confidence=0.0, clutter_gap=math.inf)
     assert counted.score < 1.0 and counted.details["recognised"] == "o open daily"
     asked = score(lines, {"text": "OPEN DAILY ★"})                              # ... and a symbol asked for is text
     assert asked.score == 1.0 and asked.details["dropped_lines"]["glyph"] == 1

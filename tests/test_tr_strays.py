@@ -74,3 +74,30 @@ def test_steep_text_has_no_direction_so_no_line_is_a_stray():
         lines = (tilted("HELLO WORLD", 500, 500, 400, 40, deg, 0.98), tilted("AGAIN", 600, 650, 200, 40, deg, 0.8))
         kept, dropped = filter_lines(OcrResult(lines, 1000, 1000), 0.5, 0.0, 0.0, math.inf, "", 0.9, 10.0)
         assert dropped["stray"] == 0 and len(kept) == 2, deg
+
+
+def test_an_unsure_reading_of_no_asked_word_off_the_text_is_clutter():
+    # coat buttons read "C000" at 0.7 running with the 8° text, about 3.6 line heights under its last line
+    buttons = rotated("C000", 500, 600, 100, 30, 8.0, conf=0.7)
+    result = score(poster(buttons))                                                  # shipped clutter_gap 3
+    assert result.score == 1.0 and result.details["dropped_lines"]["clutter"] == 1
+    assert score(poster(buttons), clutter_gap=5.0).details["dropped_lines"]["clutter"] == 0   # not that far
+    kept = score(poster(buttons), clutter_gap=math.inf)                              # the rule off: an extra word
+    assert kept.details["dropped_lines"]["clutter"] == 0 and kept.score < 1.0
+
+
+def test_clutter_keeps_a_word_of_the_text_near_the_text_or_read_surely():
+    far_word = rotated("OPFN", 500, 600, 100, 30, 8.0, conf=0.7)     # OPEN read badly (one letter of 4) stays a word
+    assert score(poster(far_word), "FRESH COFFEE DAILY OPEN", clutter_gap=2.0).details["dropped_lines"]["clutter"] == 0
+    near = rotated("C000", 500, 470, 100, 30, 8.0, conf=0.7)         # right under the last line
+    assert score(poster(near), clutter_gap=2.0).details["dropped_lines"]["clutter"] == 0
+    sure = rotated("C000", 500, 600, 100, 30, 8.0, conf=0.95)        # a sign in the photo: text
+    assert score(poster(sure), clutter_gap=2.0).details["dropped_lines"]["clutter"] == 0
+
+
+def test_clutter_needs_a_sure_line():
+    unsure = OcrResult(tuple(replace(ln, confidence=0.8) for ln in poster().lines)
+                       + (rotated("C000", 500, 600, 100, 30, 8.0, conf=0.7),), 1000, 1000)
+    kept, dropped = filter_lines(unsure, 0.5, 0.0, expected="FRESH COFFEE DAILY", stray_confidence=0.9,
+                                 clutter_gap=2.0)
+    assert len(kept) == 4 and dropped["clutter"] == 0

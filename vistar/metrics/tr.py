@@ -18,7 +18,10 @@ from ..api import Combine, Metric, MetricResult, OcrLine, OcrResult
 from .text_doubt import resolve
 from .text_layout import level_boxes, line_angle, line_height, reading_order, sets_direction, text_angle
 from .text_scripts import support
-from .text_similarity import char_similarity, normalize_text, word_similarity
+from .text_similarity import char_similarity, normalize_text, word_cost, word_similarity
+
+# a read word within this normalised char distance of a word asked for is a reading of it (half its letters)
+CLOSE_WORD = 0.5
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class TRParams:
     glyph_gap: float
     stray_confidence: float
     stray_angle: float
+    clutter_gap: float                  # an unsure line matching no asked word this many line heights off the sure ones
     column_gap: float
     case_sensitive: bool
     strip_punctuation: bool
@@ -53,10 +57,11 @@ def fuse(char: Any, token: Any, w_char: float) -> Any:
 
 def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float, min_glyph_confidence: float = 0.0,
                  glyph_gap: float = math.inf, expected: str = "", stray_confidence: float = 0.0,
-                 stray_angle: float = math.inf) -> tuple[list[OcrLine], dict[str, Any]]:
+                 stray_angle: float = math.inf, clutter_gap: float = math.inf) -> tuple[list[OcrLine], dict[str, Any]]:
     """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), readings
-    across the text lines' direction (`_strays`) and decorative glyphs (`_glyphs`)."""
-    keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "stray": 0, "glyph": 0}
+    across the text lines' direction (`_strays`), decorative glyphs (`_glyphs`) and unsure readings of no asked
+    word off the text (`_clutter`)."""
+    keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "stray": 0, "clutter": 0, "glyph": 0}
     for line in ocr.lines:
         if line.confidence < min_confidence:
             dropped["low_confidence"] += 1
@@ -69,7 +74,10 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
     keep = [ln for k, ln in enumerate(keep) if k not in strays]
     glyphs = _glyphs(keep, min_glyph_confidence, glyph_gap, expected)
     dropped["glyph"] = len(glyphs)
-    return [ln for k, ln in enumerate(keep) if k not in glyphs], dropped
+    keep = [ln for k, ln in enumerate(keep) if k not in glyphs]
+    clutter = _clutter(keep, expected, stray_confidence, clutter_gap)   # last: the other filters see what they saw before
+    dropped["clutter"] = len(clutter)
+    return [ln for k, ln in enumerate(keep) if k not in clutter], dropped
 
 
 def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float) -> set[int]:
@@ -86,6 +94,30 @@ def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float) -
     angle = text_angle(anchors)
     return {k for k, ln in enumerate(lines)
             if ln.confidence < stray_confidence and abs((line_angle(ln) - angle + 90) % 180 - 90) > stray_angle}
+
+
+def _clutter(lines: list[OcrLine], expected: str, stray_confidence: float, clutter_gap: float,
+             close: float = CLOSE_WORD) -> set[int]:
+    """Indices of photo detail read as text that runs with it: a line read less surely than `stray_confidence`
+    none of whose words is within `close` (normalised char distance) of a word asked for, lying more than
+    `clutter_gap` median line heights from every line read surely (coat buttons read "C000" beside a poster). No
+    rule without a sure line, and none for a line that reads like a word of the text, however far it stands.
+    Calibrated in docs/metrics/tr.md, Stray lines."""
+    if not math.isfinite(clutter_gap) or not lines:
+        return set()
+    asked = normalize_text(expected).split()
+    boxes, median = level_boxes(lines)
+    sure = [box for box in boxes if box[4].confidence >= stray_confidence]
+    out = set()
+    for k, box in enumerate(boxes):
+        words = normalize_text(box[4].text).split()
+        if box[4].confidence >= stray_confidence or not sure or any(
+                word_cost(w, a) <= close for w in words for a in asked):
+            continue
+        gap = min(max(o[0] - box[2], box[0] - o[2], o[1] - box[3], box[1] - o[3]) for o in sure)
+        if gap > clutter_gap * median:
+            out.add(k)
+    return out
 
 
 def _glyphs(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float, expected: str) -> set[int]:
@@ -155,7 +187,7 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
         return MetricResult.skipped(why, **unsupported)
     lines, dropped = filter_lines(ocr, float(params.min_confidence), float(params.min_box_height_frac),
                                   float(params.min_glyph_confidence), float(params.glyph_gap), expected,
-                                  float(params.stray_confidence), float(params.stray_angle))
+                                  float(params.stray_confidence), float(params.stray_angle), float(params.clutter_gap))
     result, ordered, layout = _best_reading(lines, expected, params, norm)
     return MetricResult.ok(result.pop("score"), **result, layout=layout, dropped_lines=dropped,
                            ocr_lines=[{"text": ln.text, "confidence": round(ln.confidence, 4),
@@ -165,4 +197,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="8", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="9", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
