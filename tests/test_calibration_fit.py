@@ -204,3 +204,19 @@ def test_cpa_default_and_per_role_weights_are_fitted_separately(cpa_run, tmp_pat
     assert params["role_weights"]["SA"] == sa.params_after
     assert params["role_weights"]["MS"] == Ontology.load().metric_params("CPA")["role_weights"]["MS"]  # untouched
     assert {k: params[k] for k in ("w_c", "w_p", "w_e")} == default.params_after
+
+
+def test_role_fit_refuses_one_pair_of_models_and_says_what_held_out_means(role_run, tmp_path):
+    """Two models: a role fit can only pick the winner (any weights giving it are equal), so it is refused with a
+    reason; with four models it runs and its note says the held-out judgments share the training's model pairs."""
+    run, pairs = role_run
+    frame = pd.read_csv(pairs)
+    two = frame[frame["image_a"].str.startswith(("M0/", "M1/")) & frame["image_b"].str.startswith(("M0/", "M1/"))]
+    path = tmp_path / "two.csv"
+    two.to_csv(path, index=False)
+    result = calibrate(run, path, fit=True, seed=2, resamples=100, trials=5, min_pairs=5)
+    assert not [f for f in result.fits if f.target == "role ED"]
+    assert any("role ED" in r and "one pair can only say which model wins" in r and "M0 vs M1" in r
+               for r in result.refusals)
+    (fit,) = [f for f in calibrate(run, pairs, fit=True, seed=2, resamples=100, trials=5).fits if f.target == "role ED"]
+    assert any("same 6 model pair(s) as training" in n for n in fit.notes)

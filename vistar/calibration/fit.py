@@ -165,6 +165,12 @@ def fit_role(role: str, pairs: pd.DataFrame, angle_means: pd.DataFrame, weights:
     h = pairs["h"].to_numpy()
     test = split_pairs(pairs, test_fraction, seed)
     _check_size(f"role {role}", h[~test], min_pairs)
+    model_pairs = {tuple(sorted(p)) for p in zip(pairs["model_a"][~test], pairs["model_b"][~test])}
+    if len(model_pairs) < 2:
+        seen = "; ".join(" vs ".join(p) for p in sorted(model_pairs)) or "none"
+        raise TooFewPairs(f"role {role}: the training judgments compare {len(model_pairs)} pair of models ({seen}); a role "
+                          "fit predicts from the models' angle means, so one pair can only say which model wins and the "
+                          "weights are not identified: judge at least three models")
     covered = sum(weights[a] for a in angles)
 
     def delta(params, rows):
@@ -180,6 +186,8 @@ def fit_role(role: str, pairs: pd.DataFrame, angle_means: pd.DataFrame, weights:
     before = {a: round(w, 4) for a, w in weights.items()}
     result = _result(f"role {role}", before, after, h, test,
                      lambda p, rows: delta({a: p[a] for a in angles}, rows), n_trials)
+    result.notes.append(f"held-out judgments compare the same {len(model_pairs)} model pair(s) as training: held-out PPA "
+                        "says how the weights order these models on judgments not fitted, not how they carry to other models")
     unscored = [a for a in weights if a not in angles]
     if unscored:
         result.notes.append(f"angles {', '.join(unscored)} not scored for every judged model: kept at their current weight")
