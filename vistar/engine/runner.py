@@ -158,7 +158,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     clear_loaded()
     previous = previous_meta(cfg.out)
     _check_same_shard(cfg, previous)
-    _check_same_max_pixels(cfg, previous)
+    check_same_max_pixels(cfg.out, previous, cfg.max_pixels)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
     mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest, cfg.out)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
@@ -245,13 +245,15 @@ def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None
                          "Use another --out for another shard")
 
 
-def _check_same_max_pixels(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
+def check_same_max_pixels(out: Path, previous: dict[str, Any] | None, max_pixels: int, option: str = "--max-pixels",
+                          folder: str = "--out") -> None:
     """--max-pixels decides the scale a large JPEG is decoded at, so it changes scores, yet it is not in the row
-    key: resuming with another value would mix rows of two decodings under one run.json."""
+    key: resuming with another value would mix rows of two decodings under one run.json. OPTION and FOLDER name
+    the caller's settings (`vistar.Scorer` says `max_pixels` and `run_dir`)."""
     before = (previous or {}).get("max_pixels")
-    if before is not None and before != cfg.max_pixels:
-        raise ValueError(f"{cfg.out} was scored with --max-pixels {before}; this run has --max-pixels {cfg.max_pixels}. "
-                         "Resume it with the same value, or use another --out")
+    if before is not None and before != max_pixels:
+        raise ValueError(f"{out} was scored with {option} {before}; this run has {option} {max_pixels}. "
+                         f"Resume it with the same value, or use another {folder}")
 
 
 def _shard_text(record: dict[str, int] | None) -> str:
