@@ -175,7 +175,9 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     records = shards.select(cfg.shard, mapping.records)
 
     store = ResultStore(cfg.out)
-    meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records)}
+    # the earlier weights from the start: a run that fails or is stopped must not forget what the rows were scored with
+    meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records),
+            "models": previous_models(previous)}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
     jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
@@ -197,6 +199,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     n_batches = -(-len(groups) // max(1, cfg.batch_size))
     with open_executor(cfg, ctx, ontology, n_batches, warm=warm is not None) as executor:
         for batch, batch_rows in executor.score(in_batches(groups, cfg.batch_size)):
+            check_same_weights(cfg.out, previous_models(previous), loaded_models())   # before a row of another weight lands
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
@@ -254,6 +257,18 @@ def check_same_max_pixels(out: Path, previous: dict[str, Any] | None, max_pixels
     if before is not None and before != max_pixels:
         raise ValueError(f"{out} was scored with {option} {before}; this run has {option} {max_pixels}. "
                          f"Resume it with the same value, or use another {folder}")
+
+
+def check_same_weights(out: Path, before: dict[str, Any], loaded: dict[str, Any], folder: str = "--out") -> None:
+    """A weight's sha256 is not in the row key (run.json records it): a weight swapped under the same name since the
+    folder's rows were scored would put rows of two weights in one run, which `vistar merge` refuses across runs.
+    Checked when the weight is loaded, before a row scored with it is written."""
+    for name, entry in loaded.items():
+        old, new = (before.get(name) or {}).get("sha256"), entry.get("sha256")
+        if old and new and old != new:
+            raise ValueError(f"{out} holds rows scored with weight '{name}' of sha256 {old}; this run loaded it with sha256 "
+                             f"{new} ({entry.get('path')}). Put the earlier weight back (--model-path {name}=PATH), or "
+                             f"use another {folder} to score every row with this one")
 
 
 def _shard_text(record: dict[str, int] | None) -> str:

@@ -29,6 +29,7 @@ from ..engine.runner import (
     ScoreConfig,
     canonical_angles,
     check_same_max_pixels,
+    check_same_weights,
     group_by_image,
     in_batches,
     previous_meta,
@@ -108,6 +109,7 @@ class Scorer:
         valid, invalid = sort_prompts(prompt_file, self.ontology, summary, lambda message: LOCATION.sub("<prompts>", message))
         with self._store() as store:
             self._check_max_pixels()   # a `vistar score` may have written the folder since the last call
+            weights = previous_models(previous_meta(store.run_dir)) if store is not None else {}
             existing = store.existing() if store is not None else {}
             records = self._records(sources, per_image, model, existing)
             jobs, rows, stale = plan_run(self._cfg, self.ontology, valid, invalid, records, existing, self._metrics, summary,
@@ -118,6 +120,7 @@ class Scorer:
             with InProcess(self._cfg, self.context, self.ontology, decode=decode_source) as executor:
                 for _, batch_rows in executor.score(in_batches(group_by_image(jobs), self._cfg.batch_size)):
                     if store is not None:
+                        check_same_weights(store.run_dir, weights, loaded_models(), "run_dir")
                         store.write(batch_rows)
                     rows += batch_rows
             if summary.reused:   # rows of the run folder that are still right for these images
