@@ -175,9 +175,8 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     records = shards.select(cfg.shard, mapping.records)
 
     store = ResultStore(cfg.out)
-    # the earlier weights from the start: a run that fails or is stopped must not forget what the rows were scored with
-    meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records),
-            "models": previous_models(previous)}
+    earlier = previous_models(previous)   # recorded from the start: a run that fails or is stopped keeps them
+    meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records), "models": earlier}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
     jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
@@ -199,7 +198,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     n_batches = -(-len(groups) // max(1, cfg.batch_size))
     with open_executor(cfg, ctx, ontology, n_batches, warm=warm is not None) as executor:
         for batch, batch_rows in executor.score(in_batches(groups, cfg.batch_size)):
-            check_same_weights(cfg.out, previous_models(previous), loaded_models())   # before a row of another weight lands
+            check_same_weights(cfg.out, earlier, loaded_models())   # before a row of another weight lands
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
@@ -209,7 +208,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
                         "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())},
                         **({"startup_seconds": {k: round(v, 3) for k, v in executor.startup.items()}} if executor.startup else {})}
     store.compact()
-    meta["models"] = {**previous_models(previous), **loaded_models()}   # a resume's rows were scored with both
+    meta["models"] = {**earlier, **loaded_models()}   # a resume's rows were scored with both
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused,
