@@ -70,3 +70,31 @@ def test_a_scorer_appending_with_a_swapped_weight_is_refused(tmp_path, loading, 
     with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}.*another run_dir"):
         Scorer(run_dir=run).score(imgs / "m" / "p0.png", 'p9: [GD|TR] "B"')
     assert read_scores(run).equals(before)
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing of the run's own handling runs, run.json stays as it was last written."""
+
+
+def test_an_invocation_killed_after_its_first_rows_has_already_recorded_their_weight(tmp_path, loading, monkeypatch):
+    from vistar.engine.store import ResultStore
+
+    imgs, p = _inputs(tmp_path, 3)
+    run = tmp_path / "run"
+    write = ResultStore.write
+
+    def killed_after_one_batch(self, rows):
+        if any(r["prompt_id"] == "p1" for r in rows):
+            raise _Killed()
+        return write(self, rows)
+
+    monkeypatch.setattr(ResultStore, "write", killed_after_one_batch)
+    with pytest.raises(_Killed):
+        run_score(ScoreConfig(imgs, p, run, batch_size=1))
+    monkeypatch.setattr(ResultStore, "write", write)
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "running" and meta["models"]["fake-weight"]["sha256"] == OLD
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}"):
+        run_score(ScoreConfig(imgs, p, run, batch_size=1))
+    assert set(read_scores(run)["prompt_id"]) == {"p0"}

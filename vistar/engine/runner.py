@@ -199,6 +199,9 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     with open_executor(cfg, ctx, ontology, n_batches, warm=warm is not None) as executor:
         for batch, batch_rows in executor.score(in_batches(groups, cfg.batch_size)):
             check_same_weights(cfg.out, earlier, loaded_models())   # before a row of another weight lands
+            if (models := {**earlier, **loaded_models()}) != meta["models"]:   # a resume's rows were scored with both;
+                meta["models"] = models        # named before a row scored with a new one lands, so a killed run keeps it
+                write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
@@ -208,7 +211,6 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
                         "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())},
                         **({"startup_seconds": {k: round(v, 3) for k, v in executor.startup.items()}} if executor.startup else {})}
     store.compact()
-    meta["models"] = {**earlier, **loaded_models()}   # a resume's rows were scored with both
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused,
