@@ -11,6 +11,7 @@ from tests.support import engine_plugins
 from tests.support.run_inputs import png, prompts
 from vistar import Scorer
 from vistar.cli import app
+from vistar.engine import registry
 from vistar.engine.runner import ScoreConfig, run_score
 from vistar.engine.store import read_scores
 
@@ -98,3 +99,18 @@ def test_an_invocation_killed_after_its_first_rows_has_already_recorded_their_we
     with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}"):
         run_score(ScoreConfig(imgs, p, run, batch_size=1))
     assert set(read_scores(run)["prompt_id"]) == {"p0"}
+
+
+def test_weights_a_scorer_loads_into_a_cli_folder_are_recorded_for_the_next_resume(tmp_path, monkeypatch):
+    engine_plugins.install(monkeypatch)   # the CLI's run loads no weight
+    imgs, p = _inputs(tmp_path, 1)
+    run = tmp_path / "run"
+    run_score(ScoreConfig(imgs, p, run))
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", OLD)
+    monkeypatch.setitem(registry.FEATURES, "fake_stats", "tests.support.engine_plugins:STAGE_LOADING")
+    Scorer(run_dir=run).score(imgs / "m" / "p0.png", 'p9: [GD|TR] "B"')
+    assert json.loads((run / "run.json").read_text())["models"]["fake-weight"]["sha256"] == OLD
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    imgs, p = _inputs(tmp_path, 2)
+    with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}"):
+        run_score(ScoreConfig(imgs, p, run))

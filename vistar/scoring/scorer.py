@@ -221,7 +221,8 @@ class Scorer:
 
     def _record_run(self, records: list[ImageRecord], summary: RunSummary) -> None:
         """run.json: a folder this Scorer started gets the fields `vistar report` reads (status, device, where each
-        stage ran, the models loaded); a folder `vistar score` wrote keeps its own, with this call in its history."""
+        stage ran, the models loaded); a folder `vistar score` wrote keeps its own, with this call in its history and
+        the weights it loaded added to its models."""
         assert self.run_dir is not None
         path = self.run_dir / "run.json"
         previous = previous_meta(self.run_dir)
@@ -229,8 +230,9 @@ class Scorer:
         call = {"command": f"{COMMAND}.score", "finished": now, "images": len(records), "rows_written": summary.scored,
                 "rows_reused": summary.reused}
         history = list(previous.get("history") or []) if previous else []
-        if previous and previous.get("command") != COMMAND:
-            write_json_atomic(path, {**previous, "history": history + [call]})
+        models = {**previous_models(previous), **loaded_models()}   # earlier calls' and runs' rows stay
+        if previous and previous.get("command") != COMMAND:   # its weight check (runner.check_same_weights) needs ours
+            write_json_atomic(path, {**previous, "models": models, "history": history + [call]})
             return
         stages = stage_versions(self._metrics)
         write_json_atomic(path, {
@@ -238,7 +240,7 @@ class Scorer:
             "finished": now, "status": "complete", "versions": versions(), "hardware": hardware(),
             "ontology_hash": self.ontology.hash, "device": self.device, "device_requested": self.device,
             "batch_size": self._cfg.batch_size, "angles": self.angles, "max_pixels": self._cfg.max_pixels,
-            "models": {**previous_models(previous), **loaded_models()},   # earlier calls' rows stay
+            "models": models,
             "metric_versions": {n: s.metric.version for n, s in sorted(self._metrics.items()) if s.metric},
             "stage_versions": stages, "stage_devices": stage_devices(stages, self.context),
             "stage_precisions": stage_precisions(map(registry.feature_stage, stages), self.context),
