@@ -6,6 +6,7 @@ import pytest
 from vistar.engine.params import metric_params
 from vistar.metrics.psc import score_pairs
 from vistar.metrics.psc_cube import cube_sink
+from vistar.metrics.psc_rest import seat
 from vistar.ontology import Ontology
 from vistar.synth.scenes import Box, Sphere, render
 
@@ -48,8 +49,8 @@ def test_a_resting_cube_on_a_top_scores_above_the_same_cube_sunk_into_it():
 def test_a_ball_gets_no_cube_reading():
     scene = render([BLOCK, Sphere((0.1, 0.9, -0.2), 0.4)], "test", 144, 192, elevation_deg=30)
     block, ball = scene.instances.masks
-    assert cube_sink(ball, block, scene.inverse_depth, 2) is None
-    assert cube_sink(np.zeros_like(ball), block, scene.inverse_depth, 2) is None   # nothing there
+    assert cube_sink(ball, scene.inverse_depth, seat(ball, block, scene.inverse_depth, 2)) is None
+    assert seat(np.zeros_like(ball), block, scene.inverse_depth, 2) is None   # nothing there: no reading at all
 
 
 def test_a_flat_box_resting_reads_like_a_cube_sunk_as_deep_and_the_reading_then_says_nothing():

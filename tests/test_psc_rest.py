@@ -14,6 +14,7 @@ from vistar.metrics.psc_rest import (
     face_plane,
     outline_circle,
     rim_height,
+    seat,
     sides_elevation,
     sink_depth,
     sits_on,
@@ -25,6 +26,16 @@ PARAMS = metric_params(Ontology.load(), "PSC")
 ROWS, COLS = np.mgrid[0:40, 0:40].astype(float)
 PLANE = 0.01 * COLS + 0.02 * ROWS + 0.5          # a face seen from above: nearer toward the image bottom
 ROWS60, COLS60 = np.mgrid[0:60, 0:60].astype(float)
+
+
+def _sink(solid, face, depth, margin, tolerance):
+    """sink_depth on the fits PSC hands it (psc_rest.seat)."""
+    return sink_depth(solid, face, depth, margin, tolerance, seat(solid, face, depth, margin))
+
+
+def _rim(solid, face, depth, margin):
+    """rim_height on the fits PSC hands it (psc_rest.seat)."""
+    return rim_height(solid, face, depth, margin, seat(solid, face, depth, margin))
 
 
 def _solid_on_face(lift: float, rise: float, plane=PLANE):
@@ -44,14 +55,14 @@ def test_the_plane_is_recovered_with_another_face_of_the_same_object_left_out():
 
 def test_rim_height_is_read_margin_to_twice_margin_rows_inside():
     # margin 2: rows 21 and 22, 3.5 and 2.5 rows above the boundary, in equal numbers: median 3 rows
-    assert rim_height(*_solid_on_face(0.0, 0.01), margin=2) == pytest.approx(0.03)    # sunk: rises from 0
-    assert rim_height(*_solid_on_face(0.05, 0.01), margin=2) == pytest.approx(0.08)   # resting: raised
+    assert _rim(*_solid_on_face(0.0, 0.01), margin=2) == pytest.approx(0.03)    # sunk: rises from 0
+    assert _rim(*_solid_on_face(0.05, 0.01), margin=2) == pytest.approx(0.08)   # resting: raised
 
 
 def test_no_reading_over_a_wall_or_beside_a_face():
     wall = 0.01 * COLS - 0.02 * ROWS + 1.5                # further toward the image bottom: seen from above, a wall
     assert sits_on(*_solid_on_face(0.05, 0.01, plane=wall), margin=2) is None
-    assert rim_height(*_solid_on_face(0.05, 0.01, plane=wall), margin=2) is None
+    assert _rim(*_solid_on_face(0.05, 0.01, plane=wall), margin=2) is None
     solid, face, depth = _solid_on_face(0.05, 0.01)
     assert sits_on(solid, face, depth, margin=2) == pytest.approx([0.01, 0.02, 0.5])
     face[:, 19:] = False                                  # the face lies beneath 7 of the solid's 16 columns
@@ -105,7 +116,7 @@ def _ball_on_top(lift: float, elevation_deg: float = 30.0, face_rows: int = 20, 
 
 @pytest.mark.parametrize("lift", [1.0, 0.6, 0.2])
 def test_sink_depth_reads_how_deep_the_ball_is_sunk_in_radii(lift):
-    assert sink_depth(*_ball_on_top(lift), margin=2, tolerance=0.001) == pytest.approx(1.0 - lift, abs=0.05)
+    assert _sink(*_ball_on_top(lift), margin=2, tolerance=0.001) == pytest.approx(1.0 - lift, abs=0.05)
 
 
 BLOCK = Box((-0.9, 0.0, -0.9), (0.9, 0.5, 0.9))
@@ -127,8 +138,8 @@ def test_a_ball_resting_on_a_top_face_scores_above_the_same_ball_sunk_into_it():
 def test_a_round_outline_whose_depth_is_no_sphere_gives_no_sink_reading():
     ball, face, depth = _ball_on_top(1.0)
     flat = np.where(ball, 0.02 * ROWS60 + 0.3 + 0.02 * 10.5 * 0.5, depth)   # a disc standing half a radius proud
-    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) is not None
-    assert sink_depth(ball, face, flat, margin=2, tolerance=0.001) is None
+    assert _sink(ball, face, depth, margin=2, tolerance=0.001) is not None
+    assert _sink(ball, face, flat, margin=2, tolerance=0.001) is None
 
 
 def test_the_bulge_fit_recovers_the_elevation_and_falls_back_on_its_prior_without_a_bulge():
@@ -152,13 +163,13 @@ def test_a_long_top_seen_broadside_does_not_mislead_the_sink_reading():
     ball, face, depth = _ball_on_top(1.0, elevation_deg=50, face_rows=15)
     assert np.degrees(face_elevation(face, depth, np.array([0.0, 0.02, 0.3]), tolerance=0.001)) < 25
     # the ball's bulge overrules it (pulled toward 30° by its prior: resting reads -0.06); with 22° no reading at all
-    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.0, abs=0.1)
+    assert _sink(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.0, abs=0.1)
 
 
 def test_no_sink_reading_where_the_bulge_needs_a_camera_nearly_overhead():
     # as for a ball at a block's front face whose plane ring lies on the top face: its bulge fits 85-88°
-    assert sink_depth(*_ball_on_top(1.0, elevation_deg=70), margin=2, tolerance=0.001) is not None
-    assert sink_depth(*_ball_on_top(1.0, elevation_deg=84), margin=2, tolerance=0.001) is None
+    assert _sink(*_ball_on_top(1.0, elevation_deg=70), margin=2, tolerance=0.001) is not None
+    assert _sink(*_ball_on_top(1.0, elevation_deg=84), margin=2, tolerance=0.001) is None
 
 
 def _block(side_slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -197,14 +208,14 @@ def test_a_shallow_top_with_its_front_face_in_view_is_read_with_the_front_faces_
     # seen from 50°, a top 15 rows deep reads 22° as a square; the front face (rows 38-51) gives 50°, and the
     # plane ring, reaching rows 38-41 of the front, is fitted on the top's pixels only
     ball, face, depth = _ball_on_top(lift, elevation_deg=50, face_rows=15, front_rows=14)
-    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(1.0 - lift, abs=0.02)
+    assert _sink(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(1.0 - lift, abs=0.02)
 
 
 def test_no_sink_reading_for_a_round_solid_with_the_objects_front_beneath_it():
     # the ball's lowest rows reach row 35: with the top's front edge at row 33 only the front face lies beneath it
     # (a cylinder before a box's front face, its top outline round); with the edge at row 38, the top does
-    assert sink_depth(*_ball_on_top(1.0, face_rows=28, front_rows=14, edge=38), margin=2, tolerance=0.001) is not None
-    assert sink_depth(*_ball_on_top(1.0, face_rows=28, front_rows=14, edge=33), margin=2, tolerance=0.001) is None
+    assert _sink(*_ball_on_top(1.0, face_rows=28, front_rows=14, edge=38), margin=2, tolerance=0.001) is not None
+    assert _sink(*_ball_on_top(1.0, face_rows=28, front_rows=14, edge=33), margin=2, tolerance=0.001) is None
 
 
 def _moved(scene: tuple[np.ndarray, ...], rows: int, cols: int) -> tuple[np.ndarray, ...]:
@@ -221,10 +232,10 @@ def test_the_sink_reading_does_not_depend_on_where_the_images_origin_lies(front_
     # a top 4 rows deep: the ring's top pixels lie in one row (edge 41), which leaves the top's row slope
     # undetermined; least squares about the image's origin answered with a slope that moved with a crop
     scene = _ball_on_top(0.6, face_rows=4 if edge == 41 else 20, front_rows=front_rows, edge=edge)
-    reading = sink_depth(*scene, margin=2, tolerance=0.001)
+    reading = _sink(*scene, margin=2, tolerance=0.001)
     assert reading is not None
     for rows, cols in ((13, 7), (-9, -6), (200, 0), (0, 500)):
-        assert sink_depth(*_moved(scene, rows, cols), margin=2, tolerance=0.001) == pytest.approx(reading, abs=1e-9)
+        assert _sink(*_moved(scene, rows, cols), margin=2, tolerance=0.001) == pytest.approx(reading, abs=1e-9)
 
 
 def test_a_ring_of_top_pixels_in_one_row_falls_back_on_the_plane_across_the_ring():
@@ -234,13 +245,13 @@ def test_a_ring_of_top_pixels_in_one_row_falls_back_on_the_plane_across_the_ring
     upper, _ = face_parts(face, depth)
     near = ndimage.binary_dilation(ball, np.ones((3, 3), bool), iterations=5)
     assert np.unique(np.nonzero(near & upper)[0]).tolist() == [39]
-    assert sink_depth(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.4, abs=0.02)
+    assert _sink(ball, face, depth, margin=2, tolerance=0.001) == pytest.approx(0.4, abs=0.02)
 
 
 def test_a_ball_whose_centre_reads_far_above_the_face_gives_no_sink_reading():
     # lifted 2.5 radii the ball floats over the face (its plane another face's): no reading, not a negative sink
-    assert sink_depth(*_ball_on_top(1.0), margin=2, tolerance=0.001) is not None
-    assert sink_depth(*_ball_on_top(2.5), margin=2, tolerance=0.001) is None
+    assert _sink(*_ball_on_top(1.0), margin=2, tolerance=0.001) is not None
+    assert _sink(*_ball_on_top(2.5), margin=2, tolerance=0.001) is None
 
 
 @pytest.mark.parametrize("lift", [1.0, 0.6])
@@ -250,7 +261,7 @@ def test_a_top_too_noisy_for_its_own_elevation_is_read_with_the_front_faces(lift
     ball, face, depth = _ball_on_top(lift, elevation_deg=50, face_rows=15, front_rows=14)
     roughened = depth + np.where(face, 1e-6 * (2 * ((ROWS60 + COLS60) % 2) - 1), 0.0)
     assert face_elevation(face, roughened, np.array([0.0, 0.02, 0.3]), tolerance=1e-9) is None
-    assert sink_depth(ball, face, roughened, margin=2, tolerance=1e-9) == pytest.approx(1.0 - lift, abs=0.02)
+    assert _sink(ball, face, roughened, margin=2, tolerance=1e-9) == pytest.approx(1.0 - lift, abs=0.02)
 
 
 def test_a_solid_in_two_parts_at_its_ends_has_no_outline_circle():

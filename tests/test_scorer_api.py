@@ -59,6 +59,8 @@ def _cli(images: Path, prompts_text: str, out: Path) -> pd.DataFrame:
     ({"run_dir": 7}, TypeError, "run_dir must be a path"),
     ({"batch_size": "8"}, TypeError, "batch_size must be an int"),
     ({"batch_size": 0}, ValueError, "batch_size must be at least 1"),
+    ({"max_pixels": 1e6}, TypeError, "max_pixels must be an int"),
+    ({"max_pixels": 0}, ValueError, "max_pixels must be at least 1"),
 ])
 def test_constructor_refuses_wrong_arguments_naming_them(kwargs, error, message):
     with pytest.raises(error) as info:

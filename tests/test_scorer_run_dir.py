@@ -121,3 +121,36 @@ def test_reused_rows_equal_fresh_rows_field_for_field(tmp_path):
     assert len(engine_plugins.CALLS) == calls   # the second call reused every row
     assert list(again) == list(fresh) and all(r.error is None for r in again)
     assert again.to_pandas().drop(columns="shard").equals(fresh.to_pandas().drop(columns="shard"))
+
+
+def test_a_run_folder_keeps_the_max_pixels_it_was_scored_with(tmp_path):
+    """max_pixels decides the scale a large JPEG is decoded at but is not in the key: appending with another value
+    would mix two decodings in one folder, so the Scorer refuses it as a `vistar score` resume does."""
+    folder = tmp_path / "images" / "m"
+    folder.mkdir(parents=True)
+    Image.fromarray(_rgb(0)).save(folder / "s0.png")
+    (tmp_path / "p.vistar").write_text(LINE.format(k=0) + "\n")
+    run = tmp_path / "run"
+    cli = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--prompts", str(tmp_path / "p.vistar"),
+                                   "--out", str(run), "--max-pixels", "1000000", "--cpu-workers", "1"])
+    assert cli.exit_code == 0, cli.output
+    refused = "was scored with max_pixels 1000000; this run has max_pixels 64000000"
+    with pytest.raises(ValueError, match=refused):
+        Scorer(run_dir=run).score(folder / "s0.png", LINE.format(k=0))
+    results = Scorer(run_dir=run, max_pixels=1_000_000).score(folder / "s0.png", LINE.format(k=0))
+    assert {r.status for r in results} == {"ok"} and len(read_scores(run)) == 2   # the folder's rows, reused
+    mine = tmp_path / "mine"   # a folder the Scorer started records its value, which a `vistar score` resume keeps
+    Scorer(run_dir=mine, max_pixels=2_000_000).score(_rgb(1), LINE.format(k=1))
+    assert json.loads((mine / "run.json").read_text())["max_pixels"] == 2_000_000
+    resumed = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--prompts", str(tmp_path / "p.vistar"),
+                                       "--out", str(mine), "--cpu-workers", "1"])
+    assert resumed.exit_code == 2 and "was scored with --max-pixels 2000000" in resumed.output
+
+
+def test_a_scorer_refuses_a_folder_another_max_pixels_took_over_between_its_calls(tmp_path):
+    run = tmp_path / "run"
+    scorer = Scorer(run_dir=run)   # nothing there yet
+    Scorer(run_dir=run, max_pixels=5_000_000).score(_rgb(0), LINE.format(k=0))
+    with pytest.raises(ValueError, match="max_pixels 5000000; this run has max_pixels 64000000"):
+        scorer.score(_rgb(1), LINE.format(k=1))
+    assert len(read_scores(run)) == 2   # nothing written by the refused call

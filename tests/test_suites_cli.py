@@ -155,3 +155,14 @@ def test_exported_ids_lay_out_images_that_score_against_the_same_file(tmp_path):
     scores = read_scores(tmp_path / "run").set_index("prompt_id")
     assert set(scores.index) == set(rendered) and set(scores["set"]) == {"core"}
     assert scores.loc["core-GD-TR-001", "score"] > 0.9 > scores.loc["core-ED-TR-004", "score"]
+
+
+def test_a_protocol_that_does_not_import_leaves_the_other_protocol_suites_usable(tmp_path, monkeypatch):
+    from vistar.engine import registry
+
+    monkeypatch.setattr(registry, "PROTOCOLS", {**registry.PROTOCOLS, "toy-colours": "vistar_absent_plugin:PROTOCOL"})
+    listing = run(app, ["suite", "list", "--data-dir", str(SHARED_DATA)])
+    assert listing.exit_code == 0 and "genexam" in listing.output and "toy-colours" not in listing.output
+    out = tmp_path / "genexam.jsonl"
+    result = run(app, ["suite", "export", "genexam", "--data-dir", str(SHARED_DATA), "--out", str(out)])
+    assert result.exit_code == 0 and out.read_text(encoding="utf-8").strip(), result.output

@@ -38,11 +38,7 @@ def _parsed(ontology: Ontology, kind: type[Any], block: Any, where: str) -> Any:
 def check_params(ontology: Ontology) -> None:
     """Parse the blocks of every metric and stage the registry knows (a module that cannot be imported is left to
     the run, which records its rows as unavailable); raises OntologyError naming the file and the key."""
-    try:
-        names = registry.metric_names()
-    except Exception:  # noqa: BLE001 - the protocol table failed to import: its metrics are unavailable anyway
-        names = list(registry.METRICS)
-    for name in names:
+    for name in registry.metric_names():   # a protocol that does not import lists no metric
         try:
             metric = registry.metric(name)
         except Exception:  # noqa: BLE001 - a missing optional dependency: the run records the metric as unavailable

@@ -160,7 +160,8 @@ def resolve_scorer(name: str, ontology: Ontology, model_paths: dict[str, str] | 
         metric = registry.metric(name)
         stages = [registry.feature_stage(s) for s in registry.stage_order(set(metric.all_features))]
     except Exception as exc:  # a missing optional dependency must not end the run
-        return Scorer(name, None, unavailable=f"metric {name} unavailable: {type(exc).__name__}: {exc}")
+        why = str(exc) if isinstance(exc, registry.ModuleUnavailable) else f"{type(exc).__name__}: {exc}"
+        return Scorer(name, None, unavailable=f"metric {name} unavailable: {why}")
     parts = [metric.name, metric.version, _params_hash(ontology.metric_params(name))]
     features = ontology.data.get("features") or {}
     for stage in stages:
@@ -230,12 +231,22 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
         kept[name] = (kept.get(name, (0, ""))[0] + 1, why)
         return True
 
+    def scorer_of(name: str) -> Scorer:
+        if name not in scorers:
+            scorers[name] = resolve_scorer(name, ontology, cfg.model_paths, cfg.device)
+            if (why_not := scorers[name].unavailable) is not None:
+                summary.problems.append({"kind": "metric_unavailable", "item": name, "message": why_not})
+        return scorers[name]
+
     for rec, prompt, why, why_key in todo:
         names = metric_names(prompt)
-        stale.update(key for metric, key in by_image.get((rec.rel, rec.model, rec.prompt_id, rec.sample), ())
-                     if metric not in names)
-        stale.update(key for image, key in by_sample.get((rec.model, rec.prompt_id, rec.sample), ()) if image != rec.rel)
         sha = shas[rec.path]
+        # a protocol that does not import here cannot name its metrics: the ok rows it scored earlier are kept
+        lost = scorer_of(names[0]).unavailable if why is None and names[0] in registry.PROTOCOLS else None
+        for metric, key in by_image.get((rec.rel, rec.model, rec.prompt_id, rec.sample), ()):
+            if metric not in names and not (lost and isinstance(sha, str) and keep_ok(rec, metric, sha, None, lost)):
+                stale.add(key)
+        stale.update(key for image, key in by_sample.get((rec.model, rec.prompt_id, rec.sample), ()) if image != rec.rel)
         if isinstance(sha, OSError):
             for name in names:
                 key = _hash(rec.rel, "unreadable", prompt.fingerprint, name)
@@ -248,11 +259,7 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
                 if not settle(rec, name, key):
                     rows.append(row(rec, sha, prompt, name, None, None, "error", f"invalid prompt '{prompt.id}': {why}", {}, key))
                 continue
-            if name not in scorers:
-                scorers[name] = resolve_scorer(name, ontology, cfg.model_paths, cfg.device)
-                if (why_not := scorers[name].unavailable) is not None:
-                    summary.problems.append({"kind": "metric_unavailable", "item": name, "message": why_not})
-            scorer = scorers[name]
+            scorer = scorer_of(name)
             if scorer.metric is None:
                 if keep_ok(rec, name, sha, None, scorer.unavailable or ""):
                     continue
@@ -272,13 +279,10 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
 
 
 def metric_names(prompt: Prompt) -> list[str]:
-    """The metrics that score this prompt (a `protocol=` control can route it to a sibling protocol's metrics);
-    the angle code itself when none is registered, so the image still gets a (skipped) row saying so."""
-    try:
-        names = registry.metrics_for_prompt(prompt)
-    except Exception:  # the protocol table failed to import: fall back to the angle's metrics
-        names = registry.metrics_for_angle(prompt.angle)
-    return names or [prompt.angle]
+    """The metrics that score this prompt (a `protocol=` control can route it to a sibling protocol's metrics, or
+    to the protocol's own name when its module does not import here); the angle code itself when none is
+    registered, so the image still gets a (skipped) row saying so."""
+    return registry.metrics_for_prompt(prompt) or [prompt.angle]
 
 
 def stage_versions(scorers: dict[str, Scorer]) -> dict[str, str]:

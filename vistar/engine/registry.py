@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..api import FeatureStage, Metric
+from ..models.errors import install_hint
 
 if TYPE_CHECKING:   # a prompt is only read here
     from ..prompts_dsl import Prompt
@@ -62,11 +63,24 @@ PROTOCOL_PARTS: dict[str, str] = {
 }
 
 
+class ModuleUnavailable(ImportError):
+    """A registered module that does not import on this machine: the message names it, what it lacked and how to
+    install that, so the `skipped` rows of its metric say what to do (docs/engine.md)."""
+
+    def __init__(self, module: str, exc: ImportError):
+        super().__init__(f"module {module} cannot be imported: {type(exc).__name__}: {exc}{install_hint(exc)}",
+                         name=exc.name)
+
+
 def _resolve(table: dict[str, str], name: str, kind: str) -> Any:
     if name not in table:
         raise KeyError(f"unknown {kind} '{name}' (known: {', '.join(sorted(table))})")
     module, attr = table[name].split(":")
-    return getattr(importlib.import_module(module), attr)
+    try:
+        imported = importlib.import_module(module)
+    except ImportError as exc:
+        raise ModuleUnavailable(module, exc) from exc
+    return getattr(imported, attr)
 
 
 def protocol(name: str) -> Any:
@@ -79,8 +93,18 @@ def _protocol_part(part: str, name: str) -> Any:
     return _resolve(PROTOCOL_PARTS, part, "protocol part")(protocol(name))
 
 
+def _protocol_metrics_of(name: str) -> dict[str, Metric] | None:
+    """Protocol NAME's metrics, or None when its module does not import on this machine."""
+    try:
+        built: dict[str, Metric] = _protocol_part("metrics", name)
+    except Exception:  # noqa: BLE001 - the engine records its prompts' rows as unavailable (`metric`)
+        return None
+    return built
+
+
 def _protocol_metrics() -> dict[str, Metric]:
-    return {m: obj for name in PROTOCOLS for m, obj in _protocol_part("metrics", name).items()}
+    """The metrics of every protocol that imports here: one that does not costs only its own prompts' rows."""
+    return {m: obj for name in PROTOCOLS for m, obj in (_protocol_metrics_of(name) or {}).items()}
 
 
 def feature_stage(name: str) -> FeatureStage:
@@ -92,10 +116,14 @@ def feature_stage(name: str) -> FeatureStage:
 
 
 def metric(name: str) -> Metric:
+    """Metric NAME; for a protocol whose module does not import here (which `check` routes its prompts to under
+    the protocol's own name), the error importing it."""
     if name not in METRICS:
         found = _protocol_metrics().get(name)
         if found is not None:
             return found
+        if name in PROTOCOLS:   # a protocol that does not import here: raise why
+            _protocol_part("metrics", name)
     resolved: Metric = _resolve(METRICS, name, "metric")
     return resolved
 
@@ -148,8 +176,12 @@ def check() -> dict[str, list[str]]:
     clash = sorted(set(METRICS) & set(_protocol_metrics()))
     if clash:
         problems.append(f"metric(s) {', '.join(clash)} registered in METRICS and declared by a protocol")
-    for name, m in _protocol_metrics().items():
-        routes.setdefault(m.angle, []).append(name)
+    for proto in PROTOCOLS:
+        built = _protocol_metrics_of(proto)
+        if built is None:   # it does not import here: its prompts get one row named like it, unavailable (`metric`)
+            routes.setdefault(proto, []).append(proto)
+        for name, m in (built or {}).items():
+            routes.setdefault(m.angle, []).append(name)
     if problems:
         raise ValueError("metric registry: " + "; ".join(problems))
     _CHECKED[ident] = routes

@@ -158,7 +158,7 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     clear_loaded()
     previous = previous_meta(cfg.out)
     _check_same_shard(cfg, previous)
-    _check_same_max_pixels(cfg, previous)
+    check_same_max_pixels(cfg.out, previous, cfg.max_pixels)
     prompts, invalid = load_prompts(cfg.prompts, ontology, summary)
     mapping = discover(cfg.images, set(prompts) | set(invalid), cfg.manifest, cfg.out)
     summary.problems += [{"kind": "unmatched_image", "item": i, "message": why} for i, why in mapping.unmatched_images.items()]
@@ -175,7 +175,8 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     records = shards.select(cfg.shard, mapping.records)
 
     store = ResultStore(cfg.out)
-    meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records)}
+    earlier = previous_models(previous)   # recorded from the start: a run that fails or is stopped keeps them
+    meta = {**_run_meta(cfg, ontology, previous), "work_digest": shards.folder_digest(mapping.records), "models": earlier}
     write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
     scorers: dict[str, Scorer] = {}
     jobs, rows, stale = plan_run(cfg, ontology, prompts, invalid, records, store.existing(), scorers, summary)
@@ -197,6 +198,10 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
     n_batches = -(-len(groups) // max(1, cfg.batch_size))
     with open_executor(cfg, ctx, ontology, n_batches, warm=warm is not None) as executor:
         for batch, batch_rows in executor.score(in_batches(groups, cfg.batch_size)):
+            check_same_weights(cfg.out, earlier, loaded_models())   # before a row of another weight lands
+            if (models := {**earlier, **loaded_models()}) != meta["models"]:   # a resume's rows were scored with both;
+                meta["models"] = models        # named before a row scored with a new one lands, so a killed run keeps it
+                write_json_atomic(cfg.out / "run.json", {**meta, "status": "running"})
             store.write(batch_rows)
             summary.count(batch_rows)
             done += len(batch)
@@ -206,7 +211,6 @@ def _run_locked(cfg: ScoreConfig, ontology: Ontology, progress: Progress, warm: 
                         "stage_seconds": {k: round(v, 3) for k, v in sorted(executor.stage_seconds.items())},
                         **({"startup_seconds": {k: round(v, 3) for k, v in executor.startup.items()}} if executor.startup else {})}
     store.compact()
-    meta["models"] = {**previous_models(previous), **loaded_models()}   # a resume's rows were scored with both
     meta["stage_devices"] = stage_devices(meta["stage_versions"], ctx)
     meta["stage_precisions"] = stage_precisions(map(registry.feature_stage, meta["stage_versions"]), ctx)
     meta["counts"] = {"rows_written": summary.scored, "rows_reused": summary.reused,
@@ -245,13 +249,27 @@ def _check_same_shard(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None
                          "Use another --out for another shard")
 
 
-def _check_same_max_pixels(cfg: ScoreConfig, previous: dict[str, Any] | None) -> None:
+def check_same_max_pixels(out: Path, previous: dict[str, Any] | None, max_pixels: int, option: str = "--max-pixels",
+                          folder: str = "--out") -> None:
     """--max-pixels decides the scale a large JPEG is decoded at, so it changes scores, yet it is not in the row
-    key: resuming with another value would mix rows of two decodings under one run.json."""
+    key: resuming with another value would mix rows of two decodings under one run.json. OPTION and FOLDER name
+    the caller's settings (`vistar.Scorer` says `max_pixels` and `run_dir`)."""
     before = (previous or {}).get("max_pixels")
-    if before is not None and before != cfg.max_pixels:
-        raise ValueError(f"{cfg.out} was scored with --max-pixels {before}; this run has --max-pixels {cfg.max_pixels}. "
-                         "Resume it with the same value, or use another --out")
+    if before is not None and before != max_pixels:
+        raise ValueError(f"{out} was scored with {option} {before}; this run has {option} {max_pixels}. "
+                         f"Resume it with the same value, or use another {folder}")
+
+
+def check_same_weights(out: Path, before: dict[str, Any], loaded: dict[str, Any], folder: str = "--out") -> None:
+    """A weight's sha256 is not in the row key (run.json records it): a weight swapped under the same name since the
+    folder's rows were scored would put rows of two weights in one run, which `vistar merge` refuses across runs.
+    Checked when the weight is loaded, before a row scored with it is written."""
+    for name, entry in loaded.items():
+        old, new = (before.get(name) or {}).get("sha256"), entry.get("sha256")
+        if old and new and old != new:
+            raise ValueError(f"{out} holds rows scored with weight '{name}' of sha256 {old}; this run loaded it with sha256 "
+                             f"{new} ({entry.get('path')}). Put the earlier weight back (--model-path {name}=PATH), or "
+                             f"use another {folder} to score every row with this one")
 
 
 def _shard_text(record: dict[str, int] | None) -> str:

@@ -24,7 +24,7 @@ from ..api import Instances, Metric, MetricResult
 from ..kernels.chaos import pair_stats
 from .psc_cube import cube_sink
 from .psc_params import PSCParams
-from .psc_rest import rim_height, sink_depth
+from .psc_rest import rim_height, seat, sink_depth
 from .psc_support import support_below
 
 
@@ -129,12 +129,15 @@ def _on_top(mask_a: np.ndarray, mask_b: np.ndarray, depth: np.ndarray, margin: i
     any other solid's rim height in units of the depth range SCALE (the higher); None where no such object sits."""
     readings, rims = [], []
     for solid, face in ((mask_a, mask_b), (mask_b, mask_a)):
-        sink = sink_depth(solid, face, depth, margin, params.top_tol_frac * scale)
+        fitted = seat(solid, face, depth, margin)   # the fits the three readings share, once
+        if fitted is None:
+            continue
+        sink = sink_depth(solid, face, depth, margin, params.top_tol_frac * scale, fitted)
         low, high = params.sink_low, params.sink_high
         if sink is None:
-            sink = cube_sink(solid, face, depth, margin)
+            sink = cube_sink(solid, depth, fitted)
             low, high = params.cube_sink_low, params.cube_sink_high
-        height = rim_height(solid, face, depth, margin) if sink is None else None
+        height = rim_height(solid, face, depth, margin, fitted) if sink is None else None
         readings += [] if sink is None else [(_ramp(high - sink, high - low), sink)]
         rims += [] if height is None else [height / scale]
     resting, sink = max(readings, key=lambda r: (r[0], -r[1])) if readings else (None, None)   # ties: the shallower

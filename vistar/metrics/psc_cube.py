@@ -13,21 +13,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .psc_rest import outline_circle, top_plane
+from .psc_rest import Seat
 
 ELEVATION = np.radians((5.0, 80.0))   # the elevation the cube's top is read at, clipped into this band
 
 
-def cube_sink(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int) -> float | None:
-    """How deep SOLID, read as a cube, is sunk into FACE seen from above, in half-sides (a ball's reading is in
-    radii): 0 resting, 1 sunk half its height. None for a round outline (a ball: sink_depth), under 3 columns,
-    or when SOLID does not sit on FACE's top (top_plane). Each of SOLID's columns is split at its nearest pixel
+def cube_sink(solid: np.ndarray, depth: np.ndarray, fitted: Seat) -> float | None:
+    """How deep SOLID, read as a cube, is sunk into the face it sits on seen from above, in half-sides (a ball's
+    reading is in radii): 0 resting, 1 sunk half its height. None for a round outline (FITTED's circle: a ball,
+    sink_depth), under 3 columns, or when SOLID does not sit on the face's top (FITTED's top_plane). Each of SOLID's columns is split at its nearest pixel
     (the crease between the cube's top and its front, which is nearest the camera seen from above): the rows above
     it are top, those below vertical. The top's area is their sum (half the crease row each way), its side the
     square root of 12 times the columns' variance weighted by those rows (plus a pixel's own 1/12), the vertical
     height the median over the central half of the columns."""
     cols = np.flatnonzero(solid.any(0))
-    if cols.size < 3 or outline_circle(solid) is not None or top_plane(solid, face, depth, margin) is None:
+    if cols.size < 3 or fitted.circle is not None or fitted.top is None:
         return None
     inside = solid[:, cols]
     first = np.argmax(inside, axis=0)

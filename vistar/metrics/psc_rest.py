@@ -13,6 +13,8 @@ plane fit leaves out the face within MARGIN of the solid, and the ball is read m
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy import ndimage
 
@@ -127,6 +129,28 @@ def _around(solid: np.ndarray, margin: int) -> tuple[slice, slice]:
     return (slice(max(0, rows.min() - pad), rows.max() + pad + 1), slice(max(0, cols.min() - pad), cols.max() + pad + 1))
 
 
+class Seat(NamedTuple):
+    """What every reading of a SOLID on a FACE (a ball's sink, a cube's, a rim's height) starts from, fitted once per
+    pair (`seat`): SOLID's outline circle (outline_circle), the box around it the readings work in (`window`),
+    FACE's plane near it fitted in that box's coordinates (sits_on), and the plane of FACE's top with its sides
+    (top_plane; only for a SOLID at least 3 columns wide, which the readings that use it need)."""
+
+    circle: tuple[float, float, float] | None
+    window: tuple[slice, slice]
+    plane: np.ndarray | None
+    top: tuple[np.ndarray, np.ndarray] | None
+
+
+def seat(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int) -> Seat | None:
+    """The fits SOLID's readings on FACE share; None for an empty SOLID (nothing to read)."""
+    if not solid.any():
+        return None
+    window = _around(solid, margin)
+    plane = sits_on(solid[window], face[window], depth[window], margin)
+    wide = np.count_nonzero(solid.any(0)) >= 3
+    return Seat(outline_circle(solid), window, plane, top_plane(solid, face, depth, margin, window, plane) if wide else None)
+
+
 def sits_on(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int) -> np.ndarray | None:
     """FACE's plane (face_plane, ring MARGIN + 1 wide) when SOLID sits on FACE seen from above, else None: FACE
     lies within 2·MARGIN + 1 rows beneath at least MIN_SHARE of SOLID's columns, there is enough face to fit, and
@@ -138,17 +162,15 @@ def sits_on(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int)
     return None if plane is None or plane[1] <= 0 else plane
 
 
-def rim_height(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int) -> float | None:
+def rim_height(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, fitted: Seat) -> float | None:
     """Median inverse depth of SOLID's lower rim above FACE's plane under it (> 0: nearer than the face), read
     MARGIN to 2·MARGIN rows above the boundary in the central half of the columns where FACE lies just below
-    SOLID (version 4's reading, kept for solids that are not balls). None when SOLID does not sit on FACE."""
-    if not solid.any():
-        return None
-    window = _around(solid, margin)
-    solid, face, depth = solid[window], face[window], depth[window]
-    plane = sits_on(solid, face, depth, margin)
+    SOLID (version 4's reading, kept for solids that are not balls). None when SOLID does not sit on FACE
+    (FITTED's plane: sits_on)."""
+    plane = fitted.plane
     if plane is None:
         return None
+    solid, face, depth = solid[fitted.window], face[fitted.window], depth[fitted.window]
     cols, lowest, below = _beneath(solid, face, 2 * margin + 1)
     on_face = np.flatnonzero(below.any(0))
     quarter = on_face.size // 4
@@ -214,13 +236,12 @@ def checked_elevation(face: float, bulge: float) -> float:
     return kept if abs(kept - bulge) <= AGREE else bulge
 
 
-def top_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray,
-              margin: int) -> tuple[np.ndarray, np.ndarray] | None:
+def top_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, window: tuple[slice, slice],
+              plane: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
     """(the plane of FACE's top near SOLID, FACE's sides more than 2·MARGIN from SOLID) when SOLID sits on FACE
-    (sits_on) with the face's top (face_parts) beneath at least TOP_SHARE of its columns, else None. The plane is
-    refitted on the ring's top pixels where they spread TOP_SPAN across rows, else sits_on's is kept."""
-    window = _around(solid, margin)   # the plane is fitted near the solid; the face's extent is read whole
-    plane = sits_on(solid[window], face[window], depth[window], margin)
+    (PLANE, sits_on's fit in WINDOW around SOLID: the plane is fitted near the solid, the face's extent read whole)
+    with the face's top (face_parts) beneath at least TOP_SHARE of its columns, else None. The plane is refitted on
+    the ring's top pixels where they spread TOP_SPAN across rows, else sits_on's is kept."""
     if plane is None:
         return None
     top, left = window[0].start, window[1].start
@@ -236,7 +257,8 @@ def top_plane(solid: np.ndarray, face: np.ndarray, depth: np.ndarray,
     return plane, sides & ~near
 
 
-def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, tolerance: float) -> float | None:
+def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: int, tolerance: float,
+               fitted: Seat) -> float | None:
     """How deep SOLID, read as a ball, is sunk into FACE seen from above, in units of its radius: 0 resting on it,
     0.5 sunk to half its radius. None when SOLID does not sit on FACE (sits_on), the circle or the elevation
     cannot be read, the centre reads more than MAX_LIFT radii above the face or the ball's bulge asks for a camera
@@ -251,14 +273,13 @@ def sink_depth(solid: np.ndarray, face: np.ndarray, depth: np.ndarray, margin: i
     R·(x, t) lies (h − t·cos e + √(1 − x² − t²)·sin e)·radius above the face, and (orthographic) its inverse depth
     exceeds the face plane's there by R·(h − t·cos e + …)/cos e rows of the plane's slope (the plane's inverse depth
     that many rows further down: scale and shift of relative depth cancel). So each pixel gives h; the median over the solid's pixels more than
-    MARGIN inside its outline (a depth network blurs the outline) is kept, and 1 − h returned."""
-    circle = outline_circle(solid)
-    found = None if circle is None else top_plane(solid, face, depth, margin)
-    if circle is None or found is None:
+    MARGIN inside its outline (a depth network blurs the outline) is kept, and 1 − h returned. The circle and the
+    top's plane are FITTED's."""
+    if fitted.circle is None or fitted.top is None:
         return None
-    plane, sides = found
-    col, row, radius = circle
-    window = _around(solid, margin)   # the solid lies 3·margin + 4 inside it (or at the image's edge): same erosion
+    plane, sides = fitted.top
+    col, row, radius = fitted.circle
+    window = fitted.window   # the solid lies 3·margin + 4 inside it (or at the image's edge): same erosion
     rows, cols = np.nonzero(_placed(ndimage.binary_erosion(solid[window], _SQUARE, iterations=margin), window, solid.shape))
     x, t = (cols - col) / radius, (rows - row) / radius
     front = 1.0 - x ** 2 - t ** 2

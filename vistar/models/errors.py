@@ -32,6 +32,17 @@ class MissingDependencyError(MissingWeightError):
         RuntimeError.__init__(self, f"missing Python package '{package}': {INSTALL_COMMANDS[package]}")
 
 
+def install_hint(exc: ImportError) -> str:
+    """How to get what a failed import lacked: the command of an optional extra, else which module to install
+    (a plain ImportError, a name a package no longer has, says nothing: reinstalling that package is the fix)."""
+    top = exc.name.split(".")[0] if isinstance(exc, ModuleNotFoundError) and exc.name else None
+    if top is None:
+        return ""
+    if top in INSTALL_COMMANDS:
+        return f": install it with `{INSTALL_COMMANDS[top]}`"
+    return f": install the package that provides '{exc.name}' into this Python environment"
+
+
 def as_missing_dependency(exc: BaseException) -> MissingDependencyError | None:
     """EXC as a missing optional dependency, or None when it is anything else (a missing vistar module is a bug,
     not a skip)."""

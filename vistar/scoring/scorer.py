@@ -28,6 +28,8 @@ from ..engine.runmeta import hardware, versions, write_json_atomic
 from ..engine.runner import (
     ScoreConfig,
     canonical_angles,
+    check_same_max_pixels,
+    check_same_weights,
     group_by_image,
     in_batches,
     previous_meta,
@@ -61,25 +63,25 @@ class Scorer:
     `device`: cpu, cuda, cuda:N or auto; `ontology`/`weights`: a YAML file merged over the shipped ontology, or an
     `Ontology`; `model_paths`: catalogue name -> weight path, as `--model-path`; `judge`: the judge settings of the
     HWPQ angles (`url`, `model`, `key_env`, `mode`, `config`, `cache_only`, `hwpq_dir`); `run_dir`: a run folder the
-    rows are appended to, readable by `vistar report` and `vistar calibrate`; `batch_size`: images per stage call.
+    rows are appended to, readable by `vistar report` and `vistar calibrate` (refused when it was scored with another
+    `max_pixels`); `batch_size`: images per stage call; `max_pixels`: the largest decoded image, as `--max-pixels`.
     """
 
     def __init__(self, angles: str | Sequence[str] | None = None, device: str = "cpu",
                  ontology: str | os.PathLike[str] | Ontology | None = None, weights: str | os.PathLike[str] | None = None,
                  model_paths: Mapping[str, str | os.PathLike[str]] | None = None, judge: Mapping[str, Any] | None = None,
-                 run_dir: str | os.PathLike[str] | None = None, batch_size: int = 8) -> None:
+                 run_dir: str | os.PathLike[str] | None = None, batch_size: int = 8,
+                 max_pixels: int = DEFAULT_MAX_PIXELS) -> None:
         self.ontology = _ontology(ontology, weights)
         self.angles: list[str] | None = canonical_angles(_angle_list(angles), self.ontology, option="angles")
         self.device: str = _device(device)
         self.run_dir = None if run_dir is None else _path(run_dir, "run_dir")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
-            raise TypeError(f"batch_size must be an int, not {type(batch_size).__name__}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         paths = _model_paths(model_paths)
         self._cfg = ScoreConfig(images=Path(), prompts=Path(), out=self.run_dir or Path(), angles=self.angles,
-                                device=self.device, batch_size=batch_size, prefetch=2, cpu_workers=1,
-                                max_pixels=DEFAULT_MAX_PIXELS, command=COMMAND, model_paths=paths)
+                                device=self.device, batch_size=_at_least_1(batch_size, "batch_size"), prefetch=2,
+                                cpu_workers=1, max_pixels=_at_least_1(max_pixels, "max_pixels"), command=COMMAND,
+                                model_paths=paths)
+        self._check_max_pixels()   # refused now rather than at the first call (which checks again: see score)
         options, ledger = _judge(judge)
         self.context = StageContext(device=self.device, model_paths=paths,
                                     features=self.ontology.data.get("features") or {}, options=options, judge_ledger=ledger)
@@ -106,6 +108,8 @@ class Scorer:
         summary = RunSummary()
         valid, invalid = sort_prompts(prompt_file, self.ontology, summary, lambda message: LOCATION.sub("<prompts>", message))
         with self._store() as store:
+            self._check_max_pixels()   # a `vistar score` may have written the folder since the last call
+            weights = previous_models(previous_meta(store.run_dir)) if store is not None else {}
             existing = store.existing() if store is not None else {}
             records = self._records(sources, per_image, model, existing)
             jobs, rows, stale = plan_run(self._cfg, self.ontology, valid, invalid, records, existing, self._metrics, summary,
@@ -116,6 +120,7 @@ class Scorer:
             with InProcess(self._cfg, self.context, self.ontology, decode=decode_source) as executor:
                 for _, batch_rows in executor.score(in_batches(group_by_image(jobs), self._cfg.batch_size)):
                     if store is not None:
+                        check_same_weights(store.run_dir, weights, loaded_models(), "run_dir")
                         store.write(batch_rows)
                     rows += batch_rows
             if summary.reused:   # rows of the run folder that are still right for these images
@@ -203,6 +208,11 @@ class Scorer:
         with writer_lock(self.run_dir):
             yield ResultStore(self.run_dir)
 
+    def _check_max_pixels(self) -> None:
+        """The run folder's rows were decoded under its max_pixels, which is not in their key: refuse another."""
+        if self.run_dir is not None:
+            check_same_max_pixels(self.run_dir, previous_meta(self.run_dir), self._cfg.max_pixels, "max_pixels", "run_dir")
+
     def _reused(self, records: list[ImageRecord], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The folder's rows for these images not scored in this call, as Arrow gives them (None for an empty field,
         as a fresh row has it; a pandas round trip would make it NaN)."""
@@ -215,7 +225,8 @@ class Scorer:
 
     def _record_run(self, records: list[ImageRecord], summary: RunSummary) -> None:
         """run.json: a folder this Scorer started gets the fields `vistar report` reads (status, device, where each
-        stage ran, the models loaded); a folder `vistar score` wrote keeps its own, with this call in its history."""
+        stage ran, the models loaded); a folder `vistar score` wrote keeps its own, with this call in its history and
+        the weights it loaded added to its models."""
         assert self.run_dir is not None
         path = self.run_dir / "run.json"
         previous = previous_meta(self.run_dir)
@@ -223,16 +234,17 @@ class Scorer:
         call = {"command": f"{COMMAND}.score", "finished": now, "images": len(records), "rows_written": summary.scored,
                 "rows_reused": summary.reused}
         history = list(previous.get("history") or []) if previous else []
-        if previous and previous.get("command") != COMMAND:
-            write_json_atomic(path, {**previous, "history": history + [call]})
+        models = {**previous_models(previous), **loaded_models()}   # earlier calls' and runs' rows stay
+        if previous and previous.get("command") != COMMAND:   # its weight check (runner.check_same_weights) needs ours
+            write_json_atomic(path, {**previous, "models": models, "history": history + [call]})
             return
         stages = stage_versions(self._metrics)
         write_json_atomic(path, {
             "command": COMMAND, "images": self._image_roots, "started": previous.get("started", now) if previous else now,
             "finished": now, "status": "complete", "versions": versions(), "hardware": hardware(),
             "ontology_hash": self.ontology.hash, "device": self.device, "device_requested": self.device,
-            "batch_size": self._cfg.batch_size, "angles": self.angles,
-            "models": {**previous_models(previous), **loaded_models()},   # earlier calls' rows stay
+            "batch_size": self._cfg.batch_size, "angles": self.angles, "max_pixels": self._cfg.max_pixels,
+            "models": models,
             "metric_versions": {n: s.metric.version for n, s in sorted(self._metrics.items()) if s.metric},
             "stage_versions": stages, "stage_devices": stage_devices(stages, self.context),
             "stage_precisions": stage_precisions(map(registry.feature_stage, stages), self.context),
@@ -279,6 +291,14 @@ def _ontology(ontology: object, weights: object) -> Ontology:
         loaded = Ontology.load(None if ontology is None else _path(ontology, "ontology"), overrides=overrides)
     check_params(loaded)
     return loaded
+
+
+def _at_least_1(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, not {value}")
+    return value
 
 
 def _angle_list(angles: object) -> list[str] | None:

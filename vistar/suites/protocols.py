@@ -16,13 +16,17 @@ def default_data_dir() -> Path:
 
 
 def protocols() -> dict:
-    """The registered judge protocols by suite name; empty when the judge layer is not importable."""
+    """The registered judge protocols by suite name; one whose module does not import here (the judge layer, or a
+    plugin's own dependency, not installed) is left out, and the others stay usable."""
     from ..engine import registry
 
-    try:
-        return {name: registry.protocol(name) for name in registry.PROTOCOLS}
-    except ImportError:
-        return {}
+    found = {}
+    for name in registry.PROTOCOLS:
+        try:
+            found[name] = registry.protocol(name)
+        except ImportError:
+            continue
+    return found
 
 
 def protocol_info(name: str, protocol) -> SuiteInfo:

@@ -1,0 +1,116 @@
+"""A weight swapped under the same name between two invocations into one run folder: the row key does not hold
+the weight's sha256 (run.json records it), so a resume would reuse the old weight's rows and add the new one's.
+It is refused when the weight is loaded, before any row scored with it is written, naming both sha256."""
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.support import engine_plugins
+from tests.support.run_inputs import png, prompts
+from vistar import Scorer
+from vistar.cli import app
+from vistar.engine import registry
+from vistar.engine.runner import ScoreConfig, run_score
+from vistar.engine.store import read_scores
+
+OLD, NEW = "a" * 64, "b" * 64
+LINE = 'p{k}: [GD|TR] "A"'
+
+
+@pytest.fixture
+def loading(monkeypatch):
+    """The fake stage records loading "fake-weight" with the sha256 WEIGHT_SHA says (a test swaps it)."""
+    monkeypatch.setitem(engine_plugins.FEATURES, "fake_stats", "tests.support.engine_plugins:STAGE_LOADING")
+    engine_plugins.install(monkeypatch)
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", OLD)
+
+
+def _inputs(tmp_path, n):
+    for k in range(n):
+        png(tmp_path / "imgs" / "m" / f"p{k}.png", (10 * k, 20, 30))
+    return tmp_path / "imgs", prompts(tmp_path / "p.vistar", [LINE.format(k=k) for k in range(n)])
+
+
+def test_a_resume_that_loads_a_swapped_weight_is_refused_and_writes_nothing(tmp_path, loading, monkeypatch):
+    imgs, p = _inputs(tmp_path, 1)
+    run = tmp_path / "run"
+    run_score(ScoreConfig(imgs, p, run))
+    before = read_scores(run)
+    imgs, p = _inputs(tmp_path, 2)   # one more image: the resume scores it, loading the weight
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    res = CliRunner().invoke(app, ["score", str(imgs), "--prompts", str(p), "--out", str(run), "--cpu-workers", "1"])
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.output.split())
+    assert re.search(f"weight 'fake-weight' .*sha256 {OLD}.*sha256 {NEW}", said), said
+    assert "another --out" in said
+    assert read_scores(run).equals(before)   # no row of the new weight beside the old one's
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "failed" and meta["models"]["fake-weight"]["sha256"] == OLD   # kept for the next resume
+    again = CliRunner().invoke(app, ["score", str(imgs), "--prompts", str(p), "--out", str(run), "--cpu-workers", "1"])
+    assert again.exit_code == 2 and read_scores(run).equals(before)
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", OLD)   # the weight put back: the resume goes on
+    assert run_score(ScoreConfig(imgs, p, run)).scored == 2
+
+
+def test_a_resume_with_the_same_weight_or_one_that_loads_nothing_goes_on(tmp_path, loading, monkeypatch):
+    imgs, p = _inputs(tmp_path, 1)
+    run = tmp_path / "run"
+    run_score(ScoreConfig(imgs, p, run))
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    assert run_score(ScoreConfig(imgs, p, run)).reused == 2   # every row reused: the weight is never loaded
+
+
+def test_a_scorer_appending_with_a_swapped_weight_is_refused(tmp_path, loading, monkeypatch):
+    imgs, p = _inputs(tmp_path, 1)
+    run = tmp_path / "run"
+    run_score(ScoreConfig(imgs, p, run))
+    before = read_scores(run)
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}.*another run_dir"):
+        Scorer(run_dir=run).score(imgs / "m" / "p0.png", 'p9: [GD|TR] "B"')
+    assert read_scores(run).equals(before)
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing of the run's own handling runs, run.json stays as it was last written."""
+
+
+def test_an_invocation_killed_after_its_first_rows_has_already_recorded_their_weight(tmp_path, loading, monkeypatch):
+    from vistar.engine.store import ResultStore
+
+    imgs, p = _inputs(tmp_path, 3)
+    run = tmp_path / "run"
+    write = ResultStore.write
+
+    def killed_after_one_batch(self, rows):
+        if any(r["prompt_id"] == "p1" for r in rows):
+            raise _Killed()
+        return write(self, rows)
+
+    monkeypatch.setattr(ResultStore, "write", killed_after_one_batch)
+    with pytest.raises(_Killed):
+        run_score(ScoreConfig(imgs, p, run, batch_size=1))
+    monkeypatch.setattr(ResultStore, "write", write)
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "running" and meta["models"]["fake-weight"]["sha256"] == OLD
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}"):
+        run_score(ScoreConfig(imgs, p, run, batch_size=1))
+    assert set(read_scores(run)["prompt_id"]) == {"p0"}
+
+
+def test_weights_a_scorer_loads_into_a_cli_folder_are_recorded_for_the_next_resume(tmp_path, monkeypatch):
+    engine_plugins.install(monkeypatch)   # the CLI's run loads no weight
+    imgs, p = _inputs(tmp_path, 1)
+    run = tmp_path / "run"
+    run_score(ScoreConfig(imgs, p, run))
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", OLD)
+    monkeypatch.setitem(registry.FEATURES, "fake_stats", "tests.support.engine_plugins:STAGE_LOADING")
+    Scorer(run_dir=run).score(imgs / "m" / "p0.png", 'p9: [GD|TR] "B"')
+    assert json.loads((run / "run.json").read_text())["models"]["fake-weight"]["sha256"] == OLD
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    imgs, p = _inputs(tmp_path, 2)
+    with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}"):
+        run_score(ScoreConfig(imgs, p, run))
