@@ -248,7 +248,7 @@ def test_greek_is_reported_not_scored_unless_opted_in():
 
 
 def test_a_lost_accent_costs_half_a_letter():
-    full, lost, wrong = (score(ocr(line(t, 10, 10)), {"text": "Naïve Café"}) for t in ("Naïve Café", "Naive Café", "Najve Café"))
+    full, lost, wrong = (score(ocr(line(t, 10, 10)), {"text": "Crème Café"}) for t in ("Crème Café", "Creme Café", "Crame Café"))
     assert full.score == 1.0 > lost.score > wrong.score
     assert lost.details["char"] == pytest.approx(1 - 0.5 / 10) and wrong.details["char"] == pytest.approx(1 - 1 / 10)
-    assert score(ocr(line("Naive Cafe", 10, 10)), {"text": "Naïve Café"}, fold_accents=True).score == 1.0
+    assert score(ocr(line("Creme Cafe", 10, 10)), {"text": "Crème Café"}, fold_accents=True).score == 1.0

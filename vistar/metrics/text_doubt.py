@@ -11,6 +11,7 @@ alternative then costs nothing; everything else is scored as read.
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
 from ..api import OcrLine
 from .text_similarity import normalize_text
@@ -33,7 +34,7 @@ def doubted(lines: list[OcrLine], alt_prob: float) -> dict[int, list[str]]:
     return out
 
 
-def resolve(lines: list[OcrLine], expected: str, alt_prob: float, **norm: bool) -> tuple[str, list[str]]:
+def resolve(lines: list[OcrLine], expected: str, alt_prob: float, **norm: Any) -> tuple[str, list[str]]:
     """The lines' text joined by spaces, each doubted character replaced by its alternative where a least-cost
     alignment (Levenshtein over characters, each compared by its normalised form — ß's is "ss" —, spaces and
     punctuation left out unless doubted) with the `expected` text matches the alternative; and the swaps made
@@ -72,6 +73,6 @@ def resolve(lines: list[OcrLine], expected: str, alt_prob: float, **norm: bool) 
     return "".join(chars), swaps[::-1]
 
 
-def _key(char: str, norm: dict[str, bool]) -> str:
+def _key(char: str, norm: dict[str, Any]) -> str:
     """CHAR as TR compares it (normalize_text), spaces dropped: "" for punctuation, "ss" for ß."""
     return normalize_text(char, **norm).replace(" ", "")

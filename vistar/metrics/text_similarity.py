@@ -32,11 +32,19 @@ def strip_accents(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c)))
 
 
+@lru_cache(maxsize=64)
+def unmarking(letters: str) -> dict[int, str]:
+    """str.translate table taking each of `letters`, in either case, to itself without its marks."""
+    every = {v for c in unicodedata.normalize("NFC", letters) for v in (c, c.lower(), c.upper()) if len(v) == 1}
+    return {ord(c): strip_accents(c) for c in every if strip_accents(c) != c}
+
+
 def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation: bool = True,
-                   fold_accents: bool = False) -> str:
+                   fold_accents: bool = False, unseen_marks: str = "") -> str:
     """NFKC (folds full-width and ligature forms), invisible format characters dropped (zero-width spaces, bidi
     marks, soft hyphens: never drawn, so never read), Greek look-alike letters to Latin, optional casefold,
-    optional accent folding, punctuation policy, whitespace collapsed."""
+    optional accent folding (all letters, or only `unseen_marks`: letters whose marks the recogniser does not
+    read), punctuation policy, whitespace collapsed."""
     text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
     text = text.translate(GREEK_LATIN_CAPITALS)
     if not case_sensitive:
@@ -44,6 +52,8 @@ def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation
         text = _DOTTED_I.sub("i", unicodedata.normalize("NFKC", text.casefold()))
     if fold_accents:
         text = strip_accents(text)
+    elif unseen_marks:
+        text = text.translate(unmarking(unseen_marks))
     text = text.translate(GREEK_LATIN_LOWER)
     if strip_punctuation:
         text = _punct_to_space(text)

@@ -18,7 +18,7 @@ from ..api import Combine, Metric, MetricResult, OcrLine, OcrResult
 from .text_doubt import resolve
 from .text_layout import level_boxes, line_angle, line_height, reading_order, sets_direction, text_angle
 from .text_scripts import support
-from .text_similarity import char_similarity, normalize_text, word_cost, word_similarity
+from .text_similarity import char_similarity, normalize_text, unmarking, word_cost, word_similarity
 
 # a read word within this normalised char distance of a word asked for is a reading of it (half its letters)
 CLOSE_WORD = 0.5
@@ -42,6 +42,7 @@ class TRParams:
     fold_accents: bool
     scripts: tuple[str, ...] | str      # one name is read as a list of one
     alt_prob: float                     # a doubted character counts as its alternative from this share (.inf: never)
+    unseen_marks: tuple[str, ...] | str  # letters compared without their marks: the recogniser does not read them
 
 
 @overload
@@ -149,14 +150,14 @@ def expected_text(controls: dict[str, Any]) -> str | None:
     return None if value is None else str(value)
 
 
-def tr_score(recognised: str, expected: str, w_char: float, **norm: bool) -> dict[str, Any]:
+def tr_score(recognised: str, expected: str, w_char: float, **norm: Any) -> dict[str, Any]:
     rec, exp = normalize_text(recognised, **norm), normalize_text(expected, **norm)
     char, token = char_similarity(rec, exp), word_similarity(rec, exp)
     return {"score": fuse(char, token, w_char), "char": char, "token": token, "recognised": rec, "expected": exp}
 
 
 def _best_reading(lines: list[OcrLine], expected: str, params: TRParams,
-                  norm: dict[str, bool]) -> tuple[dict[str, Any], list[OcrLine], str]:
+                  norm: dict[str, Any]) -> tuple[dict[str, Any], list[OcrLine], str]:
     """Score the rows reading and, where the layout has columns, the column reading; keep the better. A grid of
     words is read either way by people; which one the prompt meant is told by the expected text. Each reading
     takes the alternatives the recogniser doubted between where the expected text has them (`text_doubt`)."""
@@ -179,8 +180,9 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
     if expected is None:
         return MetricResult.error('TR needs the expected text: add text="..." or a double-quoted span to the prompt')
     ocr = features["ocr"]
-    norm = {"case_sensitive": bool(params.case_sensitive), "strip_punctuation": bool(params.strip_punctuation),
-            "fold_accents": bool(params.fold_accents)}
+    unseen = "".join(params.unseen_marks)
+    norm: dict[str, Any] = {"case_sensitive": bool(params.case_sensitive), "fold_accents": bool(params.fold_accents),
+                            "strip_punctuation": bool(params.strip_punctuation), "unseen_marks": unseen}
     why, unsupported = support(expected, ocr.alphabet, params.scripts,
                                case_sensitive=norm["case_sensitive"], fold_accents=norm["fold_accents"])
     if why:  # an exact render would score like no text, or the reading is not trusted: say so, never score low
@@ -189,6 +191,9 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
                                   float(params.min_glyph_confidence), float(params.glyph_gap), expected,
                                   float(params.stray_confidence), float(params.stray_angle), float(params.clutter_gap))
     result, ordered, layout = _best_reading(lines, expected, params, norm)
+    marks = {c for c in normalize_text(expected, **{**norm, "unseen_marks": ""}) if ord(c) in unmarking(unseen)}
+    if marks:   # said on the row: a render without these marks would score the same
+        result["marks_not_scored"] = "".join(sorted(marks))
     return MetricResult.ok(result.pop("score"), **result, layout=layout, dropped_lines=dropped,
                            ocr_lines=[{"text": ln.text, "confidence": round(ln.confidence, 4),
                                        "box": [[round(x), round(y)] for x, y in ln.box]} for ln in ordered])
@@ -197,4 +202,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="9", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="10", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
