@@ -37,7 +37,7 @@ from ..engine.runner import (
     writer_lock,
 )
 from ..engine.store import IDENTITY, ResultStore, read_visible
-from ..models.provenance import loaded_models
+from ..models.provenance import loaded_models, own_loads
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt
 from ..runtime.device import prepare_process, resolve_device, stage_devices
@@ -89,6 +89,7 @@ class Scorer:
         self._next_sample: dict[tuple[str, str], int] = {}
         self._rows: list[dict[str, Any]] = []
         self._image_roots: list[str] = []
+        self._loaded: dict[str, dict[str, Any]] = {}   # the weights this Scorer's calls loaded (its models stay loaded)
         prepare_process(self.device)
 
     def __repr__(self) -> str:
@@ -107,7 +108,7 @@ class Scorer:
         model = _model_name(model)
         summary = RunSummary()
         valid, invalid = sort_prompts(prompt_file, self.ontology, summary, lambda message: LOCATION.sub("<prompts>", message))
-        with self._store() as store:
+        with self._store() as store, own_loads():
             self._check_max_pixels()   # a `vistar score` may have written the folder since the last call
             weights = previous_models(previous_meta(store.run_dir)) if store is not None else {}
             existing = store.existing() if store is not None else {}
@@ -120,7 +121,7 @@ class Scorer:
             with InProcess(self._cfg, self.context, self.ontology, decode=decode_source) as executor:
                 for _, batch_rows in executor.score(in_batches(group_by_image(jobs), self._cfg.batch_size)):
                     if store is not None:
-                        check_same_weights(store.run_dir, weights, loaded_models(), "run_dir")
+                        check_same_weights(store.run_dir, weights, self._loaded_models(), "run_dir")
                         store.write(batch_rows)
                     rows += batch_rows
             if summary.reused:   # rows of the run folder that are still right for these images
@@ -193,6 +194,12 @@ class Scorer:
                 self._image_roots.append(str(source.parent.parent))
         return records
 
+    def _loaded_models(self) -> dict[str, dict[str, Any]]:
+        """The weights this Scorer's rows were scored with: those its earlier calls loaded and this call's (inside
+        `own_loads`), never another Scorer's in this process."""
+        self._loaded.update(loaded_models())
+        return dict(self._loaded)
+
     def _hashes(self, sources: list[Source]) -> dict[Source, str | OSError]:
         """sha256 of each file (through the run folder's hash cache, as `vistar score`), the pixel key of the rest."""
         files = [s for s in sources if isinstance(s, Path)]
@@ -234,7 +241,7 @@ class Scorer:
         call = {"command": f"{COMMAND}.score", "finished": now, "images": len(records), "rows_written": summary.scored,
                 "rows_reused": summary.reused}
         history = list(previous.get("history") or []) if previous else []
-        models = {**previous_models(previous), **loaded_models()}   # earlier calls' and runs' rows stay
+        models = {**previous_models(previous), **self._loaded_models()}   # earlier calls' and runs' rows stay
         if previous and previous.get("command") != COMMAND:   # its weight check (runner.check_same_weights) needs ours
             write_json_atomic(path, {**previous, "models": models, "history": history + [call]})
             return
