@@ -263,3 +263,17 @@ def test_the_package_says_it_is_typed():
     assert (ROOT / "vistar" / "py.typed").is_file()
     assert '"py.typed"' in (ROOT / "pyproject.toml").read_text()
 
+
+
+def test_max_pixels_holds_for_images_in_memory_as_for_a_file_that_is_not_a_jpeg(tmp_path):
+    """A PNG larger than max_pixels is an error row; an array or tensor cannot be decoded smaller either, so it is
+    one too. The message names the Scorer's argument, not the CLI's option."""
+    torch = pytest.importorskip("torch")
+    Image.fromarray(_rgb(1, 16, 16)).save(tmp_path / "big.png")
+    images = [tmp_path / "big.png", _rgb(1, 16, 16), torch.from_numpy(_rgb(1, 16, 16)).permute(2, 0, 1)]
+    hint = "downscale it, or use a Scorer with a larger max_pixels= (and another run_dir)"
+    frame = Scorer(max_pixels=16 * 16 - 1).score(images, LINE).to_pandas()
+    assert frame.groupby("index")["error"].agg(set).tolist() == [
+        {f"image: 16x16 PNG image exceeds max_pixels=255; {hint}"}, {f"image: 16x16 image exceeds max_pixels=255; {hint}"},
+        {f"image: 16x16 image exceeds max_pixels=255; {hint}"}]
+    assert set(Scorer(max_pixels=16 * 16).score(images, LINE).to_pandas()["status"]) == {"ok"}
