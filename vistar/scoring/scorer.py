@@ -26,6 +26,7 @@ from ..engine.params import check_params
 from ..engine.plan import Hasher, RunSummary, Scorer as ResolvedMetric, metric_names, plan_run, sort_prompts, stage_versions
 from ..engine.runmeta import hardware, versions, write_json_atomic
 from ..engine.runner import (
+    SCORER_COMMAND,
     ScoreConfig,
     canonical_angles,
     check_same_max_pixels,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from ..report.tables import ReportData
 
 DEFAULT_MODEL = "default"      # the model of an image given in memory when `model=` is not given
-COMMAND = "vistar.Scorer"      # run.json's `command` for a run folder the Scorer created
+COMMAND = SCORER_COMMAND       # run.json's `command` for a run folder the Scorer created
 COMPACT_AFTER = 64             # small shards a run folder may hold before score() merges them (each call reads them all)
 _JUDGE_KEYS = ("url", "model", "key_env", "mode", "config", "cache_only", "hwpq_dir")
 _SAMPLE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
