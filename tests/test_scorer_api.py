@@ -3,6 +3,7 @@ refused naming the argument, bad images and invalid prompts give the error rows 
 every documented form, `update`/`compute`/`reset` follow the report's rules, and `import vistar` loads nothing."""
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -248,6 +249,25 @@ def test_a_file_updated_twice_counts_once_with_its_last_row(tmp_path):
     tr = scorer.compute(resamples=100).angle_scores.set_index(["model", "angle"]).loc[("a", "TR")]
     s1 = _rgb(11).mean() / 255.0 * 100
     assert tr["n_ok"] == 2 and tr["mean"] == pytest.approx((next(r.score for r in last if r.metric == "TR") * 100 + s1) / 2)
+
+
+def test_two_files_of_one_name_under_two_roots_are_two_samples_in_one_call_or_two(tmp_path):
+    """`ckpt1/a/s0.png` and `ckpt2/a/s0.png` are two images of one (model, prompt): one call gives the second the
+    next free sample, and so does a later call, so compute() counts both however update() was called."""
+    prompt = 's0: [GD|TR] A sign that says "OPEN" {text="OPEN"}'
+    files = []
+    for k, root in enumerate(("ckpt1", "ckpt2")):
+        (tmp_path / root / "a").mkdir(parents=True)
+        Image.fromarray(_rgb(40 + k)).save(tmp_path / root / "a" / "s0.png")
+        files.append(tmp_path / root / "a" / "s0.png")
+    one, two = Scorer(), Scorer()
+    one.update(files, [prompt, prompt])
+    for file in files:
+        two.update(file, prompt)
+    for scorer in (one, two):
+        assert sorted({(r["image_sha256"], r["sample"]) for r in scorer._rows}, key=lambda r: r[1]) == [
+            (hashlib.sha256(f.read_bytes()).hexdigest(), k) for k, f in enumerate(files)]
+        assert scorer.compute(resamples=10).angle_scores.set_index("angle").loc["TR", "n_ok"] == 2
 
 
 # --- library manners -----------------------------------------------------------------------------------------------

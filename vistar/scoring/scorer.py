@@ -88,6 +88,7 @@ class Scorer:
                                     features=self.ontology.data.get("features") or {}, options=options, judge_ledger=ledger)
         self._metrics: dict[str, ResolvedMetric] = {}   # resolved once, kept with the models
         self._next_sample: dict[tuple[str, str], int] = {}
+        self._files: dict[tuple[str, str, int], Path] = {}   # (model, prompt id, sample) -> the file given it
         self._rows: list[dict[str, Any]] = []
         self._image_roots: list[str] = []
         self._loaded: dict[str, dict[str, Any]] = {}   # the weights this Scorer's calls loaded (its models stay loaded)
@@ -155,6 +156,7 @@ class Scorer:
         self._rows = []
         if self.run_dir is None:
             self._next_sample.clear()
+            self._files.clear()
 
     def close(self) -> None:
         """Merge the run folder's per-call shards into few files (what `vistar score` does at the end of a run)."""
@@ -172,8 +174,10 @@ class Scorer:
     def _records(self, sources: list[Source], prompts: list[Prompt], model: str | None,
                  existing: Mapping[tuple[Any, ...], Any]) -> list[ImageRecord]:
         """One record per image; a sample number that names the image uniquely within (model, prompt id): from a
-        file named `<prompt id>[_<k>]` as `vistar score` reads it (unless this call already gave that sample to
-        another image), else the next one free in this Scorer and its run folder."""
+        file named `<prompt id>[_<k>]` as `vistar score` reads it (unless this call, or an earlier call of this
+        Scorer, already gave that sample to another image: the same `<model>/<name>` under another root), else
+        the next one free in this Scorer and its run folder. So how images are split across calls does not change
+        how many samples they are."""
         highest: dict[tuple[str, str], int] = {}
         for _, m, pid, sample, _ in existing:
             highest[(m, pid)] = max(highest.get((m, pid), -1), sample)
@@ -186,9 +190,11 @@ class Scorer:
             else:
                 rel, owner, sample = f"{source.parent.name}/{source.name}", model or source.parent.name, _named_sample(source, pid)
             free = max(self._next_sample.get((owner, pid), 0), highest.get((owner, pid), -1) + 1)
-            if sample is None or (owner, pid, sample) in taken:   # two files of one name under one model= name
-                sample = free
+            if sample is None or (owner, pid, sample) in taken or self._files.get((owner, pid, sample), source) != source:
+                sample = free   # two files of one name under one model= name, in this call or an earlier one
             taken.add((owner, pid, sample))
+            if isinstance(source, Path):
+                self._files[(owner, pid, sample)] = source
             self._next_sample[(owner, pid)] = max(free, sample + 1)
             records.append(ImageRecord(source, rel, owner, pid, sample))  # type: ignore[arg-type]  # a path or pixels
             if isinstance(source, Path) and str(source.parent.parent) not in self._image_roots:
