@@ -1,6 +1,8 @@
 """`--fit` on synthetic preferences with a known answer: humans follow one sub-score (or one angle) only."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,7 +10,7 @@ import yaml
 
 from tests.support.scores_builder import row, write_run
 from vistar.calibration import calibrate, write_outputs
-from vistar.calibration.fit import TooFewPairs, fit_metric, split_pairs
+from vistar.calibration.fit import TooFewPairs, fit_metric, fit_role, split_pairs
 from vistar.engine import registry
 from vistar.ontology import Ontology
 
@@ -219,4 +221,21 @@ def test_role_fit_refuses_one_pair_of_models_and_says_what_held_out_means(role_r
     assert any("role ED" in r and "one pair can only say which model wins" in r and "M0 vs M1" in r
                for r in result.refusals)
     (fit,) = [f for f in calibrate(run, pairs, fit=True, seed=2, resamples=100, trials=5).fits if f.target == "role ED"]
-    assert any("same 6 model pair(s) as training" in n for n in fit.notes)
+    (note,) = [n for n in fit.notes if "held-out judgments" in n]
+    assert re.match(r"(\d+) of \1 held-out judgments compare a model pair the training compared too \(6 pair\(s\)\)", note)
+    assert "did not" not in note
+
+
+def test_a_role_fit_names_held_out_model_pairs_the_training_never_compared():
+    """A-B and A-C judgments, and one B-C: with a split that holds out the only B-C judgment, the note must not
+    claim every held-out judgment compares a training pair."""
+    rows = [(f"A/{i}.png", f"{m}/{i}.png", "A", m, 1) for i in range(12) for m in "BC"] + [("B/y.png", "C/y.png", "B", "C", -1)]
+    pairs = pd.DataFrame(rows, columns=["image_a", "image_b", "model_a", "model_b", "h"])
+    means = pd.DataFrame({"TR": [80, 50, 40], "LI": [30, 60, 70]}, index=["A", "B", "C"])
+    seed = next(s for s in range(200) if split_pairs(pairs, 0.3, s)[-1])   # B-C held out: training has none
+    held = pairs[split_pairs(pairs, 0.3, seed)]
+    fit = fit_role("ED", pairs, means, {"TR": 0.5, "LI": 0.5}, seed=seed, trials=5, test_fraction=0.3, min_pairs=5)
+    (note,) = [n for n in fit.notes if "held-out judgments" in n]
+    assert note.startswith(f"{len(held) - 1} of {len(held)} held-out judgments compare a model pair the training "
+                           "compared too (2 pair(s))")
+    assert note.endswith("; 1 compare pair(s) the training did not: B vs C")

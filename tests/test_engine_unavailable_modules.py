@@ -84,3 +84,19 @@ def test_a_resume_where_a_protocol_no_longer_imports_keeps_its_ok_rows(tmp_path,
     rows = read_scores(tmp_path / "run").set_index("metric")
     assert rows.loc["toy.match", "status"] == "ok" and rows.loc["toy.match", "score"] == 0.75
     assert rows.loc["toy-colours", "status"] == "skipped" and summary.kept == 1
+
+
+def test_a_prompt_edited_to_a_protocol_that_does_not_import_drops_the_rows_of_its_earlier_text(tmp_path, monkeypatch):
+    """Only the lost protocol's own rows are kept: the TR rows of the prompt's earlier text are no one's now."""
+    engine_plugins.install(monkeypatch)
+    png(tmp_path / "imgs" / "m" / "a.png")
+    run_score(ScoreConfig(tmp_path / "imgs", prompts(tmp_path / "p.vistar", [LINES[0]]), tmp_path / "run"))
+    assert "TR" in set(read_scores(tmp_path / "run")["metric"])
+    monkeypatch.setitem(sys.modules, "vistar_absent_plugin", None)
+    (tmp_path / "lacking_protocol.py").write_text("import vistar_absent_plugin\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "PROTOCOLS", {**registry.PROTOCOLS, "toy-colours": "lacking_protocol:PROTOCOL"})
+    edited = prompts(tmp_path / "p.vistar", ['a: [GD|TR] "A" {protocol="toy-colours", item="a"}'])
+    summary = run_score(ScoreConfig(tmp_path / "imgs", edited, tmp_path / "run"))
+    rows = read_scores(tmp_path / "run")
+    assert rows[["metric", "status"]].values.tolist() == [["toy-colours", "skipped"]] and summary.kept == 0

@@ -3,6 +3,7 @@ the weight's sha256 (run.json records it), so a resume would reuse the old weigh
 It is refused when the weight is loaded, before any row scored with it is written, naming both sha256."""
 import json
 import re
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -114,3 +115,35 @@ def test_weights_a_scorer_loads_into_a_cli_folder_are_recorded_for_the_next_resu
     imgs, p = _inputs(tmp_path, 2)
     with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}"):
         run_score(ScoreConfig(imgs, p, run))
+
+
+def test_a_weight_another_scorer_loaded_is_neither_recorded_nor_checked(tmp_path, loading, monkeypatch):
+    """The process-wide record of loaded weights holds every Scorer's: a Scorer whose rows are all reused loaded
+    nothing, so the folder keeps the weight its rows were scored with, and the CLI resumes it with that weight."""
+    imgs, p = _inputs(tmp_path, 2)
+    run = tmp_path / "run"
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    run_score(ScoreConfig(imgs, prompts(tmp_path / "one.vistar", [LINE.format(k=0)]), run))
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", OLD)
+    Scorer().score(imgs / "m" / "p0.png", 'q: [GD|TR] "Z"')   # no run folder: loads OLD in this process
+    Scorer(run_dir=run).score(imgs / "m" / "p0.png", LINE.format(k=0))   # every row reused: loads nothing
+    assert json.loads((run / "run.json").read_text())["models"]["fake-weight"]["sha256"] == NEW
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    assert run_score(ScoreConfig(imgs, p, run)).reused == 2   # p0's two rows; p1 scored with the folder's weight
+    assert set(read_scores(run)["prompt_id"]) == {"p0", "p1"}
+
+
+def test_a_scorer_checks_the_weight_its_earlier_call_loaded(tmp_path, loading, monkeypatch):
+    """Its models stay loaded: a later call scores with the weight its first call loaded, without loading it, so
+    a folder rescored meanwhile with another weight is refused as if the call had loaded it."""
+    monkeypatch.setitem(engine_plugins.FEATURES, "fake_stats", "tests.support.engine_plugins:STAGE_HELD")
+    engine_plugins.install(monkeypatch)
+    imgs, p = _inputs(tmp_path, 2)
+    run = tmp_path / "run"
+    scorer = Scorer(run_dir=run)
+    scorer.score(imgs / "m" / "p0.png", LINE.format(k=0))   # loads OLD
+    shutil.rmtree(run)
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    run_score(ScoreConfig(imgs, p, run))
+    with pytest.raises(ValueError, match=f"sha256 {NEW}.*sha256 {OLD}"):
+        scorer.score(imgs / "m" / "p0.png", 'p9: [GD|TR] "B"')

@@ -3,6 +3,7 @@ refused naming the argument, bad images and invalid prompts give the error rows 
 every documented form, `update`/`compute`/`reset` follow the report's rules, and `import vistar` loads nothing."""
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -250,6 +251,25 @@ def test_a_file_updated_twice_counts_once_with_its_last_row(tmp_path):
     assert tr["n_ok"] == 2 and tr["mean"] == pytest.approx((next(r.score for r in last if r.metric == "TR") * 100 + s1) / 2)
 
 
+def test_two_files_of_one_name_under_two_roots_are_two_samples_in_one_call_or_two(tmp_path):
+    """`ckpt1/a/s0.png` and `ckpt2/a/s0.png` are two images of one (model, prompt): one call gives the second the
+    next free sample, and so does a later call, so compute() counts both however update() was called."""
+    prompt = 's0: [GD|TR] A sign that says "OPEN" {text="OPEN"}'
+    files = []
+    for k, root in enumerate(("ckpt1", "ckpt2")):
+        (tmp_path / root / "a").mkdir(parents=True)
+        Image.fromarray(_rgb(40 + k)).save(tmp_path / root / "a" / "s0.png")
+        files.append(tmp_path / root / "a" / "s0.png")
+    one, two = Scorer(), Scorer()
+    one.update(files, [prompt, prompt])
+    for file in files:
+        two.update(file, prompt)
+    for scorer in (one, two):
+        assert sorted({(r["image_sha256"], r["sample"]) for r in scorer._rows}, key=lambda r: r[1]) == [
+            (hashlib.sha256(f.read_bytes()).hexdigest(), k) for k, f in enumerate(files)]
+        assert scorer.compute(resamples=10).angle_scores.set_index("angle").loc["TR", "n_ok"] == 2
+
+
 # --- library manners -----------------------------------------------------------------------------------------------
 def test_import_vistar_loads_no_engine_until_a_name_is_used():
     code = ("import sys, vistar; heavy = sorted(m for m in sys.modules if m.startswith(('vistar.', 'numpy', 'pandas', 'torch', 'PIL')));"
@@ -263,3 +283,17 @@ def test_the_package_says_it_is_typed():
     assert (ROOT / "vistar" / "py.typed").is_file()
     assert '"py.typed"' in (ROOT / "pyproject.toml").read_text()
 
+
+
+def test_max_pixels_holds_for_images_in_memory_as_for_a_file_that_is_not_a_jpeg(tmp_path):
+    """A PNG larger than max_pixels is an error row; an array or tensor cannot be decoded smaller either, so it is
+    one too. The message names the Scorer's argument, not the CLI's option."""
+    torch = pytest.importorskip("torch")
+    Image.fromarray(_rgb(1, 16, 16)).save(tmp_path / "big.png")
+    images = [tmp_path / "big.png", _rgb(1, 16, 16), torch.from_numpy(_rgb(1, 16, 16)).permute(2, 0, 1)]
+    hint = "downscale it, or use a Scorer with a larger max_pixels= (and another run_dir)"
+    frame = Scorer(max_pixels=16 * 16 - 1).score(images, LINE).to_pandas()
+    assert frame.groupby("index")["error"].agg(set).tolist() == [
+        {f"image: 16x16 PNG image exceeds max_pixels=255; {hint}"}, {f"image: 16x16 image exceeds max_pixels=255; {hint}"},
+        {f"image: 16x16 image exceeds max_pixels=255; {hint}"}]
+    assert set(Scorer(max_pixels=16 * 16).score(images, LINE).to_pandas()["status"]) == {"ok"}

@@ -154,3 +154,24 @@ def test_a_scorer_refuses_a_folder_another_max_pixels_took_over_between_its_call
     with pytest.raises(ValueError, match="max_pixels 5000000; this run has max_pixels 64000000"):
         scorer.score(_rgb(1), LINE.format(k=1))
     assert len(read_scores(run)) == 2   # nothing written by the refused call
+
+
+def test_a_scorer_folder_from_before_max_pixels_was_recorded_counts_as_the_old_default(tmp_path):
+    """The Scorer had no max_pixels then: its rows were decoded under the default, so another value is refused (by
+    the Scorer and by a `vistar score` resume alike) and the default is accepted and recorded."""
+    run = tmp_path / "run"
+    Scorer(run_dir=run).score(_rgb(0), LINE.format(k=0))
+    meta = json.loads((run / "run.json").read_text())
+    del meta["max_pixels"]   # as such a Scorer wrote it
+    (run / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="max_pixels 64000000; this run has max_pixels 50"):
+        Scorer(run_dir=run, max_pixels=50)
+    folder = tmp_path / "images" / "m"
+    folder.mkdir(parents=True)
+    Image.fromarray(_rgb(1)).save(folder / "s1.png")
+    (tmp_path / "p.vistar").write_text(LINE.format(k=1) + "\n")
+    cli = CliRunner().invoke(app, ["score", str(tmp_path / "images"), "--prompts", str(tmp_path / "p.vistar"),
+                                   "--out", str(run), "--max-pixels", "50", "--cpu-workers", "1"])
+    assert cli.exit_code == 2 and "was scored with --max-pixels 64000000" in cli.output
+    Scorer(run_dir=run).score(_rgb(1), LINE.format(k=1))
+    assert json.loads((run / "run.json").read_text())["max_pixels"] == 64_000_000

@@ -3,10 +3,13 @@ re-writes (forget) and `vistar merge` (a later source's rows after an earlier's)
 what `vistar calibrate --dedupe latest` keeps — stays the newest after a run ends or runs are merged."""
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from tests.support.scores_builder import row, write_run
 from vistar.calibration import calibrate
 from vistar.engine.merge import merge_runs
-from vistar.engine.store import ResultStore, read_scores
+from vistar.engine.store import SCHEMA, ResultStore, details_json, read_scores
 
 
 def _rescored() -> dict:
@@ -34,6 +37,27 @@ def test_compaction_and_forget_keep_each_rows_write_order(tmp_path):
     assert _order(tmp_path) == {("A/p0.png", "p0"): 0, ("A/p0.png", "p0b"): 3}
     store.write([row("C", "p0", "TR", 0.5)])   # a write after all that is newer than every row kept
     assert _order(tmp_path)[("C/p0.png", "p0")] > 3
+
+
+def test_a_folder_written_by_another_tool_with_no_shard_numbers_orders_its_rows_by_file(tmp_path):
+    """Its rows' `shard` is null and a file may lack the store's uuid suffix: each row counts as its file's number,
+    whether read, compacted or rewritten, so its later file's row of an image stays the visible one."""
+    folder = tmp_path / "scores.parquet"
+    folder.mkdir()
+    again = {**row("A", "p0", "TR", 0.9), "score": 0.1, "key": "k-again"}
+    for name, rows in (("part-000000.parquet", [row("A", "p0", "TR", 0.9)]),
+                       ("part-000001-abcdef01.parquet", [again, row("B", "p0", "TR", 0.2)])):
+        table = pa.Table.from_pylist([{**r, "details": details_json(r["details"]), "shard": None} for r in rows], schema=SCHEMA)
+        pq.write_table(table, folder / name)
+    scores = {r.image: (r.score, r.shard) for r in read_scores(tmp_path).itertuples()}
+    assert scores == {"A/p0.png": (0.1, 1), "B/p0.png": (0.2, 1)}
+    store = ResultStore(tmp_path)   # adopts the folder as its first generation
+    store.compact()
+    assert {r.image: (r.score, r.shard) for r in read_scores(tmp_path).itertuples()} == scores
+    store.forget({row("B", "p0", "TR", 0.2)["key"]})
+    assert {r.image: (r.score, r.shard) for r in read_scores(tmp_path).itertuples()} == {"A/p0.png": (0.1, 1)}
+    store.write([row("C", "p0", "TR", 0.5)])
+    assert _order(tmp_path)[("C/p0.png", "p0")] > 1
 
 
 def test_merge_puts_a_later_sources_rows_after_an_earlier_sources(tmp_path):

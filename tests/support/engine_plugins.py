@@ -61,14 +61,26 @@ STAGE = FeatureStage(name="fake_stats", version="1", compute=_stats)
 WEIGHT_SHA = {"fake-weight": "a" * 64}   # the sha256 STAGE_LOADING says it loaded (a test swaps it)
 
 
-def _stats_loading(batch, ctx):
+def _load_weight():
     from vistar.models.provenance import record_loaded
 
     record_loaded("fake-weight", "fake-weight.bin", sha256=WEIGHT_SHA["fake-weight"])
+    return object()
+
+
+def _stats_loading(batch, ctx):
+    _load_weight()
+    return _stats(batch, ctx)
+
+
+def _stats_held(batch, ctx):
+    """Loads the weight once per StageContext and keeps it, as a real stage holds its model (`ctx.model`)."""
+    ctx.model("fake-weight", _load_weight)
     return _stats(batch, ctx)
 
 
 STAGE_LOADING = FeatureStage(name="fake_stats", version="1", compute=_stats_loading)
+STAGE_HELD = FeatureStage(name="fake_stats", version="1", compute=_stats_held)
 STAGE_WEIGHTED = FeatureStage(name="fake_stats", version="1", compute=_stats, models=("fake-weight",))  # a catalogued weight
 METRIC_MEAN = Metric(name="TR", angle="TR", version="1", features=("fake_stats",), fn=_mean)
 METRIC_MEAN_V2 = Metric(name="TR", angle="TR", version="2", features=("fake_stats",), fn=_mean)

@@ -186,12 +186,28 @@ def fit_role(role: str, pairs: pd.DataFrame, angle_means: pd.DataFrame, weights:
     before = {a: round(w, 4) for a, w in weights.items()}
     result = _result(f"role {role}", before, after, h, test,
                      lambda p, rows: delta({a: p[a] for a in angles}, rows), n_trials)
-    result.notes.append(f"held-out judgments compare the same {len(model_pairs)} model pair(s) as training: held-out PPA "
-                        "says how the weights order these models on judgments not fitted, not how they carry to other models")
+    if (note := _held_out_note(pairs, test, model_pairs)) is not None:
+        result.notes.append(note)
     unscored = [a for a in weights if a not in angles]
     if unscored:
         result.notes.append(f"angles {', '.join(unscored)} not scored for every judged model: kept at their current weight")
     return result
+
+
+def _held_out_note(pairs: pd.DataFrame, test: np.ndarray, trained: set[tuple[str, str]]) -> str | None:
+    """What the held-out PPA can say: the split holds out image pairs, not models, so a held-out judgment usually
+    compares a model pair the training compared too; one that does not is counted and its pair named."""
+    held = [tuple(sorted(p)) for p in zip(pairs["model_a"][test], pairs["model_b"][test])]
+    if not held:
+        return None
+    new = sorted(set(held) - trained)
+    shared = sum(p in trained for p in held)
+    note = (f"{shared} of {len(held)} held-out judgments compare a model pair the training compared too "
+            f"({len(trained)} pair(s)): held-out PPA says how the weights order these models on judgments not fitted, "
+            "not how they carry to other models")
+    if new:
+        note += f"; {len(held) - shared} compare pair(s) the training did not: {'; '.join(' vs '.join(p) for p in new)}"
+    return note
 
 
 def _result(target, before, after, h, test, delta, n_trials) -> FitResult:

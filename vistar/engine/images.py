@@ -26,7 +26,7 @@ DEFAULT_MAX_PIXELS = 64_000_000  # decoded pixels we accept; JPEGs above it are 
 MAX_SAMPLE = 2**31 - 1       # the store's `sample` column is int32
 # --max-pixels is not part of a row's key (it changes no score of an image within both limits); a run folder keeps
 # the value it was started with (the runner refuses another), so a larger one means another --out
-_BIGGER = "downscale it, or score into a new --out with a larger --max-pixels"
+BIGGER = "downscale it, or score into a new --out with a larger --max-pixels"   # how a CLI user gets past max_pixels
 _SAMPLE_RE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
 
 
@@ -230,13 +230,13 @@ def decode_bytes(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS, suffix: str 
             w, h = im.size
             if w * h > max_pixels:
                 if im.format != "JPEG":
-                    raise ImageError(f"{w}x{h} {im.format} image exceeds max_pixels={max_pixels}; {_BIGGER}")
+                    raise ImageError(f"{w}x{h} {im.format} image exceeds max_pixels={max_pixels}; {BIGGER}")
                 factor = next((f for f in (2, 4, 8) if math.ceil(w / f) * math.ceil(h / f) <= max_pixels), None)
                 if factor is None:
-                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels} even decoded at 1/8 scale; {_BIGGER}")
+                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels} even decoded at 1/8 scale; {BIGGER}")
                 im.draft(im.mode if im.mode in ("RGB", "L", "CMYK") else "RGB", (max(1, w // factor), max(1, h // factor)))
                 if im.size[0] * im.size[1] > max_pixels:  # draft could not scale down enough (an extreme aspect ratio)
-                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; {_BIGGER}")
+                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; {BIGGER}")
             check_stream(data)
             ImageFile.LOAD_TRUNCATED_IMAGES = False  # whatever another imported library set: never pad with grey
             im.load()

@@ -187,7 +187,8 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
     same (model, prompt_id, sample) (renamed, or not the one `images.one_file_per_sample` keeps): one sample, one row.
 
     What cannot run on this machine never replaces an `ok` row computed with it: an ok row of an unavailable metric
-    is kept while its image bytes are unchanged, and an ok row scored with a weight now absent is kept while its key
+    is kept while its image bytes are unchanged (for a protocol that does not import: a row of a metric nothing else
+    routes), and an ok row scored with a weight now absent is kept while its key
     matches the key with every weight present (`keep_ok`); a problem line per metric says how many were kept."""
     jobs: list[Job] = []
     rows: list[Row] = []
@@ -231,6 +232,11 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
         kept[name] = (kept.get(name, (0, ""))[0] + 1, why)
         return True
 
+    def routed() -> set[str]:
+        """Every metric name this machine can route (registered metrics, those of protocols that import, and the
+        one row named like a protocol that does not): a lost protocol's own metrics are none of them."""
+        return {name for names in registry.check().values() for name in names}
+
     def scorer_of(name: str) -> Scorer:
         if name not in scorers:
             scorers[name] = resolve_scorer(name, ontology, cfg.model_paths, cfg.device)
@@ -241,10 +247,12 @@ def plan_run(cfg: PlanOptions, ontology: Ontology, prompts: dict[str, Prompt], i
     for rec, prompt, why, why_key in todo:
         names = metric_names(prompt)
         sha = shas[rec.path]
-        # a protocol that does not import here cannot name its metrics: the ok rows it scored earlier are kept
+        # a protocol that does not import here cannot name its metrics: the ok rows it scored earlier are kept,
+        # and only those: a row of a metric routed here by anything else (TR of the prompt's earlier text) is not its
         lost = scorer_of(names[0]).unavailable if why is None and names[0] in registry.PROTOCOLS else None
         for metric, key in by_image.get((rec.rel, rec.model, rec.prompt_id, rec.sample), ()):
-            if metric not in names and not (lost and isinstance(sha, str) and keep_ok(rec, metric, sha, None, lost)):
+            if metric not in names and not (lost and metric not in routed() and isinstance(sha, str)
+                                            and keep_ok(rec, metric, sha, None, lost)):
                 stale.add(key)
         stale.update(key for image, key in by_sample.get((rec.model, rec.prompt_id, rec.sample), ()) if image != rec.rel)
         if isinstance(sha, OSError):

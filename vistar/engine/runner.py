@@ -40,6 +40,7 @@ from .store import ResultStore
 
 Progress = Callable[[int, int], None] | None   # (images done, images to do), after each batch
 T = TypeVar("T")
+SCORER_COMMAND = "vistar.Scorer"   # run.json's `command` for a run folder vistar.Scorer created
 
 
 @dataclass
@@ -254,10 +255,20 @@ def check_same_max_pixels(out: Path, previous: dict[str, Any] | None, max_pixels
     """--max-pixels decides the scale a large JPEG is decoded at, so it changes scores, yet it is not in the row
     key: resuming with another value would mix rows of two decodings under one run.json. OPTION and FOLDER name
     the caller's settings (`vistar.Scorer` says `max_pixels` and `run_dir`)."""
-    before = (previous or {}).get("max_pixels")
+    before = recorded_max_pixels(previous)
     if before is not None and before != max_pixels:
         raise ValueError(f"{out} was scored with {option} {before}; this run has {option} {max_pixels}. "
                          f"Resume it with the same value, or use another {folder}")
+
+
+def recorded_max_pixels(previous: dict[str, Any] | None) -> int | None:
+    """The max_pixels a folder's rows were decoded under. A Scorer folder written before run.json recorded it was
+    decoded under DEFAULT_MAX_PIXELS (the Scorer had no other value then); a `vistar score` folder always recorded
+    its --max-pixels, but for one of the first version, which did not: its value is unknown, so any is accepted."""
+    recorded = (previous or {}).get("max_pixels")
+    if recorded is None and (previous or {}).get("command") == SCORER_COMMAND:
+        return DEFAULT_MAX_PIXELS
+    return recorded
 
 
 def check_same_weights(out: Path, before: dict[str, Any], loaded: dict[str, Any], folder: str = "--out") -> None:

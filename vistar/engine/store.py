@@ -108,7 +108,7 @@ class ResultStore:
                 shards = self._shards()
                 if not shards:
                     return SCHEMA.empty_table().select(columns) if columns else SCHEMA.empty_table()
-                return pa.concat_tables([pq.read_table(p, columns=columns, schema=SCHEMA) for p in shards])
+                return pa.concat_tables([_read_shard(p, columns) for p in shards])
             except FileNotFoundError:
                 if attempt == 4:
                     raise
@@ -144,7 +144,9 @@ class ResultStore:
         `shard` orders the writes however often rows move. A file's number is never below its rows' numbers, so
         the next write (numbered after every file) is newer than every row."""
         if keep_order and len(table):
-            seq = max(self._next, int(pc.max(table.column("shard")).as_py()))
+            top = pc.max(table.column("shard")).as_py()   # None when every row's shard is null (appended from elsewhere)
+            seq = max(self._next, -1 if top is None else top)
+            table = table.set_column(table.schema.get_field_index("shard"), "shard", pc.fill_null(table.column("shard"), seq))
         else:
             seq = self._next
             table = table.set_column(table.schema.get_field_index("shard"), "shard", pa.array([seq] * len(table), pa.int64()))
@@ -169,7 +171,7 @@ class ResultStore:
         def build(new: Path) -> None:
             nonlocal removed
             for shard in self._shards():
-                table = pq.read_table(shard, schema=SCHEMA)
+                table = _read_shard(shard)
                 drop = [k in keys for k in table.column("key").to_pylist()]
                 if not any(drop):
                     _link_or_copy(shard, new / shard.name)
@@ -192,7 +194,7 @@ class ResultStore:
         small = [p for p in shards if pq.ParquetFile(p).metadata.num_rows < rows_per_shard // 2]
         if len(small) <= more_than:
             return
-        table = pa.concat_tables([pq.read_table(p, schema=SCHEMA) for p in small])
+        table = pa.concat_tables([_read_shard(p) for p in small])
         table = table.take(pa.array(_newest_rows(table), pa.int64()))
 
         def build(new: Path) -> None:
@@ -219,7 +221,19 @@ class ResultStore:
 
 
 def _seq(path: Path) -> int:
-    return int(path.name.split("-")[1])
+    """A shard file's number: `part-NNNNNN-<uuid>.parquet` as the store names it, or `part-NNNNNN.parquet`."""
+    found = SHARD_NAME.fullmatch(path.name)
+    assert found is not None, path   # _shards() lists only names SHARD_NAME accepts
+    return int(found.group(1))
+
+
+def _read_shard(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A shard's rows; a null `shard` (a file written by hand or another tool) counts as the file's own number, so
+    the rows order the same whether read, compacted or rewritten."""
+    table = pq.read_table(path, columns=columns, schema=SCHEMA)
+    if "shard" not in table.column_names or not table.column("shard").null_count:
+        return table
+    return table.set_column(table.schema.get_field_index("shard"), "shard", pc.fill_null(table.column("shard"), _seq(path)))
 
 
 def _newest_rows(table: pa.Table) -> list[int]:

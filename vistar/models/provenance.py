@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _LOADED: dict[str, dict] = {}
@@ -45,3 +47,17 @@ def clear_loaded() -> None:
 
 def loaded_models() -> dict[str, dict]:
     return dict(_LOADED)
+
+
+@contextmanager
+def own_loads() -> Iterator[None]:
+    """Inside the block, `loaded_models()` names only what the block loaded: a `vistar.Scorer` records and checks
+    its own weights, not those another Scorer or run in this process loaded. The process-wide record keeps both."""
+    before = dict(_LOADED)
+    _LOADED.clear()
+    try:
+        yield
+    finally:
+        mine = dict(_LOADED)
+        _LOADED.clear()
+        _LOADED.update({**before, **mine})

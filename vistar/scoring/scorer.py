@@ -26,6 +26,7 @@ from ..engine.params import check_params
 from ..engine.plan import Hasher, RunSummary, Scorer as ResolvedMetric, metric_names, plan_run, sort_prompts, stage_versions
 from ..engine.runmeta import hardware, versions, write_json_atomic
 from ..engine.runner import (
+    SCORER_COMMAND,
     ScoreConfig,
     canonical_angles,
     check_same_max_pixels,
@@ -37,7 +38,7 @@ from ..engine.runner import (
     writer_lock,
 )
 from ..engine.store import IDENTITY, ResultStore, read_visible
-from ..models.provenance import loaded_models
+from ..models.provenance import loaded_models, own_loads
 from ..ontology import Ontology
 from ..prompts_dsl import Prompt
 from ..runtime.device import prepare_process, resolve_device, stage_devices
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from ..report.tables import ReportData
 
 DEFAULT_MODEL = "default"      # the model of an image given in memory when `model=` is not given
-COMMAND = "vistar.Scorer"      # run.json's `command` for a run folder the Scorer created
+COMMAND = SCORER_COMMAND       # run.json's `command` for a run folder the Scorer created
 COMPACT_AFTER = 64             # small shards a run folder may hold before score() merges them (each call reads them all)
 _JUDGE_KEYS = ("url", "model", "key_env", "mode", "config", "cache_only", "hwpq_dir")
 _SAMPLE = re.compile(r"^(?P<pid>.+?)_(?P<k>\d+)$")
@@ -87,8 +88,10 @@ class Scorer:
                                     features=self.ontology.data.get("features") or {}, options=options, judge_ledger=ledger)
         self._metrics: dict[str, ResolvedMetric] = {}   # resolved once, kept with the models
         self._next_sample: dict[tuple[str, str], int] = {}
+        self._files: dict[tuple[str, str, int], Path] = {}   # (model, prompt id, sample) -> the file given it
         self._rows: list[dict[str, Any]] = []
         self._image_roots: list[str] = []
+        self._loaded: dict[str, dict[str, Any]] = {}   # the weights this Scorer's calls loaded (its models stay loaded)
         prepare_process(self.device)
 
     def __repr__(self) -> str:
@@ -107,7 +110,7 @@ class Scorer:
         model = _model_name(model)
         summary = RunSummary()
         valid, invalid = sort_prompts(prompt_file, self.ontology, summary, lambda message: LOCATION.sub("<prompts>", message))
-        with self._store() as store:
+        with self._store() as store, own_loads():
             self._check_max_pixels()   # a `vistar score` may have written the folder since the last call
             weights = previous_models(previous_meta(store.run_dir)) if store is not None else {}
             existing = store.existing() if store is not None else {}
@@ -120,7 +123,7 @@ class Scorer:
             with InProcess(self._cfg, self.context, self.ontology, decode=decode_source) as executor:
                 for _, batch_rows in executor.score(in_batches(group_by_image(jobs), self._cfg.batch_size)):
                     if store is not None:
-                        check_same_weights(store.run_dir, weights, loaded_models(), "run_dir")
+                        check_same_weights(store.run_dir, weights, self._loaded_models(), "run_dir")
                         store.write(batch_rows)
                     rows += batch_rows
             if summary.reused:   # rows of the run folder that are still right for these images
@@ -153,6 +156,7 @@ class Scorer:
         self._rows = []
         if self.run_dir is None:
             self._next_sample.clear()
+            self._files.clear()
 
     def close(self) -> None:
         """Merge the run folder's per-call shards into few files (what `vistar score` does at the end of a run)."""
@@ -170,8 +174,10 @@ class Scorer:
     def _records(self, sources: list[Source], prompts: list[Prompt], model: str | None,
                  existing: Mapping[tuple[Any, ...], Any]) -> list[ImageRecord]:
         """One record per image; a sample number that names the image uniquely within (model, prompt id): from a
-        file named `<prompt id>[_<k>]` as `vistar score` reads it (unless this call already gave that sample to
-        another image), else the next one free in this Scorer and its run folder."""
+        file named `<prompt id>[_<k>]` as `vistar score` reads it (unless this call, or an earlier call of this
+        Scorer, already gave that sample to another image: the same `<model>/<name>` under another root), else
+        the next one free in this Scorer and its run folder. So how images are split across calls does not change
+        how many samples they are."""
         highest: dict[tuple[str, str], int] = {}
         for _, m, pid, sample, _ in existing:
             highest[(m, pid)] = max(highest.get((m, pid), -1), sample)
@@ -184,14 +190,22 @@ class Scorer:
             else:
                 rel, owner, sample = f"{source.parent.name}/{source.name}", model or source.parent.name, _named_sample(source, pid)
             free = max(self._next_sample.get((owner, pid), 0), highest.get((owner, pid), -1) + 1)
-            if sample is None or (owner, pid, sample) in taken:   # two files of one name under one model= name
-                sample = free
+            if sample is None or (owner, pid, sample) in taken or self._files.get((owner, pid, sample), source) != source:
+                sample = free   # two files of one name under one model= name, in this call or an earlier one
             taken.add((owner, pid, sample))
+            if isinstance(source, Path):
+                self._files[(owner, pid, sample)] = source
             self._next_sample[(owner, pid)] = max(free, sample + 1)
             records.append(ImageRecord(source, rel, owner, pid, sample))  # type: ignore[arg-type]  # a path or pixels
             if isinstance(source, Path) and str(source.parent.parent) not in self._image_roots:
                 self._image_roots.append(str(source.parent.parent))
         return records
+
+    def _loaded_models(self) -> dict[str, dict[str, Any]]:
+        """The weights this Scorer's rows were scored with: those its earlier calls loaded and this call's (inside
+        `own_loads`), never another Scorer's in this process."""
+        self._loaded.update(loaded_models())
+        return dict(self._loaded)
 
     def _hashes(self, sources: list[Source]) -> dict[Source, str | OSError]:
         """sha256 of each file (through the run folder's hash cache, as `vistar score`), the pixel key of the rest."""
@@ -234,7 +248,7 @@ class Scorer:
         call = {"command": f"{COMMAND}.score", "finished": now, "images": len(records), "rows_written": summary.scored,
                 "rows_reused": summary.reused}
         history = list(previous.get("history") or []) if previous else []
-        models = {**previous_models(previous), **loaded_models()}   # earlier calls' and runs' rows stay
+        models = {**previous_models(previous), **self._loaded_models()}   # earlier calls' and runs' rows stay
         if previous and previous.get("command") != COMMAND:   # its weight check (runner.check_same_weights) needs ours
             write_json_atomic(path, {**previous, "models": models, "history": history + [call]})
             return

@@ -1,5 +1,6 @@
 """Images given to `vistar.Scorer`: paths, PIL images, numpy arrays and torch tensors, each made into what the engine
-scores (the canonical HxWx3 uint8 RGB array of `vistar.engine.images.to_rgb`) with a key from its pixels.
+scores (the canonical HxWx3 uint8 RGB array of `vistar.engine.images.to_rgb`) with a key from its pixels; the
+Scorer's max_pixels holds for both (`decode_source`).
 
 A path stays a path: the engine hashes and decodes the file as `vistar score` does. Everything else is converted
 here, once: a PIL image or a uint8 array through the very conversion a decoded file goes through (EXIF orientation,
@@ -24,10 +25,11 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
-from ..engine.images import ImageError, check_size, to_rgb
+from ..engine.images import BIGGER, ImageError, check_size, to_rgb
 from ..engine.prefetch import decode_image
 
 MEMORY_PREFIX = "memory:"   # the `image` column of an image given in memory: this and 16 hex digits of its key
+SCORER_BIGGER = "downscale it, or use a Scorer with a larger max_pixels= (and another run_dir)"
 
 
 class DevicePixels(np.ndarray):
@@ -59,10 +61,17 @@ Source = Path | MemoryImage
 
 def decode_source(source: Source, max_pixels: int) -> np.ndarray | ImageError:
     """What the executor's prefetcher reads for a record: a file's pixels as `vistar score` decodes them, or the
-    pixels converted when the image was given."""
+    pixels converted when the image was given. An image given in memory is under the size rule of a file that is
+    not a JPEG (it cannot be decoded smaller): larger than MAX_PIXELS, it is an error; the error names the Scorer's
+    argument, not the CLI's."""
     if isinstance(source, MemoryImage):
-        return source.pixels
+        pixels = source.pixels
+        if isinstance(pixels, np.ndarray) and pixels.shape[0] * pixels.shape[1] > max_pixels:
+            return ImageError(f"{pixels.shape[1]}x{pixels.shape[0]} image exceeds max_pixels={max_pixels}; {SCORER_BIGGER}")
+        return pixels
     result: np.ndarray | ImageError = decode_image(source, max_pixels)
+    if isinstance(result, ImageError) and str(result).endswith(BIGGER):
+        return ImageError(str(result).removesuffix(BIGGER) + SCORER_BIGGER)
     return result
 
 
