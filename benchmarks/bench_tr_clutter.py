@@ -12,18 +12,14 @@ which the rule must not drop, reads within about half its letters of its word; p
 """
 from __future__ import annotations
 
-import argparse
 import math
-from pathlib import Path
 
 from bench_tr_spaces import read_split
+from tr_ladder_report import group_report, ladder_parser, rule_off
 
 from vistar.metrics.text_similarity import normalize_text, word_cost
 from vistar.metrics.tr import _clutter, filter_lines
-from vistar.validity.tr import GROUPS, Scorer, ladder_measures
-from vistar.validity.tr_tuning import SPLITS
-
-VARIANTS = ("correct", "typo", "missing")
+from vistar.validity.tr import GROUPS, Scorer
 
 
 def dropped(ocr, expected: str, scorer: Scorer, gap: float) -> list[str]:
@@ -41,12 +37,8 @@ def dropped(ocr, expected: str, scorer: Scorer, gap: float) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--splits", nargs="+", default=["tuning", "hard", "photo", "coins"], choices=sorted(SPLITS))
-    parser.add_argument("--sizes", type=int, nargs="+", default=[60, 80, 80, 30], help="posters per split")
+    parser = ladder_parser(__doc__)
     parser.add_argument("--gaps", type=float, nargs="+", default=[math.inf, 5.0, 4.0, 3.0, 2.0, 1.5, 1.0, 0.5])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cache", type=Path, help="the readings' folder (bench_tr_spaces.py), read back if there")
     args = parser.parse_args()
     for split, n in zip(args.splits, args.sizes):
         cases = read_split(split, n, args.seed, args.cache)
@@ -60,17 +52,12 @@ def main() -> None:
                     drops += [f"{variant:8s} {line}" for line in dropped(ocr, case["expected"], scorer, gap)]
                 scored.append(row)
             for group, scripts in GROUPS.items():
-                part = [(k, s) for k, s in enumerate(scored) if s["script"] in scripts]
-                rows = [s for _, s in part]
-                measures = ", ".join(f"{key} {v:.3f}" for key, v in ladder_measures(rows).items())
-                moves = [(s[v] or 0) - off.get((k, v), s[v] or 0) for k, s in part for v in VARIANTS]
-                repeat = [s for s in rows if s["repeated"]]
-                lost = sum((s["correct"] or 0) > (s["missing"] or 0) for s in repeat)
+                rows, measures, moves, lost = group_report(scored, scripts, off)
                 print(f"{split:7s} {group:17s} n={len(rows):3d} clutter_gap {gap:<4g}: {measures}, correct > repeat "
-                      f"lost {lost}/{len(repeat)}, renders up {sum(m > 1e-9 for m in moves)} down "
-                      f"{sum(m < -1e-9 for m in moves)}", flush=True)
+                      f"lost {lost}, renders up {sum(m > 1e-9 for _, m in moves)} down "
+                      f"{sum(m < -1e-9 for _, m in moves)}", flush=True)
             if math.isinf(gap):
-                off = {(k, v): s[v] or 0 for k, s in enumerate(scored) for v in VARIANTS}
+                off = rule_off(scored)
             for line in drops:
                 print(f"    drops {line}")
 

@@ -16,20 +16,19 @@ is a word space, the renders whose TR rose and fell against the rule off, and th
 """
 from __future__ import annotations
 
-import argparse
 import math
 import pickle
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from tr_ladder_report import group_report, ladder_parser, rule_off
 
 from vistar.features import ocr as ocr_stage
 from vistar.metrics.text_similarity import normalize_text
-from vistar.validity.tr import GROUPS, Scorer, ladder_cases, ladder_measures
+from vistar.validity.tr import GROUPS, Scorer, ladder_cases
 from vistar.validity.tr_tuning import SPLITS
 
-VARIANTS = ("correct", "typo", "missing")
 KEPT = 0.002   # a class whose posterior reaches this on some frame is kept for the re-decode
 MIN_STEPS = 4  # a line needs this many steps between neighbouring characters for a median step to mean anything
 
@@ -128,13 +127,9 @@ def space_only(read: str | None, expected: str) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--splits", nargs="+", default=["tuning", "hard", "photo", "coins"], choices=sorted(SPLITS))
-    parser.add_argument("--sizes", type=int, nargs="+", default=[60, 80, 80, 30], help="posters per split")
+    parser = ladder_parser(__doc__)
     parser.add_argument("--gaps", type=float, nargs="+", default=[math.inf, 4.0, 3.0, 2.5, 2.0])
     parser.add_argument("--space-probs", type=float, nargs="+", help="space_prob values (default: the shipped one)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cache", type=Path, help="a folder for the readings (pickles), read back if there")
     args = parser.parse_args()
     scorer = Scorer()
     shipped = float(scorer.ctx.params("ocr", ocr_stage.OcrSettings).space_prob)
@@ -156,19 +151,14 @@ def main() -> None:
                     changed += [(variant, a.text, b.text) for a, b in zip(ocr.lines, again.lines) if a.text != b.text]
                 scored.append(row)
             for group, scripts in GROUPS.items():
-                part = [(k, s) for k, s in enumerate(scored) if s["script"] in scripts]
-                rows = [s for _, s in part]
-                measures = ", ".join(f"{key} {v:.3f}" for key, v in ladder_measures(rows).items())
+                rows, measures, moves, lost = group_report(scored, scripts, off)
                 exact = sum((s["correct"] or 0) >= 1.0 for s in rows)
                 spaces = sum(space_only(s["correct_read"], normalize_text(s["expected"])) for s in rows)
-                moves = [(s[v] or 0) - off.get((k, v), s[v] or 0) for k, s in part for v in VARIANTS]
-                repeat = [s for s in rows if s["repeated"]]
-                lost = sum((s["correct"] or 0) > (s["missing"] or 0) for s in repeat)
                 print(f"{split:7s} {group:17s} n={len(rows):3d} space_prob {space_prob:<5g} space_gap {gap:<5g}: {measures}, correct > repeat lost "
-                      f"{lost}/{len(repeat)}, correct read exactly {exact}, only a space wrong {spaces}, renders up "
-                      f"{sum(m > 1e-9 for m in moves)} down {sum(m < -1e-9 for m in moves)}", flush=True)
+                      f"{lost}, correct read exactly {exact}, only a space wrong {spaces}, renders up "
+                      f"{sum(m > 1e-9 for _, m in moves)} down {sum(m < -1e-9 for _, m in moves)}", flush=True)
             if (space_prob, gap) == (shipped, math.inf):
-                off = {(k, v): s[v] or 0 for k, s in enumerate(scored) for v in VARIANTS}
+                off = rule_off(scored)
             else:
                 for variant, before, after in changed:
                     print(f"    {variant:8s} {before!r} -> {after!r}")

@@ -14,24 +14,15 @@ the rule lifts to TR >= 0.95.
 """
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 from bench_tr_spaces import read_split
+from tr_ladder_report import group_report, ladder_parser, rule_off
 
-from vistar.validity.tr import GROUPS, Scorer, ladder_measures
-from vistar.validity.tr_tuning import SPLITS
-
-VARIANTS = ("correct", "typo", "missing")
+from vistar.validity.tr import GROUPS, Scorer
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--splits", nargs="+", default=["tuning", "hard", "photo", "coins"], choices=sorted(SPLITS))
-    parser.add_argument("--sizes", type=int, nargs="+", default=[60, 80, 80, 30], help="posters per split")
+    parser = ladder_parser(__doc__)
     parser.add_argument("--marks", nargs="+", default=["", "ťțï"], help="letter sets to compare without marks")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cache", type=Path, help="the readings' folder (bench_tr_spaces.py), read back if there")
     args = parser.parse_args()
     for split, n in zip(args.splits, args.sizes):
         cases = read_split(split, n, args.seed, args.cache)
@@ -44,20 +35,17 @@ def main() -> None:
                     row[variant] = scorer.score(ocr, case["expected"]).score
                 scored.append(row)
             for group, scripts in GROUPS.items():
-                part = [(k, s) for k, s in enumerate(scored) if s["script"] in scripts]
-                rows = [s for _, s in part]
-                measures = ", ".join(f"{key} {v:.3f}" for key, v in ladder_measures(rows).items())
-                rises = [(k, v) for k, s in part for v in VARIANTS if (s[v] or 0) - off.get((k, v), s[v] or 0) > 1e-9]
-                lifted = [s["expected"] for k, s in part if (s["correct"] or 0) >= 0.95 > off.get((k, "correct"), 1.0)]
-                repeat = [s for s in rows if s["repeated"]]
-                lost = sum((s["correct"] or 0) > (s["missing"] or 0) for s in repeat)
+                rows, measures, moves, lost = group_report(scored, scripts, off)
+                rises = [key for key, m in moves if m > 1e-9]
+                lifted = [scored[k]["expected"] for k, v in rises if v == "correct" and scored[k]["correct"] >= 0.95
+                          and off[(k, v)] < 0.95]
                 print(f"{split:7s} {group:17s} n={len(rows):3d} unseen_marks {marks or '-':4s}: {measures}, correct > "
-                      f"repeat lost {lost}/{len(repeat)}, renders up {len(rises)} (typo {sum(v == 'typo' for _, v in rises)}),"
+                      f"repeat lost {lost}, renders up {len(rises)} (typo {sum(v == 'typo' for _, v in rises)}),"
                       f" typo renders at 1: {sum((s['typo'] or 0) >= 1 - 1e-9 for s in rows)}", flush=True)
                 for text in lifted:
                     print(f"    lifted to >= 0.95: {text!r}")
             if not marks:
-                off = {(k, v): s[v] or 0 for k, s in enumerate(scored) for v in VARIANTS}
+                off = rule_off(scored)
 
 
 if __name__ == "__main__":

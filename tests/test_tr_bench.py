@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,8 @@ def test_stray_calibration_counts_words_and_other_readings(capsys):
 
 
 def _bench(name: str):
+    if str(BENCH.parent) not in sys.path:   # as when run as a script: the benches import their shared helpers
+        sys.path.insert(0, str(BENCH.parent))
     spec = importlib.util.spec_from_file_location(name, BENCH.parent / f"{name}.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

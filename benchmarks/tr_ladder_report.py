@@ -1,0 +1,40 @@
+"""What the TR tuning-ladder benches share: their command line and one script group's printed measures.
+
+Used by bench_tr_spaces.py, bench_tr_clutter.py and bench_tr_unseen_marks.py, which score the same stored readings
+(bench_tr_spaces.read_split) at each value of one rule and compare every render with the rule off.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from vistar.validity.tr import ladder_measures
+from vistar.validity.tr_tuning import SPLITS
+
+VARIANTS = ("correct", "typo", "missing")
+
+
+def ladder_parser(doc: str) -> argparse.ArgumentParser:
+    """The splits, their sizes, the seed and the readings' cache folder; the bench adds its rule's values."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--splits", nargs="+", default=["tuning", "hard", "photo", "coins"], choices=sorted(SPLITS))
+    parser.add_argument("--sizes", type=int, nargs="+", default=[60, 80, 80, 30], help="posters per split")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache", type=Path, help="a folder for the readings (pickles), read back if there")
+    return parser
+
+
+def group_report(scored: list[dict], scripts, off: dict[tuple[int, str], float]) -> tuple[list[dict], str, list, str]:
+    """One script group's ladders: its rows, the validity measures as printed, each render's (index, variant) and
+    TR change against `off` (the rule off; empty: no change), and correct > repeat lost as "k/n"."""
+    part = [(k, s) for k, s in enumerate(scored) if s["script"] in scripts]
+    rows = [s for _, s in part]
+    measures = ", ".join(f"{key} {v:.3f}" for key, v in ladder_measures(rows).items())
+    moves = [((k, v), (s[v] or 0) - off.get((k, v), s[v] or 0)) for k, s in part for v in VARIANTS]
+    repeat = [s for s in rows if s["repeated"]]
+    return rows, measures, moves, f"{sum((s['correct'] or 0) > (s['missing'] or 0) for s in repeat)}/{len(repeat)}"
+
+
+def rule_off(scored: list[dict]) -> dict[tuple[int, str], float]:
+    """Every render's TR, to compare the other values of the rule with."""
+    return {(k, v): s[v] or 0 for k, s in enumerate(scored) for v in VARIANTS}
