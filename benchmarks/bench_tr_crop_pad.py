@@ -7,13 +7,15 @@ text box padded vertically before it is cropped for the recogniser (docs/metrics
 
 Each box (RapidOCR's DB detector, unclip ratio 1.6) is stretched by `pad` × its height above its top edge and
 below its bottom edge (along the box's own vertical, so rotated lines stay rotated); the reported box is not
-changed, only the crop the recogniser reads. `--unclips`: the detector's own unclip ratio raised instead (at pad
-0; its boxes grow on every side and are reported grown). Printed per split, script group and pad: the ladder measures
-(correct > typo, typo > missing word, exact render TR >= 0.95), correct > repeat lost, and the correct renders
-whose only errors are lost or changed marks (read equals expected with accents stripped, not with them), with
-the words they misread. `--look`: the correct renders of Latin-diacritics posters only (no ladder). `--crops DIR`:
-for the first pad 0 reading, PNGs of the crops (unpadded and at each pad) of lines whose expected word carries a
-mark the reading lost, to see whether the mark is inside the crop.
+changed, only the crop the recogniser reads. `--unclips`: the detector's own unclip ratio raised instead (at pad 0;
+its boxes grow on every side and are reported grown). Printed per split, script group and variant: the ladder
+measures (correct > typo, typo > missing word, exact render TR >= 0.95), correct > repeat lost, and the correct
+renders whose only errors are lost or changed marks (read equals expected with accents stripped, not with them),
+how many of those score below 0.95, and the words they misread.
+
+`--look`: the correct renders of Latin-diacritics posters only (no ladder). `--crops DIR`: for the first variant,
+PNGs of the crops (at each pad, top to bottom) of lines whose reading lost a mark, to see whether the mark is inside
+the crop. `--ink`: no posters; the share of a plainly rendered word's ink outside the boxes at each pad (`ink_outside`).
 """
 from __future__ import annotations
 
@@ -89,7 +91,8 @@ def main() -> None:
                 if not part:
                     continue
                 lost = [pair for s in part for pair in mark_errors(s["read"], s["expected"])]
-                only = sum(bool(mark_errors(s["read"], s["expected"])) for s in part)
+                only = [s for s in part if mark_errors(s["read"], s["expected"])]
+                short = sum((s["correct"] or 0) < 0.95 for s in only)
                 exact = np.mean([(s["correct"] or 0) >= 0.95 for s in part])
                 measures = (f"exact render TR>=0.95 {exact:.3f}" if args.look else
                             ", ".join(f"{k} {v:.3f}" for k, v in ladder_measures(part).items()))
@@ -98,7 +101,7 @@ def main() -> None:
                     f", correct > repeat lost {sum((s['correct'] or 0) > (s['missing'] or 0) for s in repeat)}/{len(repeat)}"
                 top = ", ".join(f"{e}→{r} {k}" for (e, r), k in Counter(lost).most_common(6))
                 print(f"{split:7s} {group:17s} n={len(part):3d} {variant:10s}: {measures}{kept}; "
-                      f"marks-only errors {only} ({top})", flush=True)
+                      f"marks-only errors {len(only)}, {short} of them below 0.95 ({top})", flush=True)
             if args.crops and variant == next(iter(scorers)):
                 save_crops(scored, cases, args.crops / split, args.pads)
 
