@@ -113,7 +113,7 @@ def ink_outside(pads: list[float]) -> None:
     """Every tuning-vocabulary word with marks and two lines of capitals with marks above and below (MARKED), alone
     on a plain 512² canvas, in every other poster font at 18 and 30 px: the share of its ink (pixels off the
     background) outside the detected boxes padded by each pad; a mark the box clips shows here as ink outside, and
-    a word not detected at all as all of its ink."""
+    a word not detected at all as all of its ink. Also the unpadded box's room above and below the ink."""
     import cv2
     from PIL import Image
 
@@ -123,6 +123,7 @@ def ink_outside(pads: list[float]) -> None:
     scorer, words = Scorer(), [*MARKED, *(w for lang in DIACRITIC_LANGUAGES for w in WORDS[lang][TUNING.vocabulary::2])]
     outside: dict[float, list[float]] = {pad: [] for pad in pads}
     worst: dict[float, Counter] = {pad: Counter() for pad in pads}
+    margins: list[tuple[float, float, str]] = []
     for font in poster_fonts(ascii_ok=False)[::2]:
         for size in (18, 30):
             for word in words:
@@ -130,6 +131,10 @@ def ink_outside(pads: list[float]) -> None:
                 image = np.asarray(render_poster(base, [word], [], font=font, font_size=size, ink=(20, 20, 20), stroke=1))
                 ink = np.abs(image.astype(int) - 235).max(2) > 40
                 lines = scorer.ocr(image).lines
+                if lines:   # the gap between the ink and the box's top and bottom, in box heights (a level line)
+                    ys = np.concatenate([np.asarray(line.box)[:, 1] for line in lines])
+                    rows = np.flatnonzero(ink.any(1))
+                    margins.append(((rows[0] - ys.min()) / np.ptp(ys), (ys.max() - rows[-1]) / np.ptp(ys), word))
                 for pad in pads:
                     inside = np.zeros(ink.shape, np.uint8)
                     for line in lines:
@@ -139,6 +144,10 @@ def ink_outside(pads: list[float]) -> None:
                     outside[pad].append(share)
                     if share > 0.005:
                         worst[pad][word] += 1
+    for side, k in (("above the ink", 0), ("below the ink", 1)):
+        least = min(margins, key=lambda m: m[k])
+        print(f"unpadded box {side}: median {np.median([m[k] for m in margins]):.2f}, least {least[k]:.2f} box heights "
+              f"({least[2]!r})")
     for pad in pads:
         shares = np.array(outside[pad])
         print(f"pad {pad:<4g}: {len(shares)} renders, ink outside the boxes: none on {np.mean(shares == 0):.1%}, "
