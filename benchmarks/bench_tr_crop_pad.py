@@ -103,7 +103,7 @@ def main() -> None:
                 print(f"{split:7s} {group:17s} n={len(part):3d} {variant:10s}: {measures}{kept}; "
                       f"marks-only errors {len(only)}, {short} of them below 0.95 ({top})", flush=True)
             if args.crops and variant == next(iter(scorers)):
-                save_crops(scored, cases, args.crops / split, args.pads)
+                save_crops(scored, cases, args.crops / split, args.pads or [0.0])
 
 
 MARKED = ("ȚȘĄĘÇ ŢŞĮŲ", "ÅÖŽŘÉ ÜÂĚŮ")   # capitals whose marks reach furthest below and above
