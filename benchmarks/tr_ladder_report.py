@@ -1,6 +1,6 @@
 """What the TR tuning-ladder benches share: their command line and one script group's printed measures.
 
-Used by bench_tr_spaces.py, bench_tr_clutter.py and bench_tr_unseen_marks.py, which score the same stored readings
+Used by bench_tr_spaces.py, bench_tr_clutter.py and bench_tr_letter_folds.py, which score the same stored readings
 (bench_tr_spaces.read_split) at each value of one rule and compare every render with the rule off.
 """
 from __future__ import annotations

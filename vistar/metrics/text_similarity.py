@@ -21,6 +21,10 @@ APOSTROPHES = frozenset("'\u2018\u2019\u02bc\u02bb")  # ʻ: the ʻokina, drawn a
 # casefolding (Η looks like H, its lowercase η like n), lowercase after.
 GREEK_LATIN_CAPITALS = str.maketrans("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")
 GREEK_LATIN_LOWER = str.maketrans("αεικνορυχη", "aeikvopuxn")
+# s and t with a cedilla are written for Romanian ș and ț with a comma below (Unicode had only the cedilla forms until
+# 3.0; fonts and texts still mix them) and the recogniser swaps the two (școală read şcoală, çarşı read çarșı): one
+# letter each, compared in the comma form
+CEDILLA_AS_COMMA = str.maketrans("şŞţŢ", "șȘțȚ")
 
 
 def _punct_to_space(text: str) -> str:
@@ -40,16 +44,18 @@ def unmarking(letters: str) -> dict[int, str]:
 
 
 def normalize_text(text: str, *, case_sensitive: bool = False, strip_punctuation: bool = True,
-                   fold_accents: bool = False, unseen_marks: str = "") -> str:
+                   fold_accents: bool = False, unseen_marks: str = "", cedilla_as_comma: bool = False) -> str:
     """NFKC (folds full-width and ligature forms), invisible format characters dropped (zero-width spaces, bidi
     marks, soft hyphens: never drawn, so never read), Greek look-alike letters to Latin, optional casefold,
-    optional accent folding (all letters, or only `unseen_marks`: letters whose marks the recogniser does not
-    read), punctuation policy, whitespace collapsed."""
+    optional s/t cedilla as comma below, optional accent folding (all letters, or only `unseen_marks`: letters whose
+    marks the recogniser does not read), punctuation policy, whitespace collapsed."""
     text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
     text = text.translate(GREEK_LATIN_CAPITALS)
     if not case_sensitive:
         # casefolding can undo NFKC composition (ǰ); Turkish İ casefolds to i + a combining dot, read as plain i
         text = _DOTTED_I.sub("i", unicodedata.normalize("NFKC", text.casefold()))
+    if cedilla_as_comma:
+        text = text.translate(CEDILLA_AS_COMMA)
     if fold_accents:
         text = strip_accents(text)
     elif unseen_marks:

@@ -43,6 +43,7 @@ class TRParams:
     scripts: tuple[str, ...] | str      # one name is read as a list of one
     alt_prob: float                     # a doubted character counts as its alternative from this share (.inf: never)
     unseen_marks: tuple[str, ...] | str  # letters compared without their marks: the recogniser does not read them
+    cedilla_as_comma: bool              # ş ţ and ș ț (Romanian comma below) compared as one letter each
 
 
 @overload
@@ -182,7 +183,8 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
     ocr = features["ocr"]
     unseen = "".join(params.unseen_marks)
     norm: dict[str, Any] = {"case_sensitive": bool(params.case_sensitive), "fold_accents": bool(params.fold_accents),
-                            "strip_punctuation": bool(params.strip_punctuation), "unseen_marks": unseen}
+                            "strip_punctuation": bool(params.strip_punctuation), "unseen_marks": unseen,
+                            "cedilla_as_comma": bool(params.cedilla_as_comma)}
     why, unsupported = support(expected, ocr.alphabet, params.scripts,
                                case_sensitive=norm["case_sensitive"], fold_accents=norm["fold_accents"])
     if why:  # an exact render would score like no text, or the reading is not trusted: say so, never score low
@@ -202,4 +204,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="10", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="11", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)

@@ -1,5 +1,6 @@
-"""Marks the recogniser does not read (ť, ț, ï): TR compares those letters without their marks, on both sides, so a
-correct render read as the bare letter scores as exact, while every other accent and every letter still costs."""
+"""Letter folds: marks the recogniser does not read (ť, ț, ï) are compared without them on both sides, and ş ţ are
+ș ț (cedilla and comma below one letter each). A correct render read as the bare letter, or with the other mark,
+scores as exact, while every other accent and every letter still costs."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -50,3 +51,16 @@ def test_normalisation_folds_only_the_listed_letters_in_either_case():
     assert normalize_text("ȚARĂ ÏŤ", unseen_marks="ťțï", case_sensitive=True) == "TARĂ IT"
     assert normalize_text("Țară", unseen_marks="") == "țară"
     assert normalize_text("Țară", unseen_marks="ťțï", fold_accents=True) == "tara"
+
+
+def test_cedilla_and_comma_below_are_one_letter_and_a_wrong_letter_still_costs():
+    assert PARAMS.cedilla_as_comma is True
+    assert run("Şcoală", "Școală").score == pytest.approx(1.0)        # Romanian ș read with a cedilla
+    assert run("çarșı", "çarşı").score == pytest.approx(1.0)          # Turkish ş read with a comma below
+    assert run("Ţară", "Țară").score == pytest.approx(1.0)
+    off = run("Şcoală", "Școală", cedilla_as_comma=False)
+    assert 1 - off.details["char"] == pytest.approx(0.5 / 6)          # before: an accent, half a letter of six
+    assert run("Scoală", "Școală").score == pytest.approx(off.score)   # a lost mark still costs half a letter
+    assert normalize_text("ŞŢşţ", cedilla_as_comma=True) == "șțșț"
+    assert normalize_text("ŞŢ", cedilla_as_comma=True, case_sensitive=True) == "ȘȚ"
+    assert normalize_text("Ţară", cedilla_as_comma=True, unseen_marks="ț") == "tară"   # then the unseen mark
