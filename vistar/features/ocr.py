@@ -47,14 +47,11 @@ class OcrSettings:
     runtime: Literal["onnxruntime", "openvino"] = "onnxruntime"   # "openvino": OpenVINO on the CPU (needed for bf16)
     precision: Literal["fp32", "bf16"] = "fp32"   # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
     second_look: float = 0.2         # detector-map uncertainty above which the detector looks again (grey, 1.5x); .inf: never
-    ink_reread: float = 0.0          # a line read below this confidence is read again as its ink on white (ocr_ink); 0: never
 
     def __post_init__(self) -> None:
         """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
         if self.threads < 1 or self.det_limit_side < 32 or self.rec_batch_size < 1:
             raise ValueError(f"threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({self})")
-        if not 0.0 <= self.ink_reread <= 1.5:
-            raise ValueError(f"ink_reread must be in [0, 1.5] (0: never), got {self.ink_reread!r}")
         if not self.second_look >= 0.0:
             raise ValueError(f"second_look must be >= 0 (.inf: never), got {self.second_look!r}")
         if not 0.0 < self.space_prob <= 1.0:

@@ -33,7 +33,6 @@ import numpy as np
 from ..api import OcrLine, OcrResult
 from . import ocr_steps
 from .ocr_glyphs import reread_glyphs
-from .ocr_ink import reread_ink
 from .ocr_steps import RapidBackend
 
 # A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47, a lone "6" 0.24) than
@@ -85,7 +84,6 @@ def _look(backend: RapidBackend, images: list[np.ndarray], again: bool) -> list[
     detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again)
     crops = [c for d in detections.values() for c in d[1]]
     texts, scores, words = ocr_steps.recognise(engine, crops)
-    reread_ink(engine, crops, texts, scores, words, backend.settings.ink_reread)
     pictures = {id(item): item[1] for item in staged if not isinstance(item, Exception)}
     owners = [(pictures[key], box) for key, found in detections.items() if found[1] for box in found[0]]
     reread_glyphs(engine, [picture for picture, _ in owners], [box for _, box in owners], texts, scores)

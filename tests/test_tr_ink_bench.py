@@ -1,17 +1,20 @@
-"""Reading the ink (vistar.features.ocr_ink): the clean crop's ink is the text that was drawn, over stripes."""
+"""benchmarks/bench_tr_ink.py measures what it says: the clean crop's ink is the text that was drawn, over stripes."""
 from __future__ import annotations
 
+import importlib.util
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from vistar.api import parse
-from vistar.features.ocr import OcrSettings
-from vistar.features.ocr_ink import clean_crop, ink_mask
 from vistar.synth.text import background, load_font, poster_fonts
 
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_tr_ink.py"
+_spec = importlib.util.spec_from_file_location("bench_tr_ink", BENCH)
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
 FONT = next(f for f in poster_fonts() if f and f.endswith("DejaVuSans.ttf"))
 
 
@@ -31,20 +34,21 @@ def striped_line(seed: int, ink: tuple[int, int, int], stroke: int) -> tuple[np.
                                                (5, (230, 250, 240), 2), (6, (35, 10, 50), 1)])
 def test_the_ink_of_text_over_stripes_is_the_drawn_letters(seed, ink, stroke):
     crop, truth = striped_line(seed, ink, stroke)
-    mask = ink_mask(crop)
+    mask = bench.ink_mask(crop)
     assert mask is not None
     iou = (mask & truth).sum() / (mask | truth).sum()
     assert iou >= 0.75, iou     # anti-aliased rims fall either way; an outline taken for the fill scores 0
-    clean = clean_crop(crop)
+    clean = bench.clean_crop(crop)
     assert clean is not None and clean.shape == crop.shape and (clean[mask] == 0).all() and (clean[~mask] == 255).all()
 
 
 def test_a_crop_of_one_colour_has_no_ink():
-    assert ink_mask(np.full((40, 200, 3), 128, np.uint8)) is None
-    assert ink_mask(np.zeros((3, 200, 3), np.uint8)) is None
+    assert bench.ink_mask(np.full((40, 200, 3), 128, np.uint8)) is None
+    assert bench.ink_mask(np.zeros((3, 200, 3), np.uint8)) is None
 
 
-def test_ink_reread_setting():
-    assert parse(OcrSettings, {"ink_reread": 0.9}, "features.ocr").ink_reread == pytest.approx(0.9)
-    with pytest.raises(ValueError, match="ink_reread"):
-        parse(OcrSettings, {"ink_reread": -0.1}, "features.ocr")
+def test_the_reread_is_undone_on_leaving():
+    shipped = bench.ocr_batched._detect, bench.ocr_batched.reread_glyphs
+    with bench.InkReread(1.01):
+        assert bench.ocr_batched.reread_glyphs is not shipped[1]
+    assert (bench.ocr_batched._detect, bench.ocr_batched.reread_glyphs) == shipped
