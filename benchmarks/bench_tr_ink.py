@@ -2,7 +2,7 @@
 clean crop, its ink dark on white and everything else white, kept when the recogniser is surer of it.
 
     python benchmarks/bench_tr_ink.py [--splits stripes tuning hard photo coins] [--sizes 60 30 40 40 15]
-                                      [--values 0 1.01] [--seed 0] [--cache DIR]
+                                      [--values 0 1.01] [--rule surer|marks] [--seed 0] [--cache DIR]
 
 Text in a generated poster is mostly one colour; over diagonal stripes the recogniser sees stripe edges through
 the letters. The ink is the colour common inside a crop but rare on its border (the border is backdrop): the
@@ -10,7 +10,8 @@ crop's pixels go into CLUSTERS colour clusters (k-means in Lab, farthest-point s
 the clusters covering at most MAX_BORDER_SHARE of the border and MIN_INK_SHARE of the crop, the one that touches
 the backdrop least is ink (an outlined letter's fill, not its outline). In the OCR stage's looks
 (vistar/features/ocr_batched.py), every line whose first reading is below `--values` (0: off, the reference) is
-read again clean before the glyph re-read, and the clean reading replaces it when its confidence is higher.
+read again clean before the glyph re-read, and the clean reading replaces it when its confidence is higher (`--rule surer`) — and, with `--rule marks`, only
+when it is the same letters with more marks (ş where the colour crop read s).
 
 Each split's ladders (vistar.validity.tr_tuning.SPLITS: correct, one typo, one word missing) are read once per
 value and scored by the shipped TR. Printed per split, script group and value: the validity measures, correct >
@@ -22,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import unicodedata
 from pathlib import Path
 
 import numpy as np
 
 from vistar.features import ocr_batched
+from vistar.metrics.text_similarity import strip_accents
 from vistar.validity.tr import GROUPS, Scorer, ladder_cases, ladder_measures
 from vistar.validity.tr_tuning import SPLITS
 
@@ -97,13 +100,19 @@ def _kmeans(points: np.ndarray, k: int) -> np.ndarray:
     return ((points[:, None, :] - centre[None]) ** 2).sum(2).argmin(1)
 
 
+def _more_marks(first: str, clean: str) -> bool:
+    """`clean` is `first` with marks added (the same base letters, more combining marks): the `marks` rule."""
+    count = lambda t: sum(unicodedata.combining(c) > 0 for c in unicodedata.normalize("NFD", t))  # noqa: E731
+    return strip_accents(first) == strip_accents(clean) and count(clean) > count(first)
+
+
 class InkReread:
     """While active, the stage's looks read every line below `below` again clean (`clean_crop`) before the glyph
     re-read, keeping the clean reading where the recogniser is surer: `ocr_batched._detect` is wrapped to see the
     looks' crops and `ocr_batched.reread_glyphs` to re-read them first."""
 
-    def __init__(self, below: float):
-        self.below = below
+    def __init__(self, below: float, rule: str = "surer"):
+        self.below, self.rule = below, rule
         self.crops: list[np.ndarray] = []
         self.shipped = ocr_batched._detect, ocr_batched.reread_glyphs
 
@@ -132,17 +141,17 @@ class InkReread:
             return
         again, confidence, _ = ocr_batched.ocr_steps.recognise(engine, [clean for _, clean in todo])
         for (k, _), text, score in zip(todo, again, confidence):
-            if score > scores[k] and str(text).strip():
+            if score > scores[k] and str(text).strip() and (self.rule == "surer" or _more_marks(str(texts[k]), str(text))):
                 texts[k], scores[k] = text, score
 
 
-def read_split(split: str, n: int, seed: int, ink: float, cache: Path | None) -> list[dict]:
+def read_split(split: str, n: int, seed: int, ink: float, cache: Path | None, rule: str = "surer") -> list[dict]:
     """The ladders' OCR results with lines below `ink` read again clean, per case {variant: OcrResult} beside the case's facts."""
-    kept = cache / f"ink-{split}-{n}-{seed}-{ink:g}.pickle" if cache else None
+    kept = cache / f"ink-{split}-{n}-{seed}-{ink:g}{'' if rule == 'surer' or not ink else '-' + rule}.pickle" if cache else None
     if kept and kept.exists():
         return pickle.loads(kept.read_bytes())
     scorer, out = Scorer(), []
-    with InkReread(ink):
+    with InkReread(ink, rule):
         for case in ladder_cases(n, seed, SPLITS[split]):
             images = case.pop("images")
             out.append({**case, "reads": {variant: scorer.ocr(image) for variant, image in images.items()}})
@@ -168,6 +177,8 @@ def main() -> None:
     parser.add_argument("--splits", nargs="+", default=["stripes", "tuning", "hard", "photo", "coins"], choices=sorted(SPLITS))
     parser.add_argument("--sizes", type=int, nargs="+", default=[60, 30, 40, 40, 15], help="posters per split")
     parser.add_argument("--values", type=float, nargs="+", default=[0.0, 1.01], help="re-read lines below this confidence (0: off)")
+    parser.add_argument("--rule", choices=("surer", "marks"), default="surer",
+                        help="surer: the clean reading wherever the recogniser is surer; marks: only where it adds marks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", type=Path, help="a folder for the readings (pickles), read back if there")
     args = parser.parse_args()
@@ -175,14 +186,14 @@ def main() -> None:
     for split, n in zip(args.splits, args.sizes):
         reference: list[dict] = []
         for ink in args.values:
-            rows = scores(read_split(split, n, args.seed, ink, args.cache), scorer)
+            rows = scores(read_split(split, n, args.seed, ink, args.cache, args.rule), scorer)
             for group, scripts in GROUPS.items():
                 part = [s for s in rows if s["script"] in scripts]
                 measures = ", ".join(f"{key} {v:.3f}" for key, v in ladder_measures(part).items())
                 repeat = [s for s in part if s["repeated"]]
                 lost = sum((s["correct"] or 0) > (s["missing"] or 0) for s in repeat)
                 exact = sum((s["correct"] or 0) >= 1.0 for s in part)
-                print(f"{split:7s} {group:17s} n={len(part):3d} ink_reread {ink:<5g}: {measures}, correct > repeat lost "
+                print(f"{split:7s} {group:17s} n={len(part):3d} below {ink:<5g}: {measures}, correct > repeat lost "
                       f"{lost}/{len(repeat)}, correct read exactly {exact}", flush=True)
             if not reference:
                 reference = rows
