@@ -2,7 +2,7 @@
 
     python benchmarks/bench_tr_validity.py plain
     python benchmarks/bench_tr_validity.py backgrounds [--n 200] [--seed 0] [--space-prob 1.0 0.1]
-    python benchmarks/bench_tr_validity.py posters [--split tuning|hard|photo|coins|validation] [--n 60] [--seed 0]
+    python benchmarks/bench_tr_validity.py posters [--split tuning|hard|photo|coins|stripes|validation] [--n 60] [--seed 0]
     python benchmarks/bench_tr_validity.py glyphs [--n 60] [--seed 0]
 
 plain: vistar.synth.text.render_text posters, 512², for 10 phrases (digits, punctuation, mixed case, a
@@ -18,7 +18,7 @@ TR >= 0.9, mean TR, share whose only error is a missing or extra space, and the 
 
 posters: vistar.validity.tr's rotated multi-line / two-column posters over photos and textures with decorative
 rings, dots and stars, in Latin and Latin with diacritics (eight languages), each drawn correct, with one typo and with one word
-missing (`--split tuning`, `hard`, `photo` and `coins` (vistar.validity.tr_tuning) are what the metric's parameters were
+missing (`--split tuning`, `hard`, `photo`, `coins` and `stripes` (vistar.validity.tr_tuning) are what the metric's parameters were
 chosen on; `validation` is what `vistar validate` runs). Prints the validity rows, then the calibration of the
 glyph filter (`glyph_gap`, `min_glyph_confidence`): confidence and distance to the nearest longer line of the one-
 and two-character readings that are words of the poster vs those that are not (decorations); then that of the
@@ -242,7 +242,7 @@ def glyphs(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", choices=("plain", "backgrounds", "posters", "glyphs"))
-    parser.add_argument("--split", choices=("tuning", "hard", "photo", "coins", "validation"), default="tuning")
+    parser.add_argument("--split", choices=("tuning", "hard", "photo", "coins", "stripes", "validation"), default="tuning")
     parser.add_argument("--n", type=int, default=None, help="backgrounds: 200, posters and glyphs: 60")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--space-prob", type=float, nargs="+", default=[1.0, 0.1])
