@@ -73,6 +73,12 @@ def level_boxes(lines: list[OcrLine]) -> tuple[list[LevelBox], float]:
     return boxes, max(1.0, heights[len(heights) // 2])
 
 
+def nearest_gap(box: LevelBox, others: list[LevelBox]) -> float:
+    """Distance from `box` to the nearest of `others` in the levelled frame (the larger of the horizontal and the
+    vertical gap: 0 or less when they touch or overlap), what the glyph and clutter filters measure in line heights."""
+    return min(max(o[0] - box[2], box[0] - o[2], o[1] - box[3], box[1] - o[3]) for o in others)
+
+
 def _by_columns(boxes: list[LevelBox], median: float, gap: float) -> list[LevelBox]:
     """Rows, except the longest run of rows that starts as columns, which is read column by column. A cut through
     all lines is not enough: a title centred over a narrow left column lies wholly right of the gutter and would

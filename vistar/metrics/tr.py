@@ -16,7 +16,7 @@ import numpy as np
 
 from ..api import Combine, Metric, MetricResult, OcrLine, OcrResult
 from .text_doubt import resolve
-from .text_layout import level_boxes, line_angle, line_height, reading_order, sets_direction, text_angle
+from .text_layout import level_boxes, line_angle, line_height, nearest_gap, reading_order, sets_direction, text_angle
 from .text_scripts import support
 from .text_similarity import char_similarity, normalize_text, unmarking, word_cost, word_similarity
 
@@ -116,8 +116,7 @@ def _clutter(lines: list[OcrLine], expected: str, stray_confidence: float, clutt
         if box[4].confidence >= stray_confidence or not sure or any(
                 word_cost(w, a) <= close for w in words for a in asked):
             continue
-        gap = min(max(o[0] - box[2], box[0] - o[2], o[1] - box[3], box[1] - o[3]) for o in sure)
-        if gap > clutter_gap * median:
+        if nearest_gap(box, sure) > clutter_gap * median:
             out.add(k)
     return out
 
@@ -137,8 +136,7 @@ def _glyphs(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float,
             if not set(text) & symbols:
                 out.add(k)
         elif len(text) <= 2 and box[4].confidence < min_glyph_confidence and longer:
-            gap = min(max(o[0] - box[2], box[0] - o[2], o[1] - box[3], box[1] - o[3]) for o in longer)
-            if gap > glyph_gap * median:
+            if nearest_gap(box, longer) > glyph_gap * median:
                 out.add(k)
     return out
 
