@@ -196,13 +196,14 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray:
+def load_rgb(path: str | Path, max_pixels: int = DEFAULT_MAX_PIXELS, bigger: str = BIGGER) -> np.ndarray:
     """Decode to HxWx3 uint8 RGB: EXIF orientation applied, alpha composited on white, 16-bit and CMYK
     converted. The size is read from the header before any pixel is decoded: an oversize JPEG is
     draft-decoded (DCT scaling by 1/2, 1/4 or 1/8) to at most `max_pixels`; other oversize formats are refused.
     Strict: the file is read once, whole, and a file failing its format's own checks (`image_checks`) or cut
-    short is refused rather than decoded to pixels nobody generated."""
-    return decode_bytes(read_image_bytes(path), max_pixels, suffix=Path(path).suffix)
+    short is refused rather than decoded to pixels nobody generated. `bigger`: how the caller's user gets past
+    max_pixels, said in that error (the CLI's options by default)."""
+    return decode_bytes(read_image_bytes(path), max_pixels, suffix=Path(path).suffix, bigger=bigger)
 
 
 def read_image_bytes(path: str | Path) -> bytes:
@@ -222,7 +223,7 @@ def read_image_bytes(path: str | Path) -> bytes:
     return data
 
 
-def decode_bytes(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS, suffix: str = "") -> np.ndarray:
+def decode_bytes(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS, suffix: str = "", bigger: str = BIGGER) -> np.ndarray:
     """`load_rgb` on a file's bytes already read (`read_image_bytes`); `suffix` only words the error for a format
     this Pillow cannot decode."""
     try:
@@ -230,13 +231,13 @@ def decode_bytes(data: bytes, max_pixels: int = DEFAULT_MAX_PIXELS, suffix: str 
             w, h = im.size
             if w * h > max_pixels:
                 if im.format != "JPEG":
-                    raise ImageError(f"{w}x{h} {im.format} image exceeds max_pixels={max_pixels}; {BIGGER}")
+                    raise ImageError(f"{w}x{h} {im.format} image exceeds max_pixels={max_pixels}; {bigger}")
                 factor = next((f for f in (2, 4, 8) if math.ceil(w / f) * math.ceil(h / f) <= max_pixels), None)
                 if factor is None:
-                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels} even decoded at 1/8 scale; {BIGGER}")
+                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels} even decoded at 1/8 scale; {bigger}")
                 im.draft(im.mode if im.mode in ("RGB", "L", "CMYK") else "RGB", (max(1, w // factor), max(1, h // factor)))
                 if im.size[0] * im.size[1] > max_pixels:  # draft could not scale down enough (an extreme aspect ratio)
-                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; {BIGGER}")
+                    raise ImageError(f"{w}x{h} JPEG exceeds max_pixels={max_pixels}; {bigger}")
             check_stream(data)
             ImageFile.LOAD_TRUNCATED_IMAGES = False  # whatever another imported library set: never pad with grey
             im.load()

@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator, Self, TypeVar
 
 import numpy as np
 
-from .images import ImageError, load_rgb
+from .images import BIGGER, ImageError, load_rgb
 from .process_pool import process_pool
 from .signal_hold import held_signals
 
@@ -34,10 +34,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def decode_image(path: Path, max_pixels: int) -> Decoded:
-    """The decoded HxWx3 uint8 RGB array, or the ImageError saying why it cannot be (never raises)."""
+def decode_image(path: Path, max_pixels: int, bigger: str = BIGGER) -> Decoded:
+    """The decoded HxWx3 uint8 RGB array, or the ImageError saying why it cannot be (never raises); `bigger`: how
+    the user gets past max_pixels (`images.load_rgb`)."""
     try:
-        return load_rgb(path, max_pixels)
+        return load_rgb(path, max_pixels, bigger)
     except ImageError as exc:
         return exc
     except Exception as exc:  # a decoder bug must not end the run

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
-from ..engine.images import BIGGER, ImageError, check_size, to_rgb
+from ..engine.images import ImageError, check_size, to_rgb
 from ..engine.prefetch import decode_image
 
 MEMORY_PREFIX = "memory:"   # the `image` column of an image given in memory: this and 16 hex digits of its key
@@ -69,9 +69,7 @@ def decode_source(source: Source, max_pixels: int) -> np.ndarray | ImageError:
         if isinstance(pixels, np.ndarray) and pixels.shape[0] * pixels.shape[1] > max_pixels:
             return ImageError(f"{pixels.shape[1]}x{pixels.shape[0]} image exceeds max_pixels={max_pixels}; {SCORER_BIGGER}")
         return pixels
-    result: np.ndarray | ImageError = decode_image(source, max_pixels)
-    if isinstance(result, ImageError) and str(result).endswith(BIGGER):
-        return ImageError(str(result).removesuffix(BIGGER) + SCORER_BIGGER)
+    result: np.ndarray | ImageError = decode_image(source, max_pixels, SCORER_BIGGER)
     return result
 
 
