@@ -74,3 +74,13 @@ def test_geometric_space_is_added_with_the_alternatives_moved():
     on = spaces.decode(d, 0.1, 2.5)                                       # 6 >= 2.5 x the median step 2
     assert on == "ABAB AB" and on.alternatives == ((5, "B", 0.333),)
     assert spaces.decode(d, 0.1, 3.5) == "ABABAB"                         # 6 < 3.5 x 2
+
+
+def test_the_clean_look_bench_reads_with_the_strokes_it_names():
+    from vistar.features.ocr import OcrSettings
+
+    clean = _bench("bench_tr_clean_look")
+    for strokes, max_ink in ((0, 0.0), (5, 1.0)):
+        settings = clean.scorer_with(strokes, max_ink).ctx.params("ocr", OcrSettings)
+        assert (settings.second_look_strokes, settings.second_look_max_ink) == (strokes, max_ink)
+        assert settings.det_limit_side == OcrSettings().det_limit_side     # the rest as shipped

@@ -47,6 +47,8 @@ class OcrSettings:
     runtime: Literal["onnxruntime", "openvino"] = "onnxruntime"   # "openvino": OpenVINO on the CPU (needed for bf16)
     precision: Literal["fp32", "bf16"] = "fp32"   # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
     second_look: float = 0.2         # detector-map uncertainty above which the detector looks again (grey, 1.5x); .inf: never
+    second_look_strokes: int = 7     # ... at the strokes alone (disc this wide at a 576 px side; 0: the grey image) ...
+    second_look_max_ink: float = 0.1   # ... when at most this share of the pixels are strokes (else the grey image)
 
     def __post_init__(self) -> None:
         """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
@@ -54,6 +56,8 @@ class OcrSettings:
             raise ValueError(f"threads and rec_batch_size must be >= 1, det_limit_side >= 32 ({self})")
         if not self.second_look >= 0.0:
             raise ValueError(f"second_look must be >= 0 (.inf: never), got {self.second_look!r}")
+        if self.second_look_strokes < 0 or not 0.0 <= self.second_look_max_ink <= 1.0:
+            raise ValueError(f"second_look_strokes must be >= 0 and second_look_max_ink in [0, 1] ({self})")
         if not 0.0 < self.space_prob <= 1.0:
             raise ValueError(f"space_prob must be in (0, 1], got {self.space_prob!r}")
         if self.runtime == "onnxruntime" and self.precision != "fp32":
@@ -221,5 +225,5 @@ def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
     return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/9", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/10", compute=_compute, models=("rapidocr",),
                      params=OcrSettings, key_params=_key_params)

@@ -40,6 +40,10 @@ from .ocr_steps import RapidBackend
 # reads them at FAINT_MIN_CONFIDENCE or more.
 FAINT_BOX_SCORE = 0.2
 FAINT_MIN_CONFIDENCE = 0.9
+# The second look's stroke image (`second_look_input`): its disc is `features.ocr.second_look_strokes` pixels wide
+# at this long side; a pixel this many grey levels above its closing (or below its opening) is a stroke
+STROKE_SIDE = 576
+STROKE_LEVEL = 16
 
 
 def ocr_batch(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
@@ -81,7 +85,9 @@ def _look(backend: RapidBackend, images: list[np.ndarray], again: bool) -> list[
 
     engine = backend.engine
     staged = [ocr_steps.stage_image(engine, image) for image in images]
-    detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again)
+    settings = backend.settings
+    detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again,
+                         (settings.second_look_strokes, settings.second_look_max_ink))
     crops = [c for d in detections.values() for c in d[1]]
     texts, scores, words = ocr_steps.recognise(engine, crops)
     pictures = {id(item): item[1] for item in staged if not isinstance(item, Exception)}
@@ -119,18 +125,17 @@ def _look(backend: RapidBackend, images: list[np.ndarray], again: bool) -> list[
     return out
 
 
-def _detect(engine, staged: list, again: bool = False) -> dict:
+def _detect(engine, staged: list, again: bool = False, clean: tuple[int, float] = (0, 0.0)) -> dict:
     """{id(staged item): (boxes, crops, uncertainty, how many boxes are sure)}: the boxes RapidOCR keeps (box score
     >= 0.5), then the faint ones (score >= FAINT_BOX_SCORE), one detector call per distinct input shape of the
-    batch; `again`: the detector's input is the grey image at 1.5 times the detector size (crops stay in colour)."""
-    import cv2
+    batch; `again`: the detector's input is `second_look_input` (`clean`: its strokes and max_ink) at 1.5 times the
+    detector size (crops stay in colour)."""
     from rapidocr.ch_ppocr_det.utils import DetPreProcess
 
     detector = engine._load_det_model()
     prepare = (DetPreProcess(round(detector.limit_side_len * 1.5), detector.limit_type, detector.mean, detector.std)
                if again else detector.get_preprocess())
-    tensors = [prepare(cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR) if again else img)
-               for _, img, _ in staged]
+    tensors = [prepare(second_look_input(img, *clean) if again else img) for _, img, _ in staged]
     faint = copy.copy(detector.postprocess_op)
     faint.box_thresh = FAINT_BOX_SCORE
     found = {id(item): (None, [], 0.0, 0) for item in staged}
@@ -152,6 +157,29 @@ def _detect(engine, staged: list, again: bool = False) -> dict:
             crops = engine.crop_text_regions(img, every) if len(every) else []
             found[id(item)] = (every, crops, uncertainty(preds[k, 0]), len(boxes))
     return found
+
+
+def second_look_input(img: np.ndarray, strokes: int = 0, max_ink: float = 0.0) -> np.ndarray:
+    """What the detector sees on its second look at IMG (BGR), as three channels: the text's strokes alone, dark on
+    white, where the image is flat between thin strokes (stripes, plain paper); else the image in grey.
+
+    Over diagonal stripes the detector's map is patchy: words are cut and lines lost. A stripe is wider than a
+    letter's stroke, so a grey closing and opening with a disc `strokes` pixels wide (at a STROKE_SIDE long side,
+    scaled with the image) leave the stripes and remove the strokes: the black-hat (dark strokes) and top-hat
+    (light strokes, outlines) together are the text alone. Over a photo or a fine texture they keep its detail
+    too (coins become rings read "0"), so where more than `max_ink` of the pixels are strokes (at least
+    STROKE_LEVEL grey levels), or `strokes` is 0, the detector sees the grey image (docs/metrics/tr_reading.md,
+    Text over stripes)."""
+    import cv2
+
+    grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    if strokes > 0:
+        side = max(3, round(strokes * max(grey.shape) / STROKE_SIDE) | 1)
+        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side))
+        ink = np.maximum(cv2.morphologyEx(grey, cv2.MORPH_BLACKHAT, disc), cv2.morphologyEx(grey, cv2.MORPH_TOPHAT, disc))
+        if ink.max() > 0 and (ink >= STROKE_LEVEL).mean() <= max_ink:
+            grey = 255 - cv2.normalize(ink, None, 0, 255, cv2.NORM_MINMAX)
+    return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
 
 
 def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_overlap: float = 0.3) -> tuple[OcrLine, ...]:

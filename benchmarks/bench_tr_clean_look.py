@@ -1,0 +1,87 @@
+"""The detector's second look at the text's strokes alone, measured on the TR tuning ladders
+(docs/metrics/tr_reading.md, Text over stripes).
+
+    python benchmarks/bench_tr_clean_look.py [--splits stripes tuning hard photo coins] [--sizes 60 30 40 40 15]
+                                             [--looks 0:0 7:1 7:0.1] [--seed 0] [--cache DIR]
+
+Over diagonal stripes the detector's probability map is patchy: words are cut and lines lost. The OCR stage's
+second look (vistar/features/ocr_batched.py, `second_look_input`) can see the text's strokes alone instead of the
+grey image: `features.ocr.second_look_strokes` is the width of the disc that lifts them off the stripes (0: the
+grey image) and `second_look_max_ink` the share of stroke pixels above which the image is a photo or a fine
+texture and the grey image is used. Each `--looks` pair is STROKES:MAX_INK; the first is the reference.
+
+Each split's ladders (vistar.validity.tr_tuning.SPLITS) are read once per pair and scored by the shipped TR.
+Printed per split, script group and pair: the validity measures, correct > repeat lost and the renders whose TR
+rose and fell against the reference, then each moved correct render with both readings. `--cache` keeps the
+readings (pickles) and reads them back.
+"""
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from tr_ladder_report import group_report, ladder_parser, rule_off
+
+from vistar.api import StageContext
+from vistar.validity.tr import GROUPS, Scorer, ladder_cases
+from vistar.validity.tr_tuning import SPLITS
+
+
+def scorer_with(strokes: int, max_ink: float) -> Scorer:
+    """The shipped OCR and TR, the second look's stroke image set to STROKES and MAX_INK (features.ocr)."""
+    scorer = Scorer()
+    ocr = {**scorer.ctx.features.get("ocr", {}), "second_look_strokes": strokes, "second_look_max_ink": max_ink}
+    scorer.ctx = StageContext(features={**scorer.ctx.features, "ocr": ocr})
+    return scorer
+
+
+def read_split(split: str, n: int, seed: int, strokes: int, max_ink: float, cache: Path | None) -> list[dict]:
+    """The ladders' OCR results with the second look's STROKES and MAX_INK, per case {variant: OcrResult} beside
+    its facts."""
+    kept = cache / f"clean-{split}-{n}-{seed}-{strokes}-{max_ink:g}.pickle" if cache else None
+    if kept and kept.exists():
+        return pickle.loads(kept.read_bytes())
+    scorer, out = scorer_with(strokes, max_ink), []
+    for case in ladder_cases(n, seed, SPLITS[split]):
+        images = case.pop("images")
+        out.append({**case, "reads": {variant: scorer.ocr(image) for variant, image in images.items()}})
+    if kept:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_bytes(pickle.dumps(out))
+    return out
+
+
+def main() -> None:
+    parser = ladder_parser(__doc__)
+    parser.set_defaults(splits=["stripes", "tuning", "hard", "photo", "coins"], sizes=[60, 30, 40, 40, 15])
+    parser.add_argument("--looks", nargs="+", default=["0:0", "7:1", "7:0.1"],
+                        help="second_look_strokes:second_look_max_ink pairs, the first the reference (0: the grey image)")
+    args = parser.parse_args()
+    scorer = Scorer()
+    for split, n in zip(args.splits, args.sizes):
+        off: dict[tuple[int, str], float] = {}
+        reference: list[dict] = []
+        for look in args.looks:
+            strokes, max_ink = int(look.split(":")[0]), float(look.split(":")[1])
+            scored = []
+            for case in read_split(split, n, args.seed, strokes, max_ink, args.cache):
+                row = {key: case[key] for key in ("expected", "script", "repeated")}
+                for variant, ocr in case["reads"].items():
+                    result = scorer.score(ocr, case["expected"])
+                    row[variant], row[f"{variant}_read"] = result.score, result.details.get("recognised")
+                scored.append(row)
+            for group, scripts in GROUPS.items():
+                rows, measures, moves, lost = group_report(scored, scripts, off)
+                print(f"{split:7s} {group:17s} n={len(rows):3d} strokes {look:6s}: {measures}, correct > repeat lost {lost}, "
+                      f"renders up {sum(m > 1e-9 for _, m in moves)} down {sum(m < -1e-9 for _, m in moves)}", flush=True)
+            if not reference:
+                reference, off = scored, rule_off(scored)
+                continue
+            for before, after in zip(reference, scored):
+                if abs((after["correct"] or 0) - (before["correct"] or 0)) > 1e-9:
+                    print(f"    correct {before['correct'] or 0:.2f} -> {after['correct'] or 0:.2f}: {before['expected']!r}\n"
+                          f"        read {before['correct_read']!r}\n        now  {after['correct_read']!r}")
+
+
+if __name__ == "__main__":
+    main()
