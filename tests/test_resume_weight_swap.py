@@ -147,3 +147,35 @@ def test_a_scorer_checks_the_weight_its_earlier_call_loaded(tmp_path, loading, m
     run_score(ScoreConfig(imgs, p, run))
     with pytest.raises(ValueError, match=f"sha256 {NEW}.*sha256 {OLD}"):
         scorer.score(imgs / "m" / "p0.png", 'p9: [GD|TR] "B"')
+
+
+def test_a_scorer_call_killed_after_its_first_rows_has_already_recorded_their_weight(tmp_path, loading, monkeypatch):
+    # as the CLI: the weight is named in run.json before a row scored with it lands, so a resume with another
+    # weight is refused although the call that wrote the rows never finished
+    from vistar.engine.store import ResultStore
+
+    imgs, _ = _inputs(tmp_path, 3)
+    run = tmp_path / "run"
+    write = ResultStore.write
+
+    def killed_after_one_batch(self, rows):
+        if any(r["prompt_id"] == "p1" for r in rows):
+            raise _Killed()
+        return write(self, rows)
+
+    monkeypatch.setattr(ResultStore, "write", killed_after_one_batch)
+    with pytest.raises(_Killed):
+        Scorer(run_dir=run, batch_size=1).score([imgs / "m" / f"p{k}.png" for k in range(3)],
+                                                [LINE.format(k=k) for k in range(3)])
+    monkeypatch.setattr(ResultStore, "write", write)
+    assert set(read_scores(run)["prompt_id"]) == {"p0"}
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "running" and meta["models"]["fake-weight"]["sha256"] == OLD
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
+    with pytest.raises(ValueError, match=f"sha256 {OLD}.*sha256 {NEW}"):
+        Scorer(run_dir=run, batch_size=1).score(imgs / "m" / "p1.png", LINE.format(k=1))
+    assert set(read_scores(run)["prompt_id"]) == {"p0"}
+    monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", OLD)   # the weight put back: the call finishes
+    Scorer(run_dir=run, batch_size=1).score([imgs / "m" / f"p{k}.png" for k in range(3)], [LINE.format(k=k) for k in range(3)])
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "complete" and set(read_scores(run)["prompt_id"]) == {"p0", "p1", "p2"}

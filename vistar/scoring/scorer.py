@@ -124,6 +124,7 @@ class Scorer:
                 for _, batch_rows in executor.score(in_batches(group_by_image(jobs), self._cfg.batch_size)):
                     if store is not None:
                         check_same_weights(store.run_dir, weights, self._loaded_models(), "run_dir")
+                        self._record_run(records, None)   # the weights named before a row scored with them lands
                         store.write(batch_rows)
                     rows += batch_rows
             if summary.reused:   # rows of the run folder that are still right for these images
@@ -237,32 +238,39 @@ class Scorer:
         return [r for r in stored if (r["image"], r["model"], r["prompt_id"], r["sample"]) in wanted
                 and (r["image"], r["model"], r["prompt_id"], r["sample"], r["metric"]) not in have]
 
-    def _record_run(self, records: list[ImageRecord], summary: RunSummary) -> None:
+    def _record_run(self, records: list[ImageRecord], summary: RunSummary | None) -> None:
         """run.json: a folder this Scorer started gets the fields `vistar report` reads (status, device, where each
         stage ran, the models loaded); a folder `vistar score` wrote keeps its own, with this call in its history and
-        the weights it loaded added to its models."""
+        the weights it loaded added to its models. `summary` None: mid-call, before a batch's rows land, when the
+        call has loaded weights run.json does not name yet: they are named (status `running` in a folder this
+        Scorer started, no history entry), so a call killed there leaves its rows' weights for the next resume's
+        check, as `vistar score` does."""
         assert self.run_dir is not None
         path = self.run_dir / "run.json"
         previous = previous_meta(self.run_dir)
-        now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        call = {"command": f"{COMMAND}.score", "finished": now, "images": len(records), "rows_written": summary.scored,
-                "rows_reused": summary.reused}
-        history = list(previous.get("history") or []) if previous else []
         models = {**previous_models(previous), **self._loaded_models()}   # earlier calls' and runs' rows stay
+        if summary is None and previous and previous.get("models") == models:
+            return
+        now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        history = list(previous.get("history") or []) if previous else []
+        if summary is not None:
+            history.append({"command": f"{COMMAND}.score", "finished": now, "images": len(records),
+                            "rows_written": summary.scored, "rows_reused": summary.reused})
         if previous and previous.get("command") != COMMAND:   # its weight check (runner.check_same_weights) needs ours
-            write_json_atomic(path, {**previous, "models": models, "history": history + [call]})
+            write_json_atomic(path, {**previous, "models": models, "history": history})
             return
         stages = stage_versions(self._metrics)
         write_json_atomic(path, {
             "command": COMMAND, "images": self._image_roots, "started": previous.get("started", now) if previous else now,
-            "finished": now, "status": "complete", "versions": versions(), "hardware": hardware(),
+            "finished": now if summary is not None else None, "status": "complete" if summary is not None else "running",
+            "versions": versions(), "hardware": hardware(),
             "ontology_hash": self.ontology.hash, "device": self.device, "device_requested": self.device,
             "batch_size": self._cfg.batch_size, "angles": self.angles, "max_pixels": self._cfg.max_pixels,
             "models": models,
             "metric_versions": {n: s.metric.version for n, s in sorted(self._metrics.items()) if s.metric},
             "stage_versions": stages, "stage_devices": stage_devices(stages, self.context),
             "stage_precisions": stage_precisions(map(registry.feature_stage, stages), self.context),
-            "history": history + [call]})
+            "history": history})
 
 
 def _results(records: list[ImageRecord], prompts: list[Prompt], rows: list[dict[str, Any]],
