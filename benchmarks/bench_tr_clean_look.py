@@ -4,11 +4,11 @@
     python benchmarks/bench_tr_clean_look.py [--splits stripes tuning hard photo coins] [--sizes 60 30 40 40 15]
                                              [--looks 0:0 7:1 7:0.1] [--seed 0] [--cache DIR]
 
-Over diagonal stripes the detector's probability map is patchy: words are cut and lines lost. The OCR stage's
-second look (vistar/features/ocr_batched.py, `second_look_input`) can see the text's strokes alone instead of the
-grey image: `features.ocr.second_look_strokes` is the width of the disc that lifts them off the stripes (0: the
-grey image) and `second_look_max_ink` the share of stroke pixels above which the image is a photo or a fine
-texture and the grey image is used. Each `--looks` pair is STROKES:MAX_INK; the first is the reference.
+Over diagonal stripes the detector's probability map is patchy: words are cut and lines lost. After the OCR
+stage's grey second look, the detector can look at the text's strokes alone (vistar/features/ocr_batched.py,
+`stroke_view`): `features.ocr.second_look_strokes` is the width of the disc that lifts them off the stripes (0: no
+strokes look) and `second_look_max_ink` the share of stroke pixels above which the image is a photo or a fine
+texture and gets no strokes look. Each `--looks` pair is STROKES:MAX_INK; the first is the reference.
 
 Each split's ladders (vistar.validity.tr_tuning.SPLITS) are read once per pair and scored by the shipped TR.
 Printed per split, script group and pair: the validity measures, correct > repeat lost and the renders whose TR
@@ -28,7 +28,7 @@ from vistar.validity.tr_tuning import SPLITS
 
 
 def scorer_with(strokes: int, max_ink: float) -> Scorer:
-    """The shipped OCR and TR, the second look's stroke image set to STROKES and MAX_INK (features.ocr)."""
+    """The shipped OCR and TR, the strokes look set to STROKES and MAX_INK (features.ocr)."""
     scorer = Scorer()
     ocr = {**scorer.ctx.features.get("ocr", {}), "second_look_strokes": strokes, "second_look_max_ink": max_ink}
     scorer.ctx = StageContext(features={**scorer.ctx.features, "ocr": ocr})
@@ -36,7 +36,7 @@ def scorer_with(strokes: int, max_ink: float) -> Scorer:
 
 
 def read_split(split: str, n: int, seed: int, strokes: int, max_ink: float, cache: Path | None) -> list[dict]:
-    """The ladders' OCR results with the second look's STROKES and MAX_INK, per case {variant: OcrResult} beside
+    """The ladders' OCR results with the strokes look's STROKES and MAX_INK, per case {variant: OcrResult} beside
     its facts."""
     kept = cache / f"clean-{split}-{n}-{seed}-{strokes}-{max_ink:g}.pickle" if cache else None
     if kept and kept.exists():
@@ -55,7 +55,7 @@ def main() -> None:
     parser = ladder_parser(__doc__)
     parser.set_defaults(splits=["stripes", "tuning", "hard", "photo", "coins"], sizes=[60, 30, 40, 40, 15])
     parser.add_argument("--looks", nargs="+", default=["0:0", "7:1", "7:0.1"],
-                        help="second_look_strokes:second_look_max_ink pairs, the first the reference (0: the grey image)")
+                        help="second_look_strokes:second_look_max_ink pairs, the first the reference (0: no strokes look)")
     args = parser.parse_args()
     scorer = Scorer()
     for split, n in zip(args.splits, args.sizes):

@@ -7,7 +7,7 @@ import pytest
 
 from vistar.api import OcrLine, parse
 from vistar.features.ocr import OcrSettings
-from vistar.features.ocr_batched import merge_readings, second_look_input, uncertainty
+from vistar.features.ocr_batched import grey_view, merge_readings, stroke_view, uncertainty
 
 
 def box(text: str, x: float, y: float, w: float = 200, h: float = 30, conf: float = 0.98) -> OcrLine:
@@ -90,29 +90,29 @@ def striped_text(period: int = 40) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(picture), np.asarray(mask) > 0
 
 
-def test_the_second_look_sees_the_strokes_alone_over_stripes():
+def test_the_strokes_look_sees_the_strokes_alone_over_stripes():
     image, letters = striped_text()
-    clean = second_look_input(image, 7, 0.1)
-    assert clean.shape == image.shape and (clean[..., 0] == clean[..., 2]).all()
+    clean = stroke_view(image, 7, 0.1)
+    assert clean is not None and clean.shape == image.shape and (clean[..., 0] == clean[..., 2]).all()
     near = np.zeros_like(letters)
     ys, xs = np.nonzero(letters)
     near[ys.min() - 6:ys.max() + 7, xs.min() - 6:xs.max() + 7] = True
     assert (clean[~near, 0] >= 250).mean() > 0.99            # the stripes are gone: white away from the text
     assert (clean[letters, 0] < 128).mean() > 0.5            # the letters are dark
-    grey = second_look_input(image)                          # no strokes asked: the grey image, stripes and all
-    assert grey[~near, 0].std() > 5
+    assert grey_view(image)[~near, 0].std() > 5              # the grey look keeps the stripes
+    assert stroke_view(image, 0, 0.1) is None                # no strokes look asked
 
 
-def test_a_photo_or_fine_texture_keeps_the_grey_second_look():
+def test_a_photo_or_fine_texture_gets_no_strokes_look():
     import cv2
     from skimage import data
 
     photo = cv2.cvtColor(data.astronaut(), cv2.COLOR_RGB2BGR)
-    grey = cv2.cvtColor(cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
-    assert np.array_equal(second_look_input(photo, 7, 0.1), grey)     # its detail is more than a tenth strokes
-    assert not np.array_equal(second_look_input(photo, 7, 1.0), grey)  # unless any share is allowed
-    fine, _ = striped_text(period=6)                                  # stripes as thin as strokes: all strokes
-    assert np.array_equal(second_look_input(fine, 7, 0.1), cv2.cvtColor(cv2.cvtColor(fine, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR))
+    assert stroke_view(photo, 7, 0.1) is None                # its detail is more than a tenth strokes
+    assert stroke_view(photo, 7, 1.0) is not None            # unless any share is allowed
+    fine, _ = striped_text(period=6)                         # stripes as thin as strokes: all strokes
+    assert stroke_view(fine, 7, 0.1) is None
+    assert stroke_view(np.full((50, 50, 3), 200, np.uint8), 7, 0.1) is None   # a blank page: no stroke at all
 
 
 # --- through the real RapidOCR: text over diagonal stripes, where the first look misses lines -------------------
@@ -164,6 +164,17 @@ def test_text_over_stripes_is_read_whole(looks, seed, font_name, font_size):
         scores[name] = METRIC.fn({"ocr": ocr}, {"text": expected}, params, None)
     assert scores["once"].score < 0.9, scores["once"].details["recognised"]   # one look misses a line or letters
     assert scores["default"].score == 1.0, scores["default"].details["recognised"]
+
+
+@pytest.mark.slow
+def test_the_strokes_look_only_adds_to_the_grey_look(looks, monkeypatch):
+    # a look that finds nothing (the strokes view of this poster, say) cannot take away what the grey look read
+    from vistar.features import ocr_batched
+
+    image = stripes_poster(8, "DejaVuSansMono-Bold.ttf", 20)
+    before = sorted(line.text for line in looks["grey"](image))
+    monkeypatch.setattr(ocr_batched, "stroke_view", lambda img, strokes, max_ink: np.full_like(img, 255))
+    assert sorted(line.text for line in looks["default"](image)) == before and before
 
 
 @pytest.mark.slow

@@ -4,7 +4,8 @@ The default backend is RapidOCR (PP-OCRv6 det/rec ONNX models ship inside its wh
 The stage keeps every line the recogniser returns (RapidOCR's own confidence cut is disabled): which
 lines count is the TR metric's decision (`min_confidence`), so it can be tuned without re-running OCR.
 Where the detector is unsure (text over stripes, lines run together) it looks a second time, at the grey image
-and a finer scale, and the two readings are merged line by line (ocr_batched.read, docs/metrics/tr_reading.md);
+and a finer scale, then at the text's strokes alone where the image is flat between them (stripes), and the
+readings are merged line by line (ocr_batched.read, docs/metrics/tr_reading.md);
 a lone glyph is read again upright (ocr_glyphs); RapidOCR's steps, called one by one, are in ocr_steps.
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
@@ -47,8 +48,8 @@ class OcrSettings:
     runtime: Literal["onnxruntime", "openvino"] = "onnxruntime"   # "openvino": OpenVINO on the CPU (needed for bf16)
     precision: Literal["fp32", "bf16"] = "fp32"   # "bf16": OpenVINO bf16 inference (native on AVX512-BF16/AMX CPUs)
     second_look: float = 0.2         # detector-map uncertainty above which the detector looks again (grey, 1.5x); .inf: never
-    second_look_strokes: int = 7     # ... at the strokes alone (disc this wide at a 576 px side; 0: the grey image) ...
-    second_look_max_ink: float = 0.1   # ... when at most this share of the pixels are strokes (else the grey image)
+    second_look_strokes: int = 7     # ... then at the strokes alone (disc this wide at a 576 px side; 0: no strokes look) ...
+    second_look_max_ink: float = 0.1   # ... when at most this share of the pixels are strokes (else no strokes look)
 
     def __post_init__(self) -> None:
         """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
