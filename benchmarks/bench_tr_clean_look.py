@@ -17,14 +17,12 @@ readings (pickles) and reads them back.
 """
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 
-from tr_ladder_report import group_report, ladder_parser, rule_off
+from tr_ladder_report import group_report, ladder_parser, read_ladders, rule_off
 
 from vistar.api import StageContext
-from vistar.validity.tr import GROUPS, Scorer, ladder_cases
-from vistar.validity.tr_tuning import SPLITS
+from vistar.validity.tr import GROUPS, Scorer
 
 
 def scorer_with(strokes: int, max_ink: float) -> Scorer:
@@ -39,16 +37,7 @@ def read_split(split: str, n: int, seed: int, strokes: int, max_ink: float, cach
     """The ladders' OCR results with the strokes look's STROKES and MAX_INK, per case {variant: OcrResult} beside
     its facts."""
     kept = cache / f"clean-{split}-{n}-{seed}-{strokes}-{max_ink:g}.pickle" if cache else None
-    if kept and kept.exists():
-        return pickle.loads(kept.read_bytes())
-    scorer, out = scorer_with(strokes, max_ink), []
-    for case in ladder_cases(n, seed, SPLITS[split]):
-        images = case.pop("images")
-        out.append({**case, "reads": {variant: scorer.ocr(image) for variant, image in images.items()}})
-    if kept:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_bytes(pickle.dumps(out))
-    return out
+    return read_ladders(split, n, seed, scorer_with(strokes, max_ink), kept)
 
 
 def main() -> None:

@@ -22,15 +22,15 @@ readings (pickles) and reads them back.
 from __future__ import annotations
 
 import argparse
-import pickle
 import unicodedata
 from pathlib import Path
 
 import numpy as np
+from tr_ladder_report import read_ladders
 
 from vistar.features import ocr_batched
 from vistar.metrics.text_similarity import strip_accents
-from vistar.validity.tr import GROUPS, Scorer, ladder_cases, ladder_measures
+from vistar.validity.tr import GROUPS, Scorer, ladder_measures
 from vistar.validity.tr_tuning import SPLITS
 
 VARIANTS = ("correct", "typo", "missing")
@@ -148,17 +148,8 @@ class InkReread:
 def read_split(split: str, n: int, seed: int, ink: float, cache: Path | None, rule: str = "surer") -> list[dict]:
     """The ladders' OCR results with lines below `ink` read again clean, per case {variant: OcrResult} beside the case's facts."""
     kept = cache / f"ink-{split}-{n}-{seed}-{ink:g}{'' if rule == 'surer' or not ink else '-' + rule}.pickle" if cache else None
-    if kept and kept.exists():
-        return pickle.loads(kept.read_bytes())
-    scorer, out = Scorer(), []
     with InkReread(ink, rule):
-        for case in ladder_cases(n, seed, SPLITS[split]):
-            images = case.pop("images")
-            out.append({**case, "reads": {variant: scorer.ocr(image) for variant, image in images.items()}})
-    if kept:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_bytes(pickle.dumps(out))
-    return out
+        return read_ladders(split, n, seed, Scorer(), kept)
 
 
 def scores(cases: list[dict], scorer: Scorer) -> list[dict]:

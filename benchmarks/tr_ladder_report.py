@@ -1,14 +1,16 @@
 """What the TR tuning-ladder benches share: their command line and one script group's printed measures.
 
 Used by bench_tr_spaces.py, bench_tr_clutter.py and bench_tr_letter_folds.py, which score the same stored readings
-(bench_tr_spaces.read_split) at each value of one rule and compare every render with the rule off.
+(bench_tr_spaces.read_split) at each value of one rule and compare every render with the rule off; `read_ladders`
+by bench_tr_ink.py and bench_tr_clean_look.py, which read the ladders again for each OCR setting.
 """
 from __future__ import annotations
 
 import argparse
+import pickle
 from pathlib import Path
 
-from vistar.validity.tr import ladder_measures
+from vistar.validity.tr import ladder_cases, ladder_measures
 from vistar.validity.tr_tuning import SPLITS
 
 VARIANTS = ("correct", "typo", "missing")
@@ -38,3 +40,18 @@ def group_report(scored: list[dict], scripts, off: dict[tuple[int, str], float])
 def rule_off(scored: list[dict]) -> dict[tuple[int, str], float]:
     """Every render's TR, to compare the other values of the rule with."""
     return {(k, v): s[v] or 0 for k, s in enumerate(scored) for v in VARIANTS}
+
+
+def read_ladders(split: str, n: int, seed: int, scorer, kept: Path | None) -> list[dict]:
+    """The split's ladders read by SCORER's OCR, per case {variant: OcrResult} beside the case's facts; kept as a
+    pickle at KEPT (None: not kept) and read back from there when it exists."""
+    if kept and kept.exists():
+        return pickle.loads(kept.read_bytes())
+    out = []
+    for case in ladder_cases(n, seed, SPLITS[split]):
+        images = case.pop("images")
+        out.append({**case, "reads": {variant: scorer.ocr(image) for variant, image in images.items()}})
+    if kept:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_bytes(pickle.dumps(out))
+    return out

@@ -78,22 +78,27 @@ class _Killed(BaseException):
     """Stands for SIGKILL: nothing of the run's own handling runs, run.json stays as it was last written."""
 
 
-def test_an_invocation_killed_after_its_first_rows_has_already_recorded_their_weight(tmp_path, loading, monkeypatch):
+def _killed_at_p1(monkeypatch) -> None:
+    """Until undone, writing a batch that holds prompt p1's rows kills the process (`_Killed`)."""
     from vistar.engine.store import ResultStore
 
-    imgs, p = _inputs(tmp_path, 3)
-    run = tmp_path / "run"
     write = ResultStore.write
 
-    def killed_after_one_batch(self, rows):
+    def killed_at_p1(self, rows):
         if any(r["prompt_id"] == "p1" for r in rows):
             raise _Killed()
         return write(self, rows)
 
-    monkeypatch.setattr(ResultStore, "write", killed_after_one_batch)
-    with pytest.raises(_Killed):
-        run_score(ScoreConfig(imgs, p, run, batch_size=1))
-    monkeypatch.setattr(ResultStore, "write", write)
+    monkeypatch.setattr(ResultStore, "write", killed_at_p1)
+
+
+def test_an_invocation_killed_after_its_first_rows_has_already_recorded_their_weight(tmp_path, loading, monkeypatch):
+    imgs, p = _inputs(tmp_path, 3)
+    run = tmp_path / "run"
+    with monkeypatch.context() as killing:
+        _killed_at_p1(killing)
+        with pytest.raises(_Killed):
+            run_score(ScoreConfig(imgs, p, run, batch_size=1))
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "running" and meta["models"]["fake-weight"]["sha256"] == OLD
     monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
@@ -152,22 +157,13 @@ def test_a_scorer_checks_the_weight_its_earlier_call_loaded(tmp_path, loading, m
 def test_a_scorer_call_killed_after_its_first_rows_has_already_recorded_their_weight(tmp_path, loading, monkeypatch):
     # as the CLI: the weight is named in run.json before a row scored with it lands, so a resume with another
     # weight is refused although the call that wrote the rows never finished
-    from vistar.engine.store import ResultStore
-
     imgs, _ = _inputs(tmp_path, 3)
     run = tmp_path / "run"
-    write = ResultStore.write
-
-    def killed_after_one_batch(self, rows):
-        if any(r["prompt_id"] == "p1" for r in rows):
-            raise _Killed()
-        return write(self, rows)
-
-    monkeypatch.setattr(ResultStore, "write", killed_after_one_batch)
-    with pytest.raises(_Killed):
-        Scorer(run_dir=run, batch_size=1).score([imgs / "m" / f"p{k}.png" for k in range(3)],
-                                                [LINE.format(k=k) for k in range(3)])
-    monkeypatch.setattr(ResultStore, "write", write)
+    with monkeypatch.context() as killing:
+        _killed_at_p1(killing)
+        with pytest.raises(_Killed):
+            Scorer(run_dir=run, batch_size=1).score([imgs / "m" / f"p{k}.png" for k in range(3)],
+                                                    [LINE.format(k=k) for k in range(3)])
     assert set(read_scores(run)["prompt_id"]) == {"p0"}
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "running" and meta["models"]["fake-weight"]["sha256"] == OLD

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,8 @@ from PIL import Image, ImageDraw
 from vistar.synth.text import background, load_font, poster_fonts
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_tr_ink.py"
+if str(BENCH.parent) not in sys.path:   # as when run as a script: the benches import their shared helpers
+    sys.path.insert(0, str(BENCH.parent))
 _spec = importlib.util.spec_from_file_location("bench_tr_ink", BENCH)
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
