@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tr_ladder_report import group_report, ladder_parser, read_ladders, rule_off
+from tr_ladder_report import group_report, ladder_parser, read_ladders, rule_off, score_reads
 
 from vistar.api import StageContext
 from vistar.validity.tr import GROUPS, Scorer
@@ -52,13 +52,7 @@ def main() -> None:
         reference: list[dict] = []
         for look in args.looks:
             strokes, max_ink = int(look.split(":")[0]), float(look.split(":")[1])
-            scored = []
-            for case in read_split(split, n, args.seed, strokes, max_ink, args.cache):
-                row = {key: case[key] for key in ("expected", "script", "repeated")}
-                for variant, ocr in case["reads"].items():
-                    result = scorer.score(ocr, case["expected"])
-                    row[variant], row[f"{variant}_read"] = result.score, result.details.get("recognised")
-                scored.append(row)
+            scored = score_reads(read_split(split, n, args.seed, strokes, max_ink, args.cache), scorer)
             for group, scripts in GROUPS.items():
                 rows, measures, moves, lost = group_report(scored, scripts, off)
                 print(f"{split:7s} {group:17s} n={len(rows):3d} strokes {look:6s}: {measures}, correct > repeat lost {lost}, "

@@ -26,7 +26,7 @@ import unicodedata
 from pathlib import Path
 
 import numpy as np
-from tr_ladder_report import read_ladders
+from tr_ladder_report import read_ladders, score_reads
 
 from vistar.features import ocr_batched
 from vistar.metrics.text_similarity import strip_accents
@@ -152,17 +152,6 @@ def read_split(split: str, n: int, seed: int, ink: float, cache: Path | None, ru
         return read_ladders(split, n, seed, Scorer(), kept)
 
 
-def scores(cases: list[dict], scorer: Scorer) -> list[dict]:
-    rows = []
-    for case in cases:
-        row = {key: case[key] for key in ("expected", "script", "repeated", "backdrop")}
-        for variant, ocr in case["reads"].items():
-            result = scorer.score(ocr, case["expected"])
-            row[variant], row[f"{variant}_read"] = result.score, result.details.get("recognised")
-        rows.append(row)
-    return rows
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", nargs="+", default=["stripes", "tuning", "hard", "photo", "coins"], choices=sorted(SPLITS))
@@ -177,7 +166,7 @@ def main() -> None:
     for split, n in zip(args.splits, args.sizes):
         reference: list[dict] = []
         for ink in args.values:
-            rows = scores(read_split(split, n, args.seed, ink, args.cache, args.rule), scorer)
+            rows = score_reads(read_split(split, n, args.seed, ink, args.cache, args.rule), scorer)
             for group, scripts in GROUPS.items():
                 part = [s for s in rows if s["script"] in scripts]
                 measures = ", ".join(f"{key} {v:.3f}" for key, v in ladder_measures(part).items())

@@ -2,7 +2,7 @@
 
 Used by bench_tr_spaces.py, bench_tr_clutter.py and bench_tr_letter_folds.py, which score the same stored readings
 (bench_tr_spaces.read_split) at each value of one rule and compare every render with the rule off; `read_ladders`
-by bench_tr_ink.py and bench_tr_clean_look.py, which read the ladders again for each OCR setting.
+and `score_reads` by bench_tr_ink.py and bench_tr_clean_look.py, which read the ladders again for each OCR setting.
 """
 from __future__ import annotations
 
@@ -40,6 +40,19 @@ def group_report(scored: list[dict], scripts, off: dict[tuple[int, str], float])
 def rule_off(scored: list[dict]) -> dict[tuple[int, str], float]:
     """Every render's TR, to compare the other values of the rule with."""
     return {(k, v): s[v] or 0 for k, s in enumerate(scored) for v in VARIANTS}
+
+
+def score_reads(cases: list[dict], scorer) -> list[dict]:
+    """Each case of `read_ladders` scored by SCORER's TR: its facts, each variant's score and what TR recognised
+    (`<variant>_read`)."""
+    rows = []
+    for case in cases:
+        row = {key: case[key] for key in ("expected", "script", "repeated", "backdrop")}
+        for variant, ocr in case["reads"].items():
+            result = scorer.score(ocr, case["expected"])
+            row[variant], row[f"{variant}_read"] = result.score, result.details.get("recognised")
+        rows.append(row)
+    return rows
 
 
 def read_ladders(split: str, n: int, seed: int, scorer, kept: Path | None) -> list[dict]:
