@@ -78,8 +78,9 @@ class _Killed(BaseException):
     """Stands for SIGKILL: nothing of the run's own handling runs, run.json stays as it was last written."""
 
 
-def _killed_at_p1(monkeypatch) -> None:
-    """Until undone, writing a batch that holds prompt p1's rows kills the process (`_Killed`)."""
+def _killed_at_p1(score) -> None:
+    """Run SCORE (a call scoring p0, p1, ... one per batch) as a process killed (`_Killed`) when it writes the batch
+    that holds prompt p1's rows: p0's rows and whatever run.json said by then are all that is left."""
     from vistar.engine.store import ResultStore
 
     write = ResultStore.write
@@ -89,16 +90,15 @@ def _killed_at_p1(monkeypatch) -> None:
             raise _Killed()
         return write(self, rows)
 
-    monkeypatch.setattr(ResultStore, "write", killed_at_p1)
+    with pytest.MonkeyPatch.context() as killing, pytest.raises(_Killed):
+        killing.setattr(ResultStore, "write", killed_at_p1)
+        score()
 
 
 def test_an_invocation_killed_after_its_first_rows_has_already_recorded_their_weight(tmp_path, loading, monkeypatch):
     imgs, p = _inputs(tmp_path, 3)
     run = tmp_path / "run"
-    with monkeypatch.context() as killing:
-        _killed_at_p1(killing)
-        with pytest.raises(_Killed):
-            run_score(ScoreConfig(imgs, p, run, batch_size=1))
+    _killed_at_p1(lambda: run_score(ScoreConfig(imgs, p, run, batch_size=1)))
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "running" and meta["models"]["fake-weight"]["sha256"] == OLD
     monkeypatch.setitem(engine_plugins.WEIGHT_SHA, "fake-weight", NEW)
@@ -159,11 +159,8 @@ def test_a_scorer_call_killed_after_its_first_rows_has_already_recorded_their_we
     # weight is refused although the call that wrote the rows never finished
     imgs, _ = _inputs(tmp_path, 3)
     run = tmp_path / "run"
-    with monkeypatch.context() as killing:
-        _killed_at_p1(killing)
-        with pytest.raises(_Killed):
-            Scorer(run_dir=run, batch_size=1).score([imgs / "m" / f"p{k}.png" for k in range(3)],
-                                                    [LINE.format(k=k) for k in range(3)])
+    _killed_at_p1(lambda: Scorer(run_dir=run, batch_size=1).score([imgs / "m" / f"p{k}.png" for k in range(3)],
+                                                                  [LINE.format(k=k) for k in range(3)]))
     assert set(read_scores(run)["prompt_id"]) == {"p0"}
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "running" and meta["models"]["fake-weight"]["sha256"] == OLD
