@@ -1,17 +1,20 @@
-"""The detector's second look at the text's strokes alone, measured on the TR tuning ladders
-(docs/metrics/tr_reading.md, Text over stripes).
+"""The detector's later looks over stripes — at the text's strokes alone, and at the image less its stripes —
+measured on the TR tuning ladders (docs/metrics/tr_reading.md, Text over stripes).
 
-    python benchmarks/bench_tr_clean_look.py [--splits stripes tuning hard photo coins] [--sizes 60 30 40 40 15]
-                                             [--looks 0:0 7:1 7:0.1] [--seed 0] [--cache DIR]
+    python benchmarks/bench_tr_clean_look.py [--splits fine stripes tuning hard photo coins]
+                                             [--sizes 60 60 30 40 40 15] [--looks 7:0.1 7:0.1:0.4] [--seed 0]
+                                             [--cache DIR]
 
 Over diagonal stripes the detector's probability map is patchy: words are cut and lines lost. After the OCR
-stage's grey second look, the detector can look at the text's strokes alone (vistar/features/ocr_batched.py,
+stage's grey second look, the detector can look at the text's strokes alone (vistar/features/ocr_views.py,
 `stroke_view`): `features.ocr.second_look_strokes` is the width of the disc that lifts them off the stripes (0: no
 strokes look) and `second_look_max_ink` the share of stroke pixels above which the image is a photo or a fine
-texture and gets no strokes look. Each `--looks` pair is STROKES:MAX_INK; the first is the reference.
+texture and gets no strokes look. Then at the image with its stripes replaced by one colour (`stripe_view`):
+`second_look_stripes` is the share of edge strength along one direction an image needs for it (0: no stripes
+look). Each `--looks` entry is STROKES:MAX_INK[:STRIPES]; the first is the reference.
 
-Each split's ladders (vistar.validity.tr_tuning.SPLITS) are read once per pair and scored by the shipped TR.
-Printed per split, script group and pair: the validity measures, correct > repeat lost and the renders whose TR
+Each split's ladders (vistar.validity.tr_tuning.SPLITS) are read once per entry and scored by the shipped TR.
+Printed per split, script group and entry: the validity measures, correct > repeat lost and the renders whose TR
 rose and fell against the reference, then each moved correct render with both readings. `--cache` keeps the
 readings (pickles) and reads them back.
 """
@@ -25,34 +28,37 @@ from vistar.api import StageContext
 from vistar.validity.tr import GROUPS, Scorer
 
 
-def scorer_with(strokes: int, max_ink: float) -> Scorer:
-    """The shipped OCR and TR, the strokes look set to STROKES and MAX_INK (features.ocr)."""
+def scorer_with(strokes: int, max_ink: float, stripes: float = 0.0) -> Scorer:
+    """The shipped OCR and TR, the strokes look set to STROKES and MAX_INK, the stripes look to STRIPES
+    (features.ocr)."""
     scorer = Scorer()
-    ocr = {**scorer.ctx.features.get("ocr", {}), "second_look_strokes": strokes, "second_look_max_ink": max_ink}
+    ocr = {**scorer.ctx.features.get("ocr", {}), "second_look_strokes": strokes, "second_look_max_ink": max_ink,
+           "second_look_stripes": stripes}
     scorer.ctx = StageContext(features={**scorer.ctx.features, "ocr": ocr})
     return scorer
 
 
-def read_split(split: str, n: int, seed: int, strokes: int, max_ink: float, cache: Path | None) -> list[dict]:
-    """The ladders' OCR results with the strokes look's STROKES and MAX_INK, per case {variant: OcrResult} beside
-    its facts."""
-    kept = cache / f"clean-{split}-{n}-{seed}-{strokes}-{max_ink:g}.pickle" if cache else None
-    return read_ladders(split, n, seed, scorer_with(strokes, max_ink), kept)
+def read_split(split: str, n: int, seed: int, look: str, cache: Path | None) -> list[dict]:
+    """The ladders' OCR results with LOOK's settings (STROKES:MAX_INK[:STRIPES]), per case {variant: OcrResult}
+    beside its facts."""
+    strokes, max_ink, stripes = int(look.split(":")[0]), float(look.split(":")[1]), float((look.split(":") + ["0"])[2])
+    kept = cache / f"clean-{split}-{n}-{seed}-{strokes}-{max_ink:g}{f'-{stripes:g}' if stripes else ''}.pickle" if cache else None
+    return read_ladders(split, n, seed, scorer_with(strokes, max_ink, stripes), kept)
 
 
 def main() -> None:
     parser = ladder_parser(__doc__)
-    parser.set_defaults(splits=["stripes", "tuning", "hard", "photo", "coins"], sizes=[60, 30, 40, 40, 15])
-    parser.add_argument("--looks", nargs="+", default=["0:0", "7:1", "7:0.1"],
-                        help="second_look_strokes:second_look_max_ink pairs, the first the reference (0: no strokes look)")
+    parser.set_defaults(splits=["fine", "stripes", "tuning", "hard", "photo", "coins"], sizes=[60, 60, 30, 40, 40, 15])
+    parser.add_argument("--looks", nargs="+", default=["7:0.1", "7:0.1:0.4"],
+                        help="second_look_strokes:second_look_max_ink[:second_look_stripes], the first the reference "
+                             "(strokes 0: no strokes look; stripes 0 or absent: no stripes look)")
     args = parser.parse_args()
     scorer = Scorer()
     for split, n in zip(args.splits, args.sizes):
         off: dict[tuple[int, str], float] = {}
         reference: list[dict] = []
         for look in args.looks:
-            strokes, max_ink = int(look.split(":")[0]), float(look.split(":")[1])
-            scored = score_reads(read_split(split, n, args.seed, strokes, max_ink, args.cache), scorer)
+            scored = score_reads(read_split(split, n, args.seed, look, args.cache), scorer)
             for group, scripts in GROUPS.items():
                 rows, measures, moves, lost = group_report(scored, scripts, off)
                 print(f"{split:7s} {group:17s} n={len(rows):3d} strokes {look:6s}: {measures}, correct > repeat lost {lost}, "

@@ -76,11 +76,12 @@ def test_geometric_space_is_added_with_the_alternatives_moved():
     assert spaces.decode(d, 0.1, 3.5) == "ABABAB"                         # 6 < 3.5 x 2
 
 
-def test_the_clean_look_bench_reads_with_the_strokes_it_names():
+def test_the_clean_look_bench_reads_with_the_strokes_and_stripes_it_names():
     from vistar.features.ocr import OcrSettings
 
     clean = _bench("bench_tr_clean_look")
-    for strokes, max_ink in ((0, 0.0), (5, 1.0)):
-        settings = clean.scorer_with(strokes, max_ink).ctx.params("ocr", OcrSettings)
+    for strokes, max_ink, stripes in ((0, 0.0, 0.0), (5, 1.0, 0.0), (7, 0.1, 0.4)):
+        settings = clean.scorer_with(strokes, max_ink, stripes).ctx.params("ocr", OcrSettings)
         assert (settings.second_look_strokes, settings.second_look_max_ink) == (strokes, max_ink)
+        assert settings.second_look_stripes == stripes                      # "7:0.1" is stage 10: no stripes look
         assert settings.det_limit_side == OcrSettings().det_limit_side     # the rest as shipped

@@ -7,7 +7,8 @@ import pytest
 
 from vistar.api import OcrLine, parse
 from vistar.features.ocr import OcrSettings
-from vistar.features.ocr_batched import grey_view, merge_readings, stroke_view, uncertainty
+from vistar.features.ocr_batched import merge_readings, uncertainty
+from vistar.features.ocr_views import grey_view, stroke_view
 
 
 def box(text: str, x: float, y: float, w: float = 200, h: float = 30, conf: float = 0.98) -> OcrLine:
@@ -65,24 +66,29 @@ def test_second_look_setting():
         parse(OcrSettings, {"second_look": -1}, "features.ocr")
 
 
-def test_second_look_stroke_settings():
+def test_second_look_stroke_and_stripe_settings():
     settings = parse(OcrSettings, {}, "features.ocr")
     assert (settings.second_look_strokes, settings.second_look_max_ink) == (7, pytest.approx(0.1))
+    assert settings.second_look_stripes == pytest.approx(0.4)
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="features.ocr: second_look_stripes must be in"):
+            parse(OcrSettings, {"second_look_stripes": bad}, "features.ocr")
     for bad in ({"second_look_strokes": -1}, {"second_look_max_ink": 1.5}, {"second_look_max_ink": -0.1}):
         with pytest.raises(ValueError, match="features.ocr: second_look_strokes must be >= 0"):
             parse(OcrSettings, bad, "features.ocr")
 
 
-def striped_text(period: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Black text (outlined in white) over diagonal stripes of two colours (BGR), and the mask of the letters'
-    pixels: the stripes the second look must lift the strokes off."""
+def striped_text(period: int = 40, along: float = 135.0, colours=((60, 80, 200), (220, 160, 40))) -> tuple[np.ndarray, np.ndarray]:
+    """Black text (outlined in white) over stripes of two colours (BGR) running ALONG degrees (clockwise from the
+    x axis; 135: diagonal), and the mask of the letters' pixels: the stripes a later look must lift the text off."""
     from PIL import Image, ImageDraw, ImageFont
 
     from vistar.synth.text import poster_fonts
 
     yy, xx = np.mgrid[:400, :600]
-    stripes = np.where(((xx + yy) // (period // 2)) % 2 == 0, 1, 0)[..., None]
-    base = np.where(stripes, np.array([60, 80, 200], np.uint8), np.array([220, 160, 40], np.uint8)).astype(np.uint8)
+    across = -xx * np.sin(np.radians(along)) + yy * np.cos(np.radians(along))
+    stripes = np.where(np.floor(across / (period / 2)) % 2 == 0, 1, 0)[..., None]
+    base = np.where(stripes, np.array(colours[0], np.uint8), np.array(colours[1], np.uint8)).astype(np.uint8)
     font = ImageFont.truetype(next(f for f in poster_fonts() if f and f.endswith("DejaVuSans.ttf")), 40)
     picture, mask = Image.fromarray(base), Image.new("L", (600, 400), 0)
     ImageDraw.Draw(picture).text((60, 170), "Żółw Gdańsk", font=font, fill=(0, 0, 0), stroke_width=1, stroke_fill=(255, 255, 255))
@@ -115,13 +121,76 @@ def test_a_photo_or_fine_texture_gets_no_strokes_look():
     assert stroke_view(np.full((50, 50, 3), 200, np.uint8), 7, 0.1) is None   # a blank page: no stroke at all
 
 
+def core(letters: np.ndarray) -> np.ndarray:
+    """The letters' pixels less their anti-aliased rim."""
+    import cv2
+
+    return cv2.erode(letters.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+
+
+def is_plain(pixels: np.ndarray) -> bool:
+    """Whether 99 % of PIXELS (n x 3) are within 3 levels of their median colour."""
+    return bool((np.abs(pixels.astype(int) - np.median(pixels, axis=0)).max(axis=1) <= 3).mean() > 0.99)
+
+
+def away_from(letters: np.ndarray, margin: int) -> np.ndarray:
+    near = np.zeros_like(letters)
+    ys, xs = np.nonzero(letters)
+    near[ys.min() - margin:ys.max() + margin + 1, xs.min() - margin:xs.max() + margin + 1] = True
+    return ~near
+
+
+@pytest.mark.parametrize("along", [135.0, 30.0, 90.0, 160.0])
+@pytest.mark.parametrize("period", [6, 12, 40])
+def test_the_stripes_look_lifts_text_off_stripes_of_any_width_and_direction(along, period):
+    from vistar.features.ocr_views import stripe_direction, stripe_view
+
+    image, letters = striped_text(period, along)
+    found, share = stripe_direction(image)
+    assert abs((found - along + 90) % 180 - 90) < 0.5 and share > 0.5
+    clean = stripe_view(image, 0.5)
+    assert clean is not None and clean.shape == image.shape
+    assert is_plain(clean[away_from(letters, 6)])                    # the stripes are gone, thin or wide
+    assert (clean[core(letters)].max(axis=1) < 60).mean() > 0.9     # the letters are as drawn: black
+    if period == 6:
+        assert stroke_view(image, 7, 0.1) is None                    # where the strokes look sees only strokes
+
+
+def test_stripes_of_one_brightness_are_lifted_too():
+    # two colours of nearly the same grey (67 and 73): the stripes look sees the colour change
+    from vistar.features.ocr_views import grey_view, stripe_view
+
+    image, letters = striped_text(12, colours=((200, 50, 50), (20, 60, 120)))
+    assert np.ptp(grey_view(image)[away_from(letters, 6), 0]) <= 8
+    clean = stripe_view(image, 0.5)
+    assert clean is not None and is_plain(clean[away_from(letters, 6)])
+    assert (clean[core(letters)].max(axis=1) < 60).mean() > 0.9
+
+
+def test_a_photo_a_texture_or_a_blank_page_gets_no_stripes_look():
+    import cv2
+    from skimage import data
+
+    from vistar.features.ocr_views import stripe_direction, stripe_view
+
+    for photo in (data.astronaut(), data.coffee(), data.camera()):
+        photo = cv2.cvtColor(photo if photo.ndim == 3 else cv2.cvtColor(photo, cv2.COLOR_GRAY2RGB), cv2.COLOR_RGB2BGR)
+        assert stripe_direction(photo)[1] < 0.5 and stripe_view(photo, 0.5) is None
+    noise = np.random.default_rng(0).integers(0, 256, (200, 200, 3), dtype=np.uint8)
+    assert stripe_view(noise, 0.5) is None
+    assert stripe_view(np.full((50, 50, 3), 200, np.uint8), 0.5) is None   # no edge at all
+    image, _ = striped_text(12)
+    assert stripe_view(image, 0.0) is None                                  # no stripes look asked
+
+
 # --- through the real RapidOCR: text over diagonal stripes, where the first look misses lines -------------------
 
 @pytest.fixture(scope="module")
 def looks():
     from vistar.features.ocr import RapidOcrBackend
 
-    return {"default": RapidOcrBackend(OcrSettings()), "grey": RapidOcrBackend(OcrSettings(second_look_strokes=0))}
+    return {"default": RapidOcrBackend(OcrSettings()), "strokes": RapidOcrBackend(OcrSettings(second_look_stripes=0)),
+            "grey": RapidOcrBackend(OcrSettings(second_look_strokes=0, second_look_stripes=0))}
 
 
 def plain_rapidocr(backend, image: np.ndarray) -> list[OcrLine]:
@@ -167,14 +236,35 @@ def test_text_over_stripes_is_read_whole(looks, seed, font_name, font_size):
 
 
 @pytest.mark.slow
-def test_the_strokes_look_only_adds_to_the_grey_look(looks, monkeypatch):
-    # a look that finds nothing (the strokes view of this poster, say) cannot take away what the grey look read
-    from vistar.features import ocr_batched
+def test_the_strokes_and_stripes_looks_only_add_to_the_grey_look(looks, monkeypatch):
+    # looks that find nothing (a blank strokes or stripes view of this poster, say) cannot take away what the grey
+    # look read
+    from vistar.features import ocr_views
 
     image = stripes_poster(8, "DejaVuSansMono-Bold.ttf", 20)
     before = sorted(line.text for line in looks["grey"](image))
-    monkeypatch.setattr(ocr_batched, "stroke_view", lambda img, strokes, max_ink: np.full_like(img, 255))
+    monkeypatch.setattr(ocr_views, "stroke_view", lambda img, strokes, max_ink: np.full_like(img, 255))
+    monkeypatch.setattr(ocr_views, "stripe_view", lambda img, min_share: np.full_like(img, 255))
     assert sorted(line.text for line in looks["default"](image)) == before and before
+
+
+@pytest.mark.slow
+def test_a_poster_over_stripes_as_thin_as_its_strokes_is_read_by_the_stripes_look(looks):
+    # a fine-stripes tuning poster (period 8-16 px): no strokes view (every pixel a stroke); the grey and strokes
+    # looks read three of its words (0.28), the stripes look all of them
+    from vistar.api import OcrResult
+    from vistar.features.ocr_views import stroke_view
+    from vistar.validity.tr import Scorer, ladder_cases
+    from vistar.validity.tr_tuning import SPLITS
+
+    case = ladder_cases(1, 0, SPLITS["fine"])[0]
+    assert case["expected"] == "SHOW day by day SKATING DAILY FRESH free"
+    image, scorer = np.asarray(case["images"]["correct"].convert("RGB")), Scorer()
+    assert stroke_view(image[..., ::-1], 7, 0.1) is None
+    scores = {name: scorer.score(OcrResult(tuple(looks[name](image)), image.shape[1], image.shape[0],
+                                           looks[name].alphabet), case["expected"]) for name in ("strokes", "default")}
+    assert scores["strokes"].score < 0.5, scores["strokes"].details["recognised"]
+    assert scores["default"].score >= 0.95, scores["default"].details["recognised"]
 
 
 @pytest.mark.slow
@@ -187,8 +277,8 @@ def test_words_the_grey_second_look_loses_over_stripes_are_read_from_their_strok
     case = ladder_cases(24, 0, SPLITS["stripes"])[23]
     assert case["expected"] == "Żółw Gdańsk Piekarnia Pająk Gdańsk Piekarnia"
     image, scorer, scores = np.asarray(case["images"]["correct"].convert("RGB")), Scorer(), {}
-    for name, backend in looks.items():
-        ocr = OcrResult(tuple(backend(image)), image.shape[1], image.shape[0], backend.alphabet)
+    for name in ("grey", "default"):
+        ocr = OcrResult(tuple(looks[name](image)), image.shape[1], image.shape[0], looks[name].alphabet)
         scores[name] = scorer.score(ocr, case["expected"])
     assert scores["grey"].score < 0.2, scores["grey"].details["recognised"]
     assert scores["default"].score >= 0.95, scores["default"].details["recognised"]

@@ -35,3 +35,18 @@ def test_lone_glyph_posters_end_with_their_glyph_and_are_reproducible():
         assert words[-1] == case["glyph"] and set(words[:-1]) <= allowed
         assert case["expected"] == same["expected"] and np.array_equal(np.asarray(case["image"]), np.asarray(same["image"]))
         assert case["image"].size[0] in SPLITS["photo"].canvas and normalize_text(case["glyph"])
+
+
+def test_fine_stripes_are_two_colours_with_stripes_4_to_8_px_wide_along_a_row():
+    import random
+
+    from vistar.synth.text import FINE_STRIPES, background
+
+    for seed in range(5):
+        pixels = np.asarray(background(FINE_STRIPES, 256, random.Random(seed)))
+        assert len(np.unique(pixels.reshape(-1, 3), axis=0)) <= 2
+        row = pixels[100].astype(int) @ np.array([65536, 256, 1])
+        edges = np.flatnonzero(np.diff(row))
+        runs = np.diff(edges)                       # whole stripes cut by the row: half a period each, 4-8 px
+        assert len(runs) > 10 and runs.min() >= 3 and runs.max() <= 9
+    assert "fine" in SPLITS and SPLITS["fine"].backgrounds == (FINE_STRIPES,)

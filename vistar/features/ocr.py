@@ -4,8 +4,9 @@ The default backend is RapidOCR (PP-OCRv6 det/rec ONNX models ship inside its wh
 The stage keeps every line the recogniser returns (RapidOCR's own confidence cut is disabled): which
 lines count is the TR metric's decision (`min_confidence`), so it can be tuned without re-running OCR.
 Where the detector is unsure (text over stripes, lines run together) it looks a second time, at the grey image
-and a finer scale, then at the text's strokes alone where the image is flat between them (stripes), and the
-readings are merged line by line (ocr_batched.read, docs/metrics/tr_reading.md);
+and a finer scale, then at the text's strokes alone where the image is flat between them (stripes), then at the
+image less its stripes where its edges run one way (ocr_views), and the readings are merged line by line
+(ocr_batched.read, docs/metrics/tr_reading.md);
 a lone glyph is read again upright (ocr_glyphs); RapidOCR's steps, called one by one, are in ocr_steps.
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
@@ -50,6 +51,7 @@ class OcrSettings:
     second_look: float = 0.2         # detector-map uncertainty above which the detector looks again (grey, 1.5x); .inf: never
     second_look_strokes: int = 7     # ... then at the strokes alone (disc this wide at a 576 px side; 0: no strokes look) ...
     second_look_max_ink: float = 0.1   # ... when at most this share of the pixels are strokes (else no strokes look)
+    second_look_stripes: float = 0.4   # ... then less its stripes, where this share of edge strength runs one way (0: never)
 
     def __post_init__(self) -> None:
         """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
@@ -59,6 +61,8 @@ class OcrSettings:
             raise ValueError(f"second_look must be >= 0 (.inf: never), got {self.second_look!r}")
         if self.second_look_strokes < 0 or not 0.0 <= self.second_look_max_ink <= 1.0:
             raise ValueError(f"second_look_strokes must be >= 0 and second_look_max_ink in [0, 1] ({self})")
+        if not 0.0 <= self.second_look_stripes <= 1.0:
+            raise ValueError(f"second_look_stripes must be in [0, 1] (0: no stripes look), got {self.second_look_stripes!r}")
         if not 0.0 < self.space_prob <= 1.0:
             raise ValueError(f"space_prob must be in (0, 1], got {self.space_prob!r}")
         if self.runtime == "onnxruntime" and self.precision != "fp32":
@@ -226,5 +230,5 @@ def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
     return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/10", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/11", compute=_compute, models=("rapidocr",),
                      params=OcrSettings, key_params=_key_params)

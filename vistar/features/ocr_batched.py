@@ -3,9 +3,10 @@ twice (`read`) and a GPU batch runs in few session calls.
 
 A first look runs RapidOCR's detector and recogniser. Where that look was unsure — the detector's probability
 map is patchy (over diagonal stripes it sees text faintly and drops whole lines) or a box it found was not read
-(two lines run together into one box) — the detector looks again at 1.5 times its size, at the grey image and,
-where the image is flat between thin strokes (stripes), at the strokes alone, and the lines of the looks are
-merged (`merge_readings`). A box no wider than high (a lone glyph) is read a second time
+(two lines run together into one box) — the detector looks again at 1.5 times its size, at the grey image,
+where the image is flat between thin strokes (stripes), at the strokes alone, and where its edges run one way
+(stripes of any width), at the image less its stripes; the lines of the looks are merged (`merge_readings`,
+the views in `ocr_views`). A box no wider than high (a lone glyph) is read a second time
 upright in a square crop (`ocr_glyphs`). The CPU path calls this per image.
 
 Batching (`--device cuda` with `features.ocr.provider: cuda`): RapidOCR scores one image per call: one detector
@@ -28,6 +29,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -35,16 +37,13 @@ from ..api import OcrLine, OcrResult
 from . import ocr_steps
 from .ocr_glyphs import reread_glyphs
 from .ocr_steps import RapidBackend
+from .ocr_views import view
 
 # A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47, a lone "6" 0.24) than
 # words: boxes down to FAINT_BOX_SCORE are read too (a lone glyph's upright, ocr_glyphs) and kept when the recogniser
 # reads them at FAINT_MIN_CONFIDENCE or more.
 FAINT_BOX_SCORE = 0.2
 FAINT_MIN_CONFIDENCE = 0.9
-# The strokes look's image (`stroke_view`): its disc is `features.ocr.second_look_strokes` pixels wide
-# at this long side; a pixel this many grey levels above its closing (or below its opening) is a stroke
-STROKE_SIDE = 576
-STROKE_LEVEL = 16
 
 
 def ocr_batch(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
@@ -59,14 +58,15 @@ def read(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Ex
     """A first look at every image, then second looks (`_look` with `again`) at the images where the first was
     unsure: its detector map is patchy (`uncertainty` above `features.ocr.second_look`) or a box it found was not
     read (no text, or confidence below 0.5). The detector looks again at the grey image, then, where the image is
-    flat between thin strokes (`stroke_view`), at the strokes alone; each reading is merged into what the looks
-    before it read (`merge_readings`), so a line either look finds is kept. The single-image path is this with
-    one image."""
+    flat between thin strokes (`stroke_view`), at the strokes alone, then, where it is striped (`stripe_view`),
+    at the image less its stripes; each reading is merged into what the looks before it read (`merge_readings`),
+    so a line either look finds is kept. The single-image path is this with one image."""
     settings = backend.settings
     first = _look(backend, images)
     results = [result for result, _ in first]
     redo = [k for k, (result, unsure) in enumerate(first) if not isinstance(result, Exception) and unsure > settings.second_look]
-    for again in ("grey", "strokes") if settings.second_look_strokes > 0 else ("grey",):
+    for again in [look for look, on in (("grey", True), ("strokes", settings.second_look_strokes > 0),
+                                        ("stripes", settings.second_look_stripes > 0)) if on]:
         if not redo:
             break
         for k, (second, _) in zip(redo, _look(backend, [images[k] for k in redo], again)):
@@ -84,7 +84,7 @@ def uncertainty(prob: np.ndarray) -> float:
 
 def _look(backend: RapidBackend, images: list[np.ndarray], again: str = "") -> list[tuple[OcrResult | Exception, float]]:
     """(result, how unsure the look was) per image: the detector map's `uncertainty`, or infinity when a box it
-    found went unread. `again` ("grey" or "strokes"): the detector sees that view of the image (`_detect`) at 1.5
+    found went unread. `again` ("grey", "strokes" or "stripes"): the detector sees that view of the image (`_detect`) at 1.5
     times the detector size (a second scale parts lines a coarse map ran together); the recogniser still reads
     the colour crops."""
     from rapidocr.ch_ppocr_det import TextDetOutput
@@ -93,8 +93,7 @@ def _look(backend: RapidBackend, images: list[np.ndarray], again: str = "") -> l
     engine = backend.engine
     staged = [ocr_steps.stage_image(engine, image) for image in images]
     settings = backend.settings
-    detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again,
-                         (settings.second_look_strokes, settings.second_look_max_ink))
+    detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again, settings)
     crops = [c for d in detections.values() for c in d[1]]
     texts, scores, words = ocr_steps.recognise(engine, crops)
     pictures = {id(item): item[1] for item in staged if not isinstance(item, Exception)}
@@ -132,18 +131,18 @@ def _look(backend: RapidBackend, images: list[np.ndarray], again: str = "") -> l
     return out
 
 
-def _detect(engine, staged: list, again: str = "", clean: tuple[int, float] = (0, 0.0)) -> dict:
+def _detect(engine, staged: list, again: str = "", settings: Any = None) -> dict:
     """{id(staged item): (boxes, crops, uncertainty, how many boxes are sure)}: the boxes RapidOCR keeps (box score
     >= 0.5), then the faint ones (score >= FAINT_BOX_SCORE), one detector call per distinct input shape of the
-    batch; `again`: the detector's input is the image's `grey_view` or `stroke_view` (`clean`: its strokes and
-    max_ink; no box where it has none) at 1.5 times the detector size (crops stay in colour)."""
+    batch; `again`: the detector's input is the image's view for that look (`ocr_views.view` with `features.ocr`
+    SETTINGS; no box where it has none) at 1.5 times the detector size (crops stay in colour)."""
     from rapidocr.ch_ppocr_det.utils import DetPreProcess
 
     detector = engine._load_det_model()
     prepare = (DetPreProcess(round(detector.limit_side_len * 1.5), detector.limit_type, detector.mean, detector.std)
                if again else detector.get_preprocess())
-    views = [img if not again else grey_view(img) if again == "grey" else stroke_view(img, *clean) for _, img, _ in staged]
-    tensors = [None if view is None else prepare(view) for view in views]
+    views = [view(img, again, settings) if again else img for _, img, _ in staged]
+    tensors = [None if seen is None else prepare(seen) for seen in views]
     faint = copy.copy(detector.postprocess_op)
     faint.box_thresh = FAINT_BOX_SCORE
     found = {id(item): (None, [], 0.0, 0) for item in staged}
@@ -165,36 +164,6 @@ def _detect(engine, staged: list, again: str = "", clean: tuple[int, float] = (0
             crops = engine.crop_text_regions(img, every) if len(every) else []
             found[id(item)] = (every, crops, uncertainty(preds[k, 0]), len(boxes))
     return found
-
-
-def grey_view(img: np.ndarray) -> np.ndarray:
-    """IMG (BGR) in grey, as three channels: colour stripes of similar brightness vanish."""
-    import cv2
-
-    return cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
-
-
-def stroke_view(img: np.ndarray, strokes: int, max_ink: float) -> np.ndarray | None:
-    """IMG's (BGR) thin strokes alone, dark on white (three channels), or None where the image is not flat
-    between thin strokes.
-
-    Over diagonal stripes the detector's map is patchy: words are cut and lines lost. A stripe is wider than a
-    letter's stroke, so a grey closing and opening with a disc `strokes` pixels wide (at a STROKE_SIDE long side,
-    scaled with the image) leave the stripes and remove the strokes: the black-hat (dark strokes) and top-hat
-    (light strokes, outlines) together are the text alone. Over a photo or a fine texture they keep its detail
-    too (coins become rings read "0"): where more than `max_ink` of the pixels are strokes (at least STROKE_LEVEL
-    grey levels), or `strokes` is 0, None (docs/metrics/tr_reading.md, Text over stripes)."""
-    import cv2
-
-    if strokes <= 0:
-        return None
-    grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
-    side = max(3, round(strokes * max(grey.shape) / STROKE_SIDE) | 1)
-    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side))
-    ink = np.maximum(cv2.morphologyEx(grey, cv2.MORPH_BLACKHAT, disc), cv2.morphologyEx(grey, cv2.MORPH_TOPHAT, disc))
-    if not ink.max() > 0 or (ink >= STROKE_LEVEL).mean() > max_ink:
-        return None
-    return cv2.cvtColor(255 - cv2.normalize(ink, None, 0, 255, cv2.NORM_MINMAX), cv2.COLOR_GRAY2BGR)
 
 
 def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_overlap: float = 0.3) -> tuple[OcrLine, ...]:

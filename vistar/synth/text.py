@@ -115,6 +115,8 @@ def overlay_text(background: Image.Image, text: str, *, font: str | None = None,
 
 PHOTOS = ("astronaut", "camera", "coffee", "chelsea", "rocket", "brick", "grass", "gravel", "moon", "immunohistochemistry")
 TEXTURES = ("noise", "gradient", "stripes", "blobs")
+# stripes as thin as letters' strokes (period 8-16 px); a tuning backdrop only, drawn as `background`'s others
+FINE_STRIPES = "fine stripes"
 
 
 def photo_crop(name: str, size: int, rng: random.Random) -> Image.Image:
@@ -142,8 +144,8 @@ def background(name: str, size: int, rng: random.Random) -> Image.Image:
         pixels = base + gen.normal(0, 40, (size, size, 3))
     elif name == "gradient":
         pixels = base + (other - base) * ramp.transpose(1, 0, 2) * np.ones((1, size, 1))
-    elif name == "stripes":
-        period = rng.uniform(12, 60)
+    elif name in ("stripes", FINE_STRIPES):
+        period = rng.uniform(12, 60) if name == "stripes" else rng.uniform(8, 16)
         wave = (np.sin(2 * np.pi * (np.arange(size)[:, None] + np.arange(size)[None, :]) / period) > 0)[..., None]
         pixels = np.where(wave, base, other) * np.ones((1, 1, 3))
     elif name == "blobs":
@@ -151,7 +153,7 @@ def background(name: str, size: int, rng: random.Random) -> Image.Image:
         pixels = base + 70 * np.asarray(Image.fromarray(((low - low.min()) / np.ptp(low) * 255).astype("uint8"))
                                         .resize((size, size), Image.BICUBIC), float) / 255 - 35
     else:
-        raise ValueError(f"unknown background {name!r} (photos: {PHOTOS}, textures: {TEXTURES})")
+        raise ValueError(f"unknown background {name!r} (photos: {PHOTOS}, textures: {TEXTURES + (FINE_STRIPES,)})")
     return Image.fromarray(np.clip(pixels, 0, 255).astype("uint8"))
 
 

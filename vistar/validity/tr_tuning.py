@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from ..synth.text import PHOTOS, TEXTURES
+from ..synth.text import FINE_STRIPES, PHOTOS, TEXTURES
 from .tr import EXTRA_PHOTOS, SHORT, TUNING, Split, sample_poster
 
 # the tuning photos and all four textures, rotation to 15°, text down to 14 px (the stripes the first look failed on)
@@ -20,7 +20,11 @@ COIN_TUNING = Split(90_000, (0.0, 15.0), (10, 16), (768,), ("coins",), 0)
 # diagonal hard-edged stripes alone (the texture most validation posters that miss "exact render TR >= 0.95" lie
 # on; TUNING has none, HARD_TUNING few): marks dropped, word spaces lost, words cut by the detector
 STRIPE_TUNING = Split(150_000, (0.0, 13.0), (18, 34), (512, 576), ("stripes",), 0)
-SPLITS = {"tuning": TUNING, "hard": HARD_TUNING, "photo": PHOTO_TUNING, "coins": COIN_TUNING, "stripes": STRIPE_TUNING}
+# stripes as thin as the strokes (period 8-16 px), where the strokes look sees every pixel as a stroke and gives
+# no view: what the stripes look (features.ocr.second_look_stripes) was chosen on
+FINE_STRIPE_TUNING = Split(170_000, (0.0, 15.0), (14, 34), (512, 576), (FINE_STRIPES,), 0)
+SPLITS = {"tuning": TUNING, "hard": HARD_TUNING, "photo": PHOTO_TUNING, "coins": COIN_TUNING, "stripes": STRIPE_TUNING,
+          "fine": FINE_STRIPE_TUNING}
 
 # one-character lines: digits and capitals the validation posters never use alone (theirs: SHORT[1::2])
 LONE_GLYPHS = tuple(g for g in "2 3 4 6 7 8 9 A E H K R T".split() if g not in SHORT[1::2])
