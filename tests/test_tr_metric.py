@@ -192,6 +192,19 @@ def test_title_over_two_columns_is_read_column_by_column(angle):
     assert result.score == 1.0 and result.details["layout"] == "rows"
 
 
+def test_columns_whose_detector_boxes_nearly_meet_are_still_read_column_by_column():
+    # the detector pads each box beyond its ink, so a 2.5-font-size gutter on a poster turned 12° leaves about
+    # half a line height between the columns' boxes (16 px at 35 px lines on a validation poster): here 20 px at 40
+    title = [turned("SUMMER MARKET", 300, 300, 12, w=300)]
+    left = [turned(t, 200, 360 + 60 * k, 12, w=220) for k, t in enumerate(("FRESH BREAD", "LOCAL HONEY"))]
+    right = [turned(t, 440, 360 + 60 * k, 12, w=220) for k, t in enumerate(("LIVE MUSIC", "FREE ENTRY"))]
+    in_columns = [ln.text for ln in title + left + right]
+    result = score(ocr(*right, *title, *left), {"text": " ".join(in_columns)})
+    assert result.score == 1.0 and result.details["layout"] == "columns"
+    before = score(ocr(*right, *title, *left), {"text": " ".join(in_columns)}, column_gap=0.8)   # TR v11's gap
+    assert before.score < 0.9 and before.details["recognised"] == "summer market fresh bread live music local honey free entry"
+
+
 def test_decorative_glyphs_do_not_count():
     # a ring read as "O" at 0.65 (above the 0.5 line filter) and a star read as "★" beside the text
     lines = ocr(line("OPEN DAILY", 300, 400, w=400), line("O", 100, 100, w=40, conf=0.65), line("★", 800, 800, w=40, conf=0.99))

@@ -44,7 +44,7 @@ def text_angle(lines: list[OcrLine]) -> float:
     return 0.0
 
 
-def reading_order(lines: list[OcrLine], columns: bool = False, column_gap: float = 0.8) -> list[OcrLine]:
+def reading_order(lines: list[OcrLine], columns: bool = False, column_gap: float = 0.4) -> list[OcrLine]:
     """Lines in reading order, independent of the detector's order and of the text's rotation.
 
     Every box is turned by minus the dominant text angle, so lines tilted by ±15° become level, then grouped
