@@ -78,19 +78,20 @@ def test_second_look_stroke_and_stripe_settings():
             parse(OcrSettings, bad, "features.ocr")
 
 
-def striped_text(period: int = 40, along: float = 135.0, colours=((60, 80, 200), (220, 160, 40))) -> tuple[np.ndarray, np.ndarray]:
+def striped_text(period: int = 40, along: float = 135.0, colours=((60, 80, 200), (220, 160, 40)),
+                 size: tuple[int, int] = (600, 400)) -> tuple[np.ndarray, np.ndarray]:
     """Black text (outlined in white) over stripes of two colours (BGR) running ALONG degrees (clockwise from the
     x axis; 135: diagonal), and the mask of the letters' pixels: the stripes a later look must lift the text off."""
     from PIL import Image, ImageDraw, ImageFont
 
     from vistar.synth.text import poster_fonts
 
-    yy, xx = np.mgrid[:400, :600]
+    yy, xx = np.mgrid[:size[1], :size[0]]
     across = -xx * np.sin(np.radians(along)) + yy * np.cos(np.radians(along))
     stripes = np.where(np.floor(across / (period / 2)) % 2 == 0, 1, 0)[..., None]
     base = np.where(stripes, np.array(colours[0], np.uint8), np.array(colours[1], np.uint8)).astype(np.uint8)
     font = ImageFont.truetype(next(f for f in poster_fonts() if f and f.endswith("DejaVuSans.ttf")), 40)
-    picture, mask = Image.fromarray(base), Image.new("L", (600, 400), 0)
+    picture, mask = Image.fromarray(base), Image.new("L", size, 0)
     ImageDraw.Draw(picture).text((60, 170), "Żółw Gdańsk", font=font, fill=(0, 0, 0), stroke_width=1, stroke_fill=(255, 255, 255))
     ImageDraw.Draw(mask).text((60, 170), "Żółw Gdańsk", font=font, fill=255)
     return np.asarray(picture), np.asarray(mask) > 0
@@ -165,6 +166,17 @@ def test_stripes_of_one_brightness_are_lifted_too():
     clean = stripe_view(image, 0.5)
     assert clean is not None and is_plain(clean[away_from(letters, 6)])
     assert (clean[core(letters)].max(axis=1) < 60).mean() > 0.9
+
+
+def test_a_large_image_gets_its_stripes_view_at_a_bounded_side_and_its_own_shape():
+    from vistar.features.ocr_views import STRIPE_SIDE, stripe_view
+
+    big, letters = striped_text(24, 30.0, size=(1800, 1200))
+    assert max(big.shape) > STRIPE_SIDE
+    clean = stripe_view(big, 0.5)
+    assert clean is not None and clean.shape == big.shape
+    assert is_plain(clean[away_from(letters, 12)])
+    assert (clean[core(core(letters))].max(axis=1) < 60).mean() > 0.9
 
 
 def test_a_photo_a_texture_or_a_blank_page_gets_no_stripes_look():
