@@ -168,12 +168,16 @@ def test_stripes_of_one_brightness_are_lifted_too():
     assert (clean[core(letters)].max(axis=1) < 60).mean() > 0.9
 
 
-def test_a_large_image_gets_its_stripes_view_at_a_bounded_side_and_its_own_shape():
+def test_a_large_image_gets_its_stripes_view_at_a_bounded_side_and_its_own_shape(monkeypatch):
+    from vistar.features import ocr_views
     from vistar.features.ocr_views import STRIPE_SIDE, stripe_view
 
+    seen, direction = [], ocr_views.stripe_direction
+    monkeypatch.setattr(ocr_views, "stripe_direction", lambda img: seen.append(img.shape) or direction(img))
     big, letters = striped_text(24, 30.0, size=(1800, 1200))
     assert max(big.shape) > STRIPE_SIDE
     clean = stripe_view(big, 0.5)
+    assert seen == [(683, 1024, 3)]                                  # the work is done at the bounded side
     assert clean is not None and clean.shape == big.shape
     assert is_plain(clean[away_from(letters, 12)])
     assert (clean[core(core(letters))].max(axis=1) < 60).mean() > 0.9
