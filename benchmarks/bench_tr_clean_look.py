@@ -41,7 +41,8 @@ def scorer_with(strokes: int, max_ink: float, stripes: float = 0.0) -> Scorer:
 def read_split(split: str, n: int, seed: int, look: str, cache: Path | None) -> list[dict]:
     """The ladders' OCR results with LOOK's settings (STROKES:MAX_INK[:STRIPES]), per case {variant: OcrResult}
     beside its facts."""
-    strokes, max_ink, stripes = int(look.split(":")[0]), float(look.split(":")[1]), float((look.split(":") + ["0"])[2])
+    parts = look.split(":") + ["0"]
+    strokes, max_ink, stripes = int(parts[0]), float(parts[1]), float(parts[2])
     kept = cache / f"clean-{split}-{n}-{seed}-{strokes}-{max_ink:g}{f'-{stripes:g}' if stripes else ''}.pickle" if cache else None
     return read_ladders(split, n, seed, scorer_with(strokes, max_ink, stripes), kept)
 

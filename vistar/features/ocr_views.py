@@ -94,7 +94,7 @@ def _sharpest_profile(img: np.ndarray, along: float) -> float:
     several pixels, more than a thin stripe is wide; this finds it to about 0.15 degree (tests/test_tr_reading.py)."""
     colours = img[::2, ::2].reshape(-1, img.shape[2]).astype(np.float64)   # every other pixel: as sharp, 4x faster
     ys, xs = np.mgrid[:img.shape[0]:2, :img.shape[1]:2]
-    xs, ys = xs.ravel(), ys.ravel()
+    xs, ys, mean = xs.ravel(), ys.ravel(), colours.mean(axis=0)[:, None]
     span = 1.5
     for step in (0.25, 0.025):
         candidates = along + np.arange(-span, span + step / 2, step)
@@ -105,7 +105,7 @@ def _sharpest_profile(img: np.ndarray, along: float) -> float:
             count = np.bincount(line)
             seen = count > 0
             means = np.stack([np.bincount(line, weights=c)[seen] for c in colours.T]) / count[seen]
-            spread.append(float((((means - colours.mean(axis=0)[:, None]) ** 2) * count[seen]).sum()))
+            spread.append(float((((means - mean) ** 2) * count[seen]).sum()))
         along, span = float(candidates[int(np.argmax(spread))]), step
     return along
 
