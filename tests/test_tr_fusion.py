@@ -1,9 +1,21 @@
 """TR's pure parts against hand-computed values: normalisation policy, char similarity, word alignment, the fusion."""
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from vistar.metrics.text_similarity import char_similarity, normalize_text, word_similarity
+from vistar.metrics.text_similarity import (
+    MAX_JOINED,
+    char_similarity,
+    joined_cost,
+    length_floor,
+    letter_floor,
+    normalize_text,
+    word_cost,
+    word_distance,
+    word_similarity,
+)
 from vistar.metrics.tr import tr_score
 
 
@@ -54,6 +66,11 @@ def test_char_similarity(a, b, value):
     ("no no", "no no no", 1 - 1 / 3),                # a dropped repeat costs: words are a multiset, not a set
     ("grandopening", "grand opening", 1 - (1 / 13) / 2),  # a lost space: one character of the pair
     ("grand openi ng", "grand opening", 1 - (1 / 8) / 3),   # a space too many: one character of the pair
+    ("coffee nonono", "coffee no no no", 1 - (2 / 8) / 4),   # three words as one: two spaces of the run's 8 chars
+    ("nono", "no no no", 1 - (1 + 1 / 5) / 3),      # ... but a word lost from the run still costs a whole word
+    ("grandopeningtoday", "grand opening today", 1 - (2 / 19) / 3),   # MAX_JOINED words as one
+    # four as one, past MAX_JOINED: three joined (their last piece "efgh" for "ef" half wrong) and the fourth lost
+    ("abcdefgh", "ab cd ef gh", 1 - (2 / 8 + 1 / 2 + 1) / 4),
     ("hello xqz", "hello", 1 - 1 / 2),               # an extra word costs one word, not a cheap "split"
     ("b a", "a b", 0.0),                             # order counts: each word is out of place
     ("a", "", 0.0),
@@ -127,3 +144,51 @@ def test_whole_texts_stay_out_of_the_word_pairs_cache():
     char_distance.cache_clear()
     assert char_similarity("grand opening today", "grand openning today") == 1 - 1 / 20
     assert char_distance.cache_info().currsize == 0
+
+
+def test_three_words_read_as_one_cost_their_lost_spaces():
+    # the worked example: "nonono" for "no no no" loses two spaces of the run's 8 characters
+    r = tr_score("nonono", "no no no", w_char=0.5)
+    assert (r["char"], r["token"]) == (pytest.approx(1 - 2 / 8), pytest.approx(1 - (2 / 8) / 3))
+    assert r["score"] == pytest.approx((0.75 + 1 - 1 / 12) / 2)
+
+
+def test_the_word_alignment_skips_only_joins_that_cannot_win():
+    # the alignment bounds each join below and skips it when it cannot beat the cell's best: the same distances
+    # as trying every join, on random readings that lose spaces, letters and words and gain some
+    def every_join(rec: list[str], exp: list[str]) -> float:
+        n, m = len(exp), len(rec)
+        d = [[float(i + j) if i == 0 or j == 0 else 0.0 for j in range(m + 1)] for i in range(n + 1)]
+        for i in range(1, n + 1):
+            for j in range(1, m + 1):
+                options = [d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + word_cost(rec[j - 1], exp[i - 1])]
+                for k in range(2, MAX_JOINED + 1):
+                    if i >= k:
+                        options.append(d[i - k][j - 1] + joined_cost(rec[j - 1], tuple(exp[i - k:i])))
+                    if j >= k:
+                        options.append(d[i - 1][j - k] + joined_cost(exp[i - 1], tuple(rec[j - k:j])))
+                d[i][j] = min(options)
+        return d[n][m]
+
+    rng = random.Random(7)
+    bank = "no ha by grand opening café crème łódź kraków fresh coffee daily bakery a i ok".split()
+    for _ in range(200):
+        exp = [rng.choice(bank) for _ in range(rng.randint(1, 12))]
+        text = " ".join(exp)
+        for _ in range(rng.randint(0, 5)):   # lose a letter or a space, gain a letter
+            k = rng.randrange(len(text) + 1)
+            text = rng.choice([text[:k] + text[k + 1:], text[:k] + "x" + text[k:]])
+        rec = text.split()
+        assert word_distance(rec, exp) == pytest.approx(every_join(rec, exp), abs=1e-12)
+
+
+def test_the_join_bounds_never_exceed_the_join():
+    # the two lower bounds the alignment skips joins by, against the split search itself: words made of the
+    # parts (tight: a lost space), of the parts with letters lost or gained, and unrelated ones
+    rng = random.Random(11)
+    bank = "no ha by grand opening café crème łódź fresh coffee a i ok".split()
+    for _ in range(400):
+        parts = [rng.choice(bank) for _ in range(rng.randint(2, MAX_JOINED))]
+        word = rng.choice(["".join(parts), "".join(parts)[1:], "".join(parts) + "x", rng.choice(bank), "xyz"])
+        cost = joined_cost(word, tuple(parts))
+        assert length_floor(word, parts) <= cost + 1e-12 and letter_floor(word, parts) <= cost + 1e-12

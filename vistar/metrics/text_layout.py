@@ -56,7 +56,7 @@ def reading_order(lines: list[OcrLine], columns: bool = False, column_gap: float
     if not lines:
         return []
     boxes, median = level_boxes(lines)
-    ordered = _by_columns(boxes, median, column_gap * median) if columns else _flat(_rows(boxes, median))
+    ordered = _by_columns(boxes, median, column_gap * median) if columns else _flat(rows_of(boxes, median))
     return [box[4] for box in ordered]
 
 
@@ -85,7 +85,7 @@ def _by_columns(boxes: list[LevelBox], median: float, gap: float) -> list[LevelB
     be read as the head of the right column."""
     if len(boxes) < 2:
         return boxes
-    rows = _rows(boxes, median)
+    rows = rows_of(boxes, median)
     runs = [(a, b) for a in range(len(rows)) for b in range(a + 2, len(rows) + 1) if _columns_start(rows[a:b], gap)]
     if not runs:
         return _flat(rows)
@@ -115,7 +115,7 @@ def _column_cut(boxes: list[LevelBox], min_gap: float) -> float | None:
     return cut
 
 
-def _rows(boxes: list[LevelBox], median: float) -> list[list[LevelBox]]:
+def rows_of(boxes: list[LevelBox], median: float) -> list[list[LevelBox]]:
     def centre(b: LevelBox) -> float:
         return (b[1] + b[3]) / 2
 

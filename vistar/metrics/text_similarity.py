@@ -91,18 +91,30 @@ def word_cost(a: str, b: str) -> float:
     return min(1.0, char_distance(a, b) / max(len(a), len(b))) if a or b else 0.0
 
 
+# the most words one word can stand for (or be read as) in the word alignment: NONONO is three
+MAX_JOINED = 3
+
+
 @lru_cache(maxsize=1 << 16)
-def joined_cost(word: str, first: str, second: str) -> float:
-    """Cost of reading two words as one (`first second` as `word`, a lost space) or one as two: the best split of
-    `word` into two parts, each costing `word_cost` against its word, plus the space, one character of the pair.
-    GRANDOPENING for GRAND OPENING costs 1/13; an unrelated extra word never comes cheaper than inserting it."""
-    best = min(word_cost(word[:k], first) + word_cost(word[k:], second) for k in range(len(word) + 1))
-    return best + 1.0 / (len(first) + len(second) + 1)
+def joined_cost(word: str, parts: tuple[str, ...]) -> float:
+    """Cost of reading the words `parts` as one (`GRAND OPENING` as `word`, a lost space) or one word as `parts`:
+    the best split of `word` into as many pieces, each costing `word_cost` against its part, plus each space lost
+    as one character of the run (the parts and the spaces between them). GRANDOPENING for GRAND OPENING costs
+    1/13, NONONO for NO NO NO 2/8; a word missing from the run still costs its whole word (an empty piece), so an
+    unrelated extra word never comes cheaper than inserting it."""
+    run = sum(map(len, parts)) + len(parts) - 1
+    # best[p][k]: the first p parts read as word[:k]
+    best = [[0.0] + [float("inf")] * len(word)]
+    for part in parts:
+        prev = best[-1]
+        best.append([min(prev[i] + word_cost(word[i:k], part) for i in range(k + 1)) for k in range(len(word) + 1)])
+    return best[-1][len(word)] + (len(parts) - 1) / run
 
 
 def word_distance(recognised: list[str], expected: list[str]) -> float:
     """Edit distance over words: a missing or extra word costs 1, a misspelt one `word_cost` (a one-letter typo in
-    a 5-letter word 0.2), two words read as one or one read as two `joined_cost`. Order and repeats count."""
+    a 5-letter word 0.2), up to `MAX_JOINED` words read as one or one read as as many `joined_cost`. Order and
+    repeats count."""
     n, m = len(expected), len(recognised)
     d = [[0.0] * (m + 1) for _ in range(n + 1)]
     for i in range(n + 1):
@@ -111,12 +123,43 @@ def word_distance(recognised: list[str], expected: list[str]) -> float:
                 d[i][j] = float(i + j)
                 continue
             best = min(d[i - 1][j] + 1.0, d[i][j - 1] + 1.0, d[i - 1][j - 1] + word_cost(recognised[j - 1], expected[i - 1]))
-            if i > 1:
-                best = min(best, d[i - 2][j - 1] + joined_cost(recognised[j - 1], *expected[i - 2:i]))
-            if j > 1:
-                best = min(best, d[i - 1][j - 2] + joined_cost(expected[i - 1], *recognised[j - 2:j]))
+            for k in range(2, MAX_JOINED + 1):
+                if i >= k:
+                    best = _join(best, d[i - k][j - 1], recognised[j - 1], expected[i - k:i])
+                if j >= k:
+                    best = _join(best, d[i - 1][j - k], expected[i - 1], recognised[j - k:j])
             d[i][j] = best
     return d[n][m]
+
+
+def _join(best: float, before: float, word: str, parts: list[str]) -> float:
+    """`best`, or `before` + `joined_cost(word, parts)` where lower. The split search is most of the alignment's
+    time, so a join is first bounded below, by lengths and then by letters, and skipped when it cannot win."""
+    if before + length_floor(word, parts) >= best or before + letter_floor(word, parts) >= best:
+        return best
+    return min(best, before + joined_cost(word, tuple(parts)))
+
+
+def _spaces(parts: list[str]) -> float:
+    return (len(parts) - 1) / (sum(map(len, parts)) + len(parts) - 1)
+
+
+def length_floor(word: str, parts: list[str]) -> float:
+    """At most `joined_cost(word, parts)`, from lengths alone: a piece of q letters costs at least
+    1 − q / len(part) when shorter than its part (and 0 when longer), so the cheapest split gives the shortest
+    parts their letters first."""
+    covered, letters = 0.0, len(word)
+    for length in sorted(map(len, parts)):
+        take = min(length, letters)
+        covered, letters = covered + take / length, letters - take
+    return len(parts) - covered + _spaces(parts)
+
+
+def letter_floor(word: str, parts: list[str]) -> float:
+    """At most `joined_cost(word, parts)`: the pieces' char distances add up to at least the word's to the parts
+    written together, none is divided by more than the longest word, and a sum of costs each capped at 1 is at
+    least that sum capped at 1."""
+    return min(1.0, char_distance(word, "".join(parts)) / max(len(word), *map(len, parts))) + _spaces(parts)
 
 
 def word_similarity(recognised: str, expected: str) -> float:

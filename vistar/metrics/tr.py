@@ -18,6 +18,7 @@ from ..api import Combine, Metric, MetricResult, OcrLine, OcrResult
 from .text_doubt import resolve
 from .text_layout import level_boxes, line_angle, line_height, nearest_gap, reading_order, sets_direction, text_angle
 from .text_scripts import support
+from .text_seams import Seam, read_once, repeated_seams
 from .text_similarity import char_similarity, normalize_text, unmarking, word_cost, word_similarity
 
 # a read word within this normalised char distance of a word asked for is a reading of it (half its letters)
@@ -174,6 +175,23 @@ def _best_reading(lines: list[OcrLine], expected: str, params: TRParams,
     return best
 
 
+def _read_seams(lines: list[OcrLine], expected: str, params: TRParams,
+                norm: dict[str, Any]) -> tuple[dict[str, Any], list[OcrLine], str]:
+    """`_best_reading`, with each seam where the detector may have read letters twice (`text_seams`) read once
+    where that brings the characters read nearer the expected text (`char` rises: a letter read twice is a
+    character-level slip, and the word alignment of a reading out of order can move either way), seam by seam in
+    the lines' order; the seams taken are listed as `read_once`."""
+    best = _best_reading(lines, expected, params, norm)
+    taken: list[Seam] = []
+    for seam in repeated_seams(lines):
+        trial = _best_reading(read_once(lines, [*taken, seam]), expected, params, norm)
+        if trial[0]["char"] > best[0]["char"]:
+            best, taken = trial, [*taken, seam]
+    if taken:
+        best[0]["read_once"] = [f"{lines[s.left].text}|{lines[s.right].text}" for s in taken]
+    return best
+
+
 def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, prompt: Any) -> MetricResult:
     expected = expected_text(controls)
     if expected is None:
@@ -190,7 +208,7 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
     lines, dropped = filter_lines(ocr, float(params.min_confidence), float(params.min_box_height_frac),
                                   float(params.min_glyph_confidence), float(params.glyph_gap), expected,
                                   float(params.stray_confidence), float(params.stray_angle), float(params.clutter_gap))
-    result, ordered, layout = _best_reading(lines, expected, params, norm)
+    result, ordered, layout = _read_seams(lines, expected, params, norm)
     marks = {c for c in normalize_text(expected, **{**norm, "unseen_marks": ""}) if ord(c) in unmarking(unseen)}
     if marks:   # said on the row: a render without these marks would score the same
         result["marks_not_scored"] = "".join(sorted(marks))
@@ -202,4 +220,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="12", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="13", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
