@@ -88,12 +88,14 @@ def test_space_prob_validation():
 @pytest.mark.parametrize("ink, font_size", [((255, 230, 0), 38), ((200, 30, 30), 34)])
 def test_word_gaps_on_grass_are_read(ink, font_size, ctx):
     # coloured text on scikit-image's grass: greedy CTC decoding read "NIGHTMARKET2025", TR 0.69 for a perfect render
+    # (0.92 since TR v13 charges three words run together as two lost spaces, still short of the exact render)
     fonts = available_fonts()
     if "DejaVuSans" not in fonts:
         pytest.skip("the case was measured with DejaVu Sans")
     image = overlay_text(photo("grass"), "NIGHT MARKET 2025", font_size=font_size, font=fonts["DejaVuSans"], ink=ink)
     greedy = tr(image, "NIGHT MARKET 2025", context(space_prob=1.0))
-    assert greedy.details["recognised"] == "nightmarket2025" and greedy.score < 0.75  # the failure
+    assert greedy.details["recognised"] == "nightmarket2025"   # the failure, charged as two lost spaces of 17
+    assert greedy.score == pytest.approx(((1 - 2 / 17) + (1 - (2 / 17) / 3)) / 2)
     result = tr(image, "NIGHT MARKET 2025", ctx)
     assert result.details["recognised"] == "night market 2025" and result.score == 1.0
 
