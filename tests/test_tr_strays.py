@@ -25,6 +25,16 @@ def test_an_unsure_reading_across_the_text_lines_is_dropped():
     assert result.score == 1.0 and result.details["dropped_lines"]["stray"] == 1
 
 
+def test_an_unsure_reading_across_the_lines_that_reads_like_a_word_asked_for_counts():
+    # a short word boxed roughly (14° across the text) is a word of the text: kept where it is within half its letters
+    # of a word asked for ("caj" for "čaj": half a letter of three), dropped where it is not
+    ocr = poster(rotated("caj", 500, 480, 60, 30, 22.0, conf=0.89))
+    assert score(ocr, "FRESH COFFEE DAILY ČAJ").details["dropped_lines"]["stray"] == 0
+    assert score(ocr, "FRESH COFFEE DAILY ČAJ").score == pytest.approx(0.5 * (1 - 0.5 / 22) + 0.5 * (1 - (0.5 / 3) / 4))
+    assert score(ocr, "FRESH COFFEE DAILY").details["dropped_lines"]["stray"] == 1
+    assert filter_lines(ocr, 0.5, 0.0, stray_confidence=0.9, stray_angle=10.0)[1]["stray"] == 1   # nothing asked
+
+
 def test_a_sure_reading_across_the_lines_counts():
     # read at 0.95 it is text (a sign in the photo): "fresh coffee daily c000" vs the 3 words asked for
     result = score(poster(rotated("C000", 500, 520, 100, 30, -10.0, conf=0.95)))

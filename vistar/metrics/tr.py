@@ -72,7 +72,7 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
             dropped["tiny_box"] += 1
         else:
             keep.append(line)
-    strays = _strays(keep, stray_confidence, stray_angle)
+    strays = _strays(keep, stray_confidence, stray_angle, expected)
     dropped["stray"] = len(strays)
     keep = [ln for k, ln in enumerate(keep) if k not in strays]
     glyphs = _glyphs(keep, min_glyph_confidence, glyph_gap, expected)
@@ -83,20 +83,25 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
     return [ln for k, ln in enumerate(keep) if k not in clutter], dropped
 
 
-def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float) -> set[int]:
+def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float, expected: str = "",
+            close: float = CLOSE_WORD) -> set[int]:
     """Indices of photo detail read as text: a line read less surely than `stray_confidence` whose own direction
     differs by more than `stray_angle` degrees from the text's, the direction of the lines read surely (at least
-    `stray_confidence`) that are at least twice as wide as high. A row of coat buttons read "C000" at 0.65-0.8 runs
-    across the poster's lines; a word of the text, even one read unsurely, runs with them (within 7.7° on the
-    tuning posters). No rule without such sure lines (text running at 45 degrees or more has none): then nothing
-    says which way the text runs.
+    `stray_confidence`) that are at least twice as wide as high, and none of whose words is within `close` of a
+    word asked for. A row of coat buttons read "C000" at 0.65-0.8 runs across the poster's lines; a word of the
+    text, even one read unsurely, runs with them (within 7.7° on the tuning posters), except a short one whose box
+    gives a rough direction (a lone "Čaj" boxed at 27° in text at 13°), which reads like a word asked for, as in
+    `_clutter`. No rule without such sure lines (text running at 45 degrees or more has none): then nothing says
+    which way the text runs.
     Calibrated in docs/metrics/tr.md, Stray lines."""
     anchors = [ln for ln in lines if ln.confidence >= stray_confidence and sets_direction(ln)]
     if not anchors:
         return set()
     angle = text_angle(anchors)
+    asked = normalize_text(expected).split()
     return {k for k, ln in enumerate(lines)
-            if ln.confidence < stray_confidence and abs((line_angle(ln) - angle + 90) % 180 - 90) > stray_angle}
+            if ln.confidence < stray_confidence and abs((line_angle(ln) - angle + 90) % 180 - 90) > stray_angle
+            and not any(word_cost(w, a) <= close for w in normalize_text(ln.text).split() for a in asked)}
 
 
 def _clutter(lines: list[OcrLine], expected: str, stray_confidence: float, clutter_gap: float,
@@ -220,4 +225,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="13", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="14", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
