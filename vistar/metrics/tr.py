@@ -16,6 +16,7 @@ import numpy as np
 
 from ..api import Combine, Metric, MetricResult, OcrLine, OcrResult
 from .text_doubt import resolve
+from .text_gutter import gutter_cuts
 from .text_layout import level_boxes, line_angle, line_height, nearest_gap, reading_order, sets_direction, text_angle
 from .text_scripts import support
 from .text_seams import Seam, read_once, repeated_seams
@@ -180,20 +181,36 @@ def _best_reading(lines: list[OcrLine], expected: str, params: TRParams,
     return best
 
 
-def _read_seams(lines: list[OcrLine], expected: str, params: TRParams,
-                norm: dict[str, Any]) -> tuple[dict[str, Any], list[OcrLine], str]:
-    """`_best_reading`, with each seam where the detector may have read letters twice (`text_seams`) read once
-    where that brings the characters read nearer the expected text (`char` rises: a letter read twice is a
-    character-level slip, and the word alignment of a reading out of order can move either way), seam by seam in
-    the lines' order; the seams taken are listed as `read_once`."""
+def _read_repairs(lines: list[OcrLine], expected: str, params: TRParams,
+                  norm: dict[str, Any]) -> tuple[dict[str, Any], list[OcrLine], str]:
+    """`_best_reading`, with two repairs of the detector's boxes taken where they bring the characters read nearer
+    the expected text (`char` rises: both are character-level, and the word alignment of a reading out of order
+    can move either way): each seam where it may have read letters twice read once (`text_seams`, listed as
+    `read_once`), seam by seam in the lines' order; then each line it ran across a column gutter cut there
+    (`text_gutter`, listed as `cut_at_gutter`), at the space that reads best."""
     best = _best_reading(lines, expected, params, norm)
     taken: list[Seam] = []
+    work = lines
     for seam in repeated_seams(lines):
-        trial = _best_reading(read_once(lines, [*taken, seam]), expected, params, norm)
+        candidate = read_once(lines, [*taken, seam])
+        trial = _best_reading(candidate, expected, params, norm)
         if trial[0]["char"] > best[0]["char"]:
-            best, taken = trial, [*taken, seam]
+            best, taken, work = trial, [*taken, seam], candidate
     if taken:
         best[0]["read_once"] = [f"{lines[s.left].text}|{lines[s.right].text}" for s in taken]
+    cut: list[str] = []
+    for k, ways in gutter_cuts(work, float(params.column_gap)):
+        base, chosen = [ln for ln in work], ""
+        for left, right in ways:
+            candidate = [part for ln in base for part in ((left, right) if ln is work[k] else (ln,))]
+            trial = _best_reading(candidate, expected, params, norm)
+            if trial[0]["char"] > best[0]["char"]:
+                best, chosen, next_work = trial, f"{left.text}|{right.text}", candidate
+        if chosen:
+            cut.append(chosen)
+            work = next_work
+    if cut:
+        best[0]["cut_at_gutter"] = cut
     return best
 
 
@@ -213,7 +230,7 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
     lines, dropped = filter_lines(ocr, float(params.min_confidence), float(params.min_box_height_frac),
                                   float(params.min_glyph_confidence), float(params.glyph_gap), expected,
                                   float(params.stray_confidence), float(params.stray_angle), float(params.clutter_gap))
-    result, ordered, layout = _read_seams(lines, expected, params, norm)
+    result, ordered, layout = _read_repairs(lines, expected, params, norm)
     marks = {c for c in normalize_text(expected, **{**norm, "unseen_marks": ""}) if ord(c) in unmarking(unseen)}
     if marks:   # said on the row: a render without these marks would score the same
         result["marks_not_scored"] = "".join(sorted(marks))
@@ -225,4 +242,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="14", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="15", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
