@@ -58,3 +58,12 @@ def test_tr_keeps_the_line_whole_where_the_text_reads_it_across():
     across = "WATER LIGHTS SALE LIBRARY CLUB SKATING LIBRARY MARKET SHOW LIBRARY today free LIGHTS"
     result = score([TITLE, ACROSS, *BELOW], across)
     assert result.score == pytest.approx(1.0) and "cut_at_gutter" not in result.details
+
+
+def test_two_lines_across_the_gutter_are_each_cut():
+    # a second line run across the same gutter under the columns: each is cut where the other rows show the band
+    last = line("SUMMER SALE DAILY", 116, 417, 240)
+    text = ("WATER LIGHTS SALE LIBRARY CLUB LIBRARY today free SUMMER SALE "
+            "SKATING MARKET SHOW LIBRARY LIGHTS DAILY")
+    result = score([TITLE, ACROSS, *BELOW, last], text)
+    assert result.score == 1.0 and result.details["cut_at_gutter"] == ["LIBRARY CLUB|SKATING", "SUMMER SALE|DAILY"]

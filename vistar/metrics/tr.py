@@ -199,16 +199,15 @@ def _read_repairs(lines: list[OcrLine], expected: str, params: TRParams,
     if taken:
         best[0]["read_once"] = [f"{lines[s.left].text}|{lines[s.right].text}" for s in taken]
     cut: list[str] = []
-    for k, ways in gutter_cuts(work, float(params.column_gap)):
-        base, chosen = [ln for ln in work], ""
+    for line, ways in [(work[k], ways) for k, ways in gutter_cuts(work, float(params.column_gap))]:
+        base, chosen = work, ""
         for left, right in ways:
-            candidate = [part for ln in base for part in ((left, right) if ln is work[k] else (ln,))]
+            candidate = [part for ln in base for part in ((left, right) if ln is line else (ln,))]
             trial = _best_reading(candidate, expected, params, norm)
             if trial[0]["char"] > best[0]["char"]:
-                best, chosen, next_work = trial, f"{left.text}|{right.text}", candidate
+                best, work, chosen = trial, candidate, f"{left.text}|{right.text}"
         if chosen:
             cut.append(chosen)
-            work = next_work
     if cut:
         best[0]["cut_at_gutter"] = cut
     return best
