@@ -30,13 +30,15 @@ def main() -> None:
     parser.add_argument("--words", type=int, nargs="+", default=[10, 30])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    if min(args.words) < 2:
+        parser.error("--words: at least 2 (two of them are run together)")
     rng, bank = random.Random(0), [w.lower() for w in WORDS["latin"] + WORDS["polish"]]
     for n in args.words:
         expected = [rng.choice(bank) for _ in range(n)]
         unrelated = [rng.choice(bank) for _ in range(n)]
         near = list(expected)
-        near[3] += "x"
-        near[5:7] = [near[5] + near[6]]
+        near[n // 3] += "x"
+        near[-2:] = ["".join(near[-2:])]
         print(f"{n:3d} words: near reading {best_ms(near, expected, args.repeats):6.1f} ms, "
               f"unrelated {best_ms(unrelated, expected, args.repeats):6.1f} ms "
               f"(joins up to {getattr(text_similarity, 'MAX_JOINED', 2)} words)", flush=True)

@@ -67,3 +67,11 @@ def test_two_lines_across_the_gutter_are_each_cut():
             "SKATING MARKET SHOW LIBRARY LIGHTS DAILY")
     result = score([TITLE, ACROSS, *BELOW, last], text)
     assert result.score == 1.0 and result.details["cut_at_gutter"] == ["LIBRARY CLUB|SKATING", "SUMMER SALE|DAILY"]
+
+
+def test_a_seam_read_once_is_still_listed_when_a_line_is_cut_too():
+    # the title boxed as "WATER LIGHTS" and "S SALE", its S read twice, over the columns of the test above
+    title = [line("WATER LIGHTS", 230, 370, 100), line("S SALE", 360, 455, 100)]
+    result = score([*title, ACROSS, *BELOW], COLUMNS)
+    assert result.score == 1.0 and result.details["read_once"] == ["WATER LIGHTS|S SALE"]
+    assert result.details["cut_at_gutter"] == ["LIBRARY CLUB|SKATING"]

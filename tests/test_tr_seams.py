@@ -65,3 +65,9 @@ def test_a_chain_of_seams_is_read_once_seam_by_seam():
     result = score(*lines, text="Piekarnia")
     assert result.details["recognised"] == "piekarnia" and result.score == pytest.approx(1.0)
     assert result.details["read_once"] == ["Pie|iek", "iek|ekarnia"]
+
+
+def test_a_box_with_no_length_along_the_text_offers_no_seam():
+    flat = OcrLine("R", 0.99, ((230, 100), (230, 100), (230, 130), (230, 130)))
+    assert repeated_seams([word("HARBOUR", 100), flat]) == []
+    assert score(word("HARBOUR", 100), flat, text="HARBOUR").status == "ok"

@@ -37,6 +37,8 @@ def repeated_seams(lines: list[OcrLine]) -> list[Seam]:
             if overlap <= 0 or not left.text or not right.text:
                 continue
             width = min(line_width(left) / len(left.text), line_width(right) / len(right.text))
+            if width <= 0:   # a box with no length along the text: nothing lies in an overlap
+                continue
             fits = [k for k in range(1, min(len(left.text), len(right.text)) + 1)
                     if k - 1 < overlap / width and left.text[-k:].casefold() == right.text[:k].casefold()
                     and any(c.isalnum() for c in right.text[:k])]

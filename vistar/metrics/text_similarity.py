@@ -103,11 +103,12 @@ def joined_cost(word: str, parts: tuple[str, ...]) -> float:
     1/13, NONONO for NO NO NO 2/8; a word missing from the run still costs its whole word (an empty piece), so an
     unrelated extra word never comes cheaper than inserting it."""
     run = sum(map(len, parts)) + len(parts) - 1
-    # best[p][k]: the first p parts read as word[:k]
+    # best[p][k]: the first p parts read as word[:k]; an empty piece is a lost word, a whole one as when deleted
     best = [[0.0] + [float("inf")] * len(word)]
     for part in parts:
         prev = best[-1]
-        best.append([min(prev[i] + word_cost(word[i:k], part) for i in range(k + 1)) for k in range(len(word) + 1)])
+        best.append([min(prev[i] + (word_cost(word[i:k], part) if k > i else 1.0) for i in range(k + 1))
+                     for k in range(len(word) + 1)])
     return best[-1][len(word)] + (len(parts) - 1) / run
 
 
@@ -147,7 +148,10 @@ def _spaces(parts: list[str]) -> float:
 def length_floor(word: str, parts: list[str]) -> float:
     """At most `joined_cost(word, parts)`, from lengths alone: a piece of q letters costs at least
     1 − q / len(part) when shorter than its part (and 0 when longer), so the cheapest split gives the shortest
-    parts their letters first."""
+    parts their letters first. Not where a mark has no precomposed letter (`q̃`, Devanagari, Yoruba `ọ̀`): the
+    char distance then counts the mark half, and only the spaces bound the join."""
+    if not all(t.isascii() or len(strip_accents(t)) == len(t) for t in (word, *parts)):
+        return _spaces(parts)
     covered, letters = 0.0, len(word)
     for length in sorted(map(len, parts)):
         take = min(length, letters)

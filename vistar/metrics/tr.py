@@ -86,10 +86,10 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
 
 def _strays(lines: list[OcrLine], stray_confidence: float, stray_angle: float, expected: str = "",
             close: float = CLOSE_WORD) -> set[int]:
-    """Indices of photo detail read as text: a line read less surely than `stray_confidence` whose own direction
-    differs by more than `stray_angle` degrees from the text's, the direction of the lines read surely (at least
-    `stray_confidence`) that are at least twice as wide as high, and none of whose words is within `close` of a
-    word asked for. A row of coat buttons read "C000" at 0.65-0.8 runs across the poster's lines; a word of the
+    """Indices of photo detail read as text: a line read less surely than `stray_confidence`, none of whose words
+    is within `close` of a word asked for, whose own direction differs by more than `stray_angle` degrees from
+    the text's (the direction of the lines read surely, at least `stray_confidence`, that are at least twice as
+    wide as high). A row of coat buttons read "C000" at 0.65-0.8 runs across the poster's lines; a word of the
     text, even one read unsurely, runs with them (within 7.7° on the tuning posters), except a short one whose box
     gives a rough direction (a lone "Čaj" boxed at 27° in text at 13°), which reads like a word asked for, as in
     `_clutter`. No rule without such sure lines (text running at 45 degrees or more has none): then nothing says
@@ -186,8 +186,8 @@ def _read_repairs(lines: list[OcrLine], expected: str, params: TRParams,
     """`_best_reading`, with two repairs of the detector's boxes taken where they bring the characters read nearer
     the expected text (`char` rises: both are character-level, and the word alignment of a reading out of order
     can move either way): each seam where it may have read letters twice read once (`text_seams`, listed as
-    `read_once`), seam by seam in the lines' order; then each line it ran across a column gutter cut there
-    (`text_gutter`, listed as `cut_at_gutter`), at the space that reads best."""
+    `read_once`), seam by seam in reading order (rows top to bottom, each left to right); then each line it ran
+    across a column gutter cut there (`text_gutter`, listed as `cut_at_gutter`), at the space that reads best."""
     best = _best_reading(lines, expected, params, norm)
     taken: list[Seam] = []
     work = lines
@@ -196,8 +196,6 @@ def _read_repairs(lines: list[OcrLine], expected: str, params: TRParams,
         trial = _best_reading(candidate, expected, params, norm)
         if trial[0]["char"] > best[0]["char"]:
             best, taken, work = trial, [*taken, seam], candidate
-    if taken:
-        best[0]["read_once"] = [f"{lines[s.left].text}|{lines[s.right].text}" for s in taken]
     cut: list[str] = []
     for line, ways in [(work[k], ways) for k, ways in gutter_cuts(work, float(params.column_gap))]:
         base, chosen = work, ""
@@ -208,6 +206,8 @@ def _read_repairs(lines: list[OcrLine], expected: str, params: TRParams,
                 best, work, chosen = trial, candidate, f"{left.text}|{right.text}"
         if chosen:
             cut.append(chosen)
+    if taken:
+        best[0]["read_once"] = [f"{lines[s.left].text}|{lines[s.right].text}" for s in taken]
     if cut:
         best[0]["cut_at_gutter"] = cut
     return best
