@@ -33,8 +33,8 @@ def score(lines: list[OcrLine], text: str):
 
 
 def test_a_line_across_the_band_of_the_rows_beside_it_is_offered_a_cut_at_each_space():
-    [(k, ways)] = gutter_cuts([TITLE, ACROSS, *BELOW], column_gap=0.4)
-    assert k == 1 and [(a.text, b.text) for a, b in ways] == [("LIBRARY", "CLUB SKATING"), ("LIBRARY CLUB", "SKATING")]
+    [(cut, ways)] = gutter_cuts([TITLE, ACROSS, *BELOW], column_gap=0.4)
+    assert cut is ACROSS and [(a.text, b.text) for a, b in ways] == [("LIBRARY", "CLUB SKATING"), ("LIBRARY CLUB", "SKATING")]
     left, right = ways[1]
     assert left.box == ((116, 135), (251, 135), (251, 165), (116, 165))    # ends where the band starts
     assert right.box == ((318, 135), (417, 135), (417, 165), (318, 165))   # starts where it ends
@@ -42,8 +42,8 @@ def test_a_line_across_the_band_of_the_rows_beside_it_is_offered_a_cut_at_each_s
 
 def test_no_cut_without_a_band_beside_the_line_or_for_a_line_inside_one_column():
     assert gutter_cuts([TITLE, ACROSS, line("LIBRARY MARKET SHOW", 116, 564, 170)], column_gap=0.4) == []
-    [(k, _)] = gutter_cuts([TITLE, ACROSS, *BELOW], column_gap=0.4)   # MARKET SHOW LIBRARY lies right of the band
-    assert k == 1
+    [(cut, _)] = gutter_cuts([TITLE, ACROSS, *BELOW], column_gap=0.4)   # MARKET SHOW LIBRARY lies right of the band
+    assert cut is ACROSS
     assert gutter_cuts([TITLE, ACROSS, *BELOW], column_gap=4.0) == []    # the widest band beside it: 3.5 line heights
 
 

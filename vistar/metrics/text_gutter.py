@@ -10,28 +10,24 @@ space is offered and TR takes the cut that brings the reading nearer the expecte
 from __future__ import annotations
 
 from ..api import OcrLine, text_corners
-from .text_layout import LevelBox, level_boxes, rows_of
+from .text_layout import LevelBox, blank_band, level_boxes, rows_of
 
 
-def gutter_cuts(lines: list[OcrLine], column_gap: float) -> list[tuple[int, list[tuple[OcrLine, OcrLine]]]]:
-    """Per line that covers a gutter: (its index, each way of cutting it at a space into the part left of the band
+def gutter_cuts(lines: list[OcrLine], column_gap: float) -> list[tuple[OcrLine, list[tuple[OcrLine, OcrLine]]]]:
+    """Per line that covers a gutter: (the line, each way of cutting it at a space into the part left of the band
     and the part right of it). The band is the widest blank vertical band at least `column_gap` median line heights
     wide through the rows next to the line's own (the longest run of rows below it, then above it, that keeps one),
     and the line must span it with text on both sides."""
     if len(lines) < 3:
         return []
-    index = {id(line): k for k, line in enumerate(lines)}
     boxes, median = level_boxes(lines)
     rows = rows_of(boxes, median)
     out = []
     for r, row in enumerate(rows):
-        for box in row:
-            line = box[4]
-            if " " not in line.text.strip():
-                continue
-            band = _band_beside(rows, r, column_gap * median)
-            if band and box[0] < band[0] and box[2] > band[1]:
-                out.append((index[id(line)], _cuts(line, box, band)))
+        spaced = [box for box in row if " " in box[4].text.strip()]
+        band = _band_beside(rows, r, column_gap * median) if spaced else None
+        if band:
+            out += [(box[4], _cuts(box[4], box, band)) for box in spaced if box[0] < band[0] and box[2] > band[1]]
     return out
 
 
@@ -39,24 +35,13 @@ def _band_beside(rows: list[list[LevelBox]], r: int, gap: float) -> tuple[float,
     """The widest blank band wider than `gap` through the rows next to row r (rows below first, then above, as
     many as keep a band; at least one), or None."""
     below = above = 0
-    while r + below + 1 < len(rows) and _band([b for row in rows[r + 1:r + below + 2] for b in row], gap):
+    while r + below + 1 < len(rows) and blank_band([b for row in rows[r + 1:r + below + 2] for b in row], gap):
         below += 1
-    while r - above - 1 >= 0 and _band([b for row in rows[r - above - 1:r + below + 1] if row is not rows[r] for b in row], gap):
+    while r - above - 1 >= 0 and blank_band([b for row in rows[r - above - 1:r + below + 1] if row is not rows[r] for b in row], gap):
         above += 1
     if below + above == 0:
         return None
-    return _band([b for row in rows[r - above:r + below + 1] if row is not rows[r] for b in row], gap)
-
-
-def _band(boxes: list[LevelBox], gap: float) -> tuple[float, float] | None:
-    """(start, end) of the widest blank vertical band wider than `gap` between the boxes' spans, or None."""
-    spans = sorted((b[0], b[2]) for b in boxes)
-    best, band, reach = gap, None, spans[0][1] if spans else 0.0
-    for start, end in spans[1:]:
-        if start - reach > best:
-            best, band = start - reach, (reach, start)
-        reach = max(reach, end)
-    return band
+    return blank_band([b for row in rows[r - above:r + below + 1] if row is not rows[r] for b in row], gap)
 
 
 def _cuts(line: OcrLine, box: LevelBox, band: tuple[float, float]) -> list[tuple[OcrLine, OcrLine]]:

@@ -106,13 +106,19 @@ def _columns_start(rows: list[list[LevelBox]], gap: float) -> bool:
 
 def _column_cut(boxes: list[LevelBox], min_gap: float) -> float | None:
     """Where the widest blank vertical band wider than `min_gap` starts, or None."""
+    band = blank_band(boxes, min_gap)
+    return None if band is None else band[0]
+
+
+def blank_band(boxes: list[LevelBox], min_gap: float) -> tuple[float, float] | None:
+    """(start, end) of the widest blank vertical band wider than `min_gap` between the boxes' spans, or None."""
     spans = sorted((b[0], b[2]) for b in boxes)
-    best, cut, reach = min_gap, None, spans[0][1]
+    best, band, reach = min_gap, None, spans[0][1] if spans else 0.0
     for start, end in spans[1:]:
         if start - reach > best:
-            best, cut = start - reach, reach
+            best, band = start - reach, (reach, start)
         reach = max(reach, end)
-    return cut
+    return band
 
 
 def rows_of(boxes: list[LevelBox], median: float) -> list[list[LevelBox]]:

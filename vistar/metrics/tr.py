@@ -197,7 +197,7 @@ def _read_repairs(lines: list[OcrLine], expected: str, params: TRParams,
         if trial[0]["char"] > best[0]["char"]:
             best, taken, work = trial, [*taken, seam], candidate
     cut: list[str] = []
-    for line, ways in [(work[k], ways) for k, ways in gutter_cuts(work, float(params.column_gap))]:
+    for line, ways in gutter_cuts(work, float(params.column_gap)):
         base, chosen = work, ""
         for left, right in ways:
             candidate = [part for ln in base for part in ((left, right) if ln is line else (ln,))]
