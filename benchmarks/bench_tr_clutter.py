@@ -17,8 +17,8 @@ import math
 from bench_tr_spaces import read_split
 from tr_ladder_report import group_report, ladder_parser, rule_off
 
+from vistar.metrics.text_filters import clutter_lines, filter_lines
 from vistar.metrics.text_similarity import normalize_text, word_cost
-from vistar.metrics.tr import _clutter, filter_lines
 from vistar.validity.tr import GROUPS, Scorer
 
 
@@ -29,7 +29,7 @@ def dropped(ocr, expected: str, scorer: Scorer, gap: float) -> list[str]:
                             float(p.glyph_gap), expected, float(p.stray_confidence), float(p.stray_angle))
     asked = normalize_text(expected).split()
     out = []
-    for k in sorted(_clutter(lines, expected, float(p.stray_confidence), gap)):
+    for k in sorted(clutter_lines(lines, expected, float(p.stray_confidence), gap)):
         words = normalize_text(lines[k].text).split() or [""]
         near = min(word_cost(w, a) for w in words for a in asked)
         out.append(f"{lines[k].text!r} at {lines[k].confidence:.2f}, nearest asked word {near:.2f}")

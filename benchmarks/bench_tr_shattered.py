@@ -18,9 +18,9 @@ from pathlib import Path
 
 from bench_tr_spaces import read_split
 
-from vistar.metrics.text_layout import _rows, level_boxes
+from vistar.metrics.text_filters import filter_lines
+from vistar.metrics.text_layout import level_boxes, rows_of
 from vistar.metrics.text_similarity import normalize_text, word_cost
-from vistar.metrics.tr import filter_lines
 from vistar.validity.tr import Scorer, Split, ladder_cases
 from vistar.validity.tr_tuning import SPLITS
 
@@ -33,7 +33,7 @@ def runs(lines: list) -> list[list[str]]:
         return []
     boxes, median = level_boxes(lines)
     out = []
-    for row in _rows(boxes, median):
+    for row in rows_of(boxes, median):
         current: list = []
         for box in row:
             short = len(normalize_text(box[4].text).replace(" ", "")) <= 2

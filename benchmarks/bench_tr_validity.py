@@ -197,8 +197,8 @@ def posters(args) -> None:
 def stray_calibration(scored: list[dict]) -> None:
     """Per candidate `stray_angle`, the readings TR's stray rule drops (confidence >= min_confidence) that are
     words of the poster (each word within half its letters of a word asked for) vs the rest."""
+    from vistar.metrics.text_filters import stray_lines
     from vistar.metrics.text_similarity import normalize_text, word_cost
-    from vistar.metrics.tr import _strays
 
     params = metric_params(Ontology.load(None), "TR")
     for angle in (4.0, 6.0, 8.0, 10.0, 15.0):
@@ -207,7 +207,7 @@ def stray_calibration(scored: list[dict]) -> None:
             asked = normalize_text(case["expected"]).split()
             for ocr in case["ocr"].values():
                 lines = [ln for ln in ocr.lines if ln.confidence >= float(params.min_confidence)]
-                for k in _strays(lines, float(params.stray_confidence), angle):
+                for k in stray_lines(lines, float(params.stray_confidence), angle):
                     words = normalize_text(lines[k].text).split()
                     counts["word" if words and all(min(word_cost(w, a) for a in asked) <= 0.5 for w in words) else "not"] += 1
         print(f"stray_angle {angle:4.1f}: drops {counts['word']} readings that are words of the poster, {counts['not']} that are not")

@@ -8,8 +8,9 @@ import pytest
 
 from vistar.api import OcrLine, OcrResult
 from vistar.engine.params import metric_params
+from vistar.metrics.text_filters import filter_lines
 from vistar.metrics.text_layout import reading_order, text_angle
-from vistar.metrics.tr import METRIC, filter_lines
+from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt, resolved_controls
 

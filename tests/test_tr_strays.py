@@ -9,7 +9,8 @@ import pytest
 from tests.support.ocr_posters import poster, rotated
 from vistar.api import OcrLine, OcrResult
 from vistar.engine.params import metric_params
-from vistar.metrics.tr import METRIC, filter_lines
+from vistar.metrics.text_filters import filter_lines
+from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
 
 PARAMS = metric_params(Ontology.load(None), "TR")

@@ -1,0 +1,105 @@
+"""Which OCR lines TR reads: not those the recogniser is unsure of, specks, or photo detail read as text (across
+the text's lines, decorations, unsure readings of no asked word off the text). They live in the metric, not the OCR
+stage, so they can be changed (or calibrated) and rescored without reading again; each is calibrated in
+docs/metrics/tr.md, OCR and filters."""
+from __future__ import annotations
+
+import math
+import unicodedata
+from typing import Any
+
+from ..api import OcrLine, OcrResult
+from .text_layout import level_boxes, line_angle, line_height, nearest_gap, sets_direction, text_angle
+from .text_similarity import normalize_text, word_cost
+
+# a read word within this normalised char distance of a word asked for is a reading of it (half its letters)
+CLOSE_WORD = 0.5
+
+
+def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float, min_glyph_confidence: float = 0.0,
+                 glyph_gap: float = math.inf, expected: str = "", stray_confidence: float = 0.0,
+                 stray_angle: float = math.inf, clutter_gap: float = math.inf) -> tuple[list[OcrLine], dict[str, Any]]:
+    """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), readings
+    across the text lines' direction (`stray_lines`), decorative glyphs (`glyph_lines`) and unsure readings of no asked
+    word off the text (`clutter_lines`)."""
+    keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "stray": 0, "clutter": 0, "glyph": 0}
+    for line in ocr.lines:
+        if line.confidence < min_confidence:
+            dropped["low_confidence"] += 1
+        elif line_height(line) < min_box_height_frac * ocr.height:
+            dropped["tiny_box"] += 1
+        else:
+            keep.append(line)
+    strays = stray_lines(keep, stray_confidence, stray_angle, expected)
+    dropped["stray"] = len(strays)
+    keep = [ln for k, ln in enumerate(keep) if k not in strays]
+    glyphs = glyph_lines(keep, min_glyph_confidence, glyph_gap, expected)
+    dropped["glyph"] = len(glyphs)
+    keep = [ln for k, ln in enumerate(keep) if k not in glyphs]
+    clutter = clutter_lines(keep, expected, stray_confidence, clutter_gap)   # last: the other filters see what they saw before
+    dropped["clutter"] = len(clutter)
+    return [ln for k, ln in enumerate(keep) if k not in clutter], dropped
+
+
+def stray_lines(lines: list[OcrLine], stray_confidence: float, stray_angle: float, expected: str = "",
+            close: float = CLOSE_WORD) -> set[int]:
+    """Indices of photo detail read as text: a line read less surely than `stray_confidence`, none of whose words
+    is within `close` of a word asked for, whose own direction differs by more than `stray_angle` degrees from
+    the text's (the direction of the lines read surely, at least `stray_confidence`, that are at least twice as
+    wide as high). A row of coat buttons read "C000" at 0.65-0.8 runs across the poster's lines; a word of the
+    text, even one read unsurely, runs with them (within 7.7° on the tuning posters), except a short one whose box
+    gives a rough direction (a lone "Čaj" boxed at 27° in text at 13°), which reads like a word asked for, as in
+    `clutter_lines`. No rule without such sure lines (text running at 45 degrees or more has none): then nothing says
+    which way the text runs.
+    Calibrated in docs/metrics/tr.md, Stray lines."""
+    anchors = [ln for ln in lines if ln.confidence >= stray_confidence and sets_direction(ln)]
+    if not anchors:
+        return set()
+    angle = text_angle(anchors)
+    asked = normalize_text(expected).split()
+    return {k for k, ln in enumerate(lines)
+            if ln.confidence < stray_confidence and abs((line_angle(ln) - angle + 90) % 180 - 90) > stray_angle
+            and not any(word_cost(w, a) <= close for w in normalize_text(ln.text).split() for a in asked)}
+
+
+def clutter_lines(lines: list[OcrLine], expected: str, stray_confidence: float, clutter_gap: float,
+             close: float = CLOSE_WORD) -> set[int]:
+    """Indices of photo detail read as text that runs with it: a line read less surely than `stray_confidence`
+    none of whose words is within `close` (normalised char distance) of a word asked for, lying more than
+    `clutter_gap` median line heights from every line read surely (coat buttons read "C000" beside a poster). No
+    rule without a sure line, and none for a line that reads like a word of the text, however far it stands.
+    Calibrated in docs/metrics/tr.md, Stray lines."""
+    if not math.isfinite(clutter_gap) or not lines:
+        return set()
+    asked = normalize_text(expected).split()
+    boxes, median = level_boxes(lines)
+    sure = [box for box in boxes if box[4].confidence >= stray_confidence]
+    out = set()
+    for k, box in enumerate(boxes):
+        words = normalize_text(box[4].text).split()
+        if box[4].confidence >= stray_confidence or not sure or any(
+                word_cost(w, a) <= close for w in words for a in asked):
+            continue
+        if nearest_gap(box, sure) > clutter_gap * median:
+            out.add(k)
+    return out
+
+
+def glyph_lines(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float, expected: str) -> set[int]:
+    """Indices of rings, dots and stars, not text: a reading with no letter or digit whose symbols the expected
+    text does not hold (a star read as "★"), or a one- or two-character reading lying more than `glyph_gap`
+    line heights from every longer line (off the text lines) and read less surely than `min_glyph_confidence`
+    (a ring read as "O" at 0.6-0.92). Short words of the text sit within 0.3 line heights of their neighbours;
+    both values are calibrated in docs/metrics/tr.md."""
+    texts = [normalize_text(ln.text).replace(" ", "") for ln in lines]
+    boxes, median = level_boxes(lines) if lines else ([], 1.0)
+    longer = [box for box, text in zip(boxes, texts) if len(text) > 2]
+    out, symbols = set(), set(normalize_text(expected))   # compared as the readings are (＄ is $)
+    for k, (box, text) in enumerate(zip(boxes, texts)):
+        if not any(unicodedata.category(c)[0] in "LN" for c in text):
+            if not set(text) & symbols:
+                out.add(k)
+        elif len(text) <= 2 and box[4].confidence < min_glyph_confidence and longer:
+            if nearest_gap(box, longer) > glyph_gap * median:
+                out.add(k)
+    return out
