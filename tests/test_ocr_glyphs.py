@@ -94,7 +94,7 @@ def test_a_tilted_narrow_box_in_rapidocrs_corner_order_is_a_glyph_along_the_text
 
     glyph = detected(500, 600, 10, 40)
     assert is_glyph_box(glyph)
-    line = OcrLine("1", 0.8, tuple(map(tuple, glyph.tolist())))
+    line = OcrLine("I", 0.8, tuple(map(tuple, glyph.tolist())))
     assert line_angle(line) == pytest.approx(tilt, abs=0.5)
     assert (line_width(line), line_height(line)) == pytest.approx((10, 40), abs=0.5)
     assert np.allclose(upright_box(glyph), upright_box(np.asarray(text_corners(box(10, 40, tilt, 500, 600)))), atol=0.5)

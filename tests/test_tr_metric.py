@@ -52,7 +52,7 @@ def test_score_uses_reading_order_not_detector_order():
 def test_confidence_filter():
     lines = ocr(line("HELLO", 100, 100, conf=0.95), line("XQZ", 400, 100, conf=0.2))
     kept, dropped = filter_lines(lines, min_confidence=0.5, min_box_height_frac=0.0)
-    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 1, "tiny_box": 0, "stray": 0, "glyph": 0, "clutter": 0}
+    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 1, "tiny_box": 0, "stray": 0, "glyph": 0, "clutter": 0, "numerals": 0, "nested": 0}
     result = score(lines, {"text": "HELLO"}, min_confidence=0.5)
     assert result.score == 1.0 and result.details["dropped_lines"]["low_confidence"] == 1
     # with the filter off the noise line counts: "hello xqz" vs "hello" → char 5/9, token 1 − 1 extra word / 2
@@ -62,7 +62,7 @@ def test_confidence_filter():
 def test_tiny_box_filter():
     lines = ocr(line("HELLO", 100, 100, h=40), line("ii", 600, 700, h=6))  # 6 px high in a 1000 px image
     kept, dropped = filter_lines(lines, min_confidence=0.0, min_box_height_frac=0.01)
-    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 0, "tiny_box": 1, "stray": 0, "glyph": 0, "clutter": 0}
+    assert [ln.text for ln in kept] == ["HELLO"] and dropped == {"low_confidence": 0, "tiny_box": 1, "stray": 0, "glyph": 0, "clutter": 0, "numerals": 0, "nested": 0}
     kept, _ = filter_lines(lines, min_confidence=0.0, min_box_height_frac=0.005)
     assert len(kept) == 2
 

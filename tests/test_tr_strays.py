@@ -53,11 +53,11 @@ def test_an_unsure_word_running_with_the_text_counts():
 
 def test_the_text_direction_comes_from_surely_read_wide_lines_only():
     # every line read unsurely: nothing says which way the text runs, so nothing is a stray
-    lines = (rotated("FRESH", 500, 300, 200, 40, 8.0, conf=0.8), rotated("C000", 500, 520, 100, 30, -10.0, conf=0.7))
+    lines = (rotated("FRESH", 500, 300, 200, 40, 8.0, conf=0.8), rotated("DOO", 500, 520, 100, 30, -10.0, conf=0.7))
     kept, dropped = filter_lines(OcrResult(lines, 1000, 1000), 0.5, 0.0, stray_confidence=0.9, stray_angle=10.0)
     assert len(kept) == 2 and dropped["stray"] == 0
     # a sure line only as wide as high (a lone "7") does not set the direction either
-    lines = (rotated("7", 500, 300, 30, 40, 0.0), rotated("C000", 500, 520, 100, 30, 20.0, conf=0.7))
+    lines = (rotated("7", 500, 300, 30, 40, 0.0), rotated("DOO", 500, 520, 100, 30, 20.0, conf=0.7))
     assert filter_lines(OcrResult(lines, 1000, 1000), 0.5, 0.0, stray_confidence=0.9, stray_angle=10.0)[1]["stray"] == 0
 
 
@@ -88,8 +88,8 @@ def test_steep_text_has_no_direction_so_no_line_is_a_stray():
 
 
 def test_an_unsure_reading_of_no_asked_word_off_the_text_is_clutter():
-    # coat buttons read "C000" at 0.7 running with the 8° text, about 3.6 line heights under its last line
-    buttons = rotated("C000", 500, 600, 100, 30, 8.0, conf=0.7)
+    # a row of coins read "DOO" at 0.7 running with the 8° text, about 3.6 line heights under its last line
+    buttons = rotated("DOO", 500, 600, 100, 30, 8.0, conf=0.7)
     result = score(poster(buttons))                                                  # shipped clutter_gap 3
     assert result.score == 1.0 and result.details["dropped_lines"]["clutter"] == 1
     assert score(poster(buttons), clutter_gap=5.0).details["dropped_lines"]["clutter"] == 0   # not that far
@@ -100,15 +100,15 @@ def test_an_unsure_reading_of_no_asked_word_off_the_text_is_clutter():
 def test_clutter_keeps_a_word_of_the_text_near_the_text_or_read_surely():
     far_word = rotated("OPFN", 500, 600, 100, 30, 8.0, conf=0.7)     # OPEN read badly (one letter of 4) stays a word
     assert score(poster(far_word), "FRESH COFFEE DAILY OPEN", clutter_gap=2.0).details["dropped_lines"]["clutter"] == 0
-    near = rotated("C000", 500, 470, 100, 30, 8.0, conf=0.7)         # right under the last line
+    near = rotated("DOO", 500, 470, 100, 30, 8.0, conf=0.7)         # right under the last line
     assert score(poster(near), clutter_gap=2.0).details["dropped_lines"]["clutter"] == 0
-    sure = rotated("C000", 500, 600, 100, 30, 8.0, conf=0.95)        # a sign in the photo: text
+    sure = rotated("DOO", 500, 600, 100, 30, 8.0, conf=0.95)        # a sign in the photo: text
     assert score(poster(sure), clutter_gap=2.0).details["dropped_lines"]["clutter"] == 0
 
 
 def test_clutter_needs_a_sure_line():
     unsure = OcrResult(tuple(replace(ln, confidence=0.8) for ln in poster().lines)
-                       + (rotated("C000", 500, 600, 100, 30, 8.0, conf=0.7),), 1000, 1000)
+                       + (rotated("DOO", 500, 600, 100, 30, 8.0, conf=0.7),), 1000, 1000)
     kept, dropped = filter_lines(unsure, 0.5, 0.0, expected="FRESH COFFEE DAILY", stray_confidence=0.9,
                                  clutter_gap=2.0)
     assert len(kept) == 4 and dropped["clutter"] == 0

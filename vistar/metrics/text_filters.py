@@ -9,7 +9,7 @@ import unicodedata
 from typing import Any
 
 from ..api import OcrLine, OcrResult
-from .text_layout import level_boxes, line_angle, line_height, nearest_gap, sets_direction, text_angle
+from .text_layout import LevelBox, level_boxes, line_angle, line_height, nearest_gap, sets_direction, text_angle
 from .text_similarity import normalize_text, word_cost
 
 # a read word within this normalised char distance of a word asked for is a reading of it (half its letters)
@@ -18,11 +18,14 @@ CLOSE_WORD = 0.5
 
 def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float, min_glyph_confidence: float = 0.0,
                  glyph_gap: float = math.inf, expected: str = "", stray_confidence: float = 0.0,
-                 stray_angle: float = math.inf, clutter_gap: float = math.inf) -> tuple[list[OcrLine], dict[str, Any]]:
+                 stray_angle: float = math.inf, clutter_gap: float = math.inf, nested_share: float = math.inf,
+                 nested_height: float = 0.0) -> tuple[list[OcrLine], dict[str, Any]]:
     """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), readings
-    across the text lines' direction (`stray_lines`), decorative glyphs (`glyph_lines`) and unsure readings of no asked
-    word off the text (`clutter_lines`)."""
-    keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "stray": 0, "clutter": 0, "glyph": 0}
+    across the text lines' direction (`stray_lines`), decorative glyphs (`glyph_lines`), unsure readings of no asked
+    word off the text (`clutter_lines`) or made of digits it does not hold (`numeral_lines`), and letters a small box
+    read again inside a longer line (`nested_lines`)."""
+    keep, dropped = [], {"low_confidence": 0, "tiny_box": 0, "stray": 0, "clutter": 0, "glyph": 0, "numerals": 0,
+                         "nested": 0}
     for line in ocr.lines:
         if line.confidence < min_confidence:
             dropped["low_confidence"] += 1
@@ -36,9 +39,13 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
     glyphs = glyph_lines(keep, min_glyph_confidence, glyph_gap, expected)
     dropped["glyph"] = len(glyphs)
     keep = [ln for k, ln in enumerate(keep) if k not in glyphs]
-    clutter = clutter_lines(keep, expected, stray_confidence, clutter_gap)   # last: the other filters see what they saw before
-    dropped["clutter"] = len(clutter)
-    return [ln for k, ln in enumerate(keep) if k not in clutter], dropped
+    # the last three on the same lines: the filters above see what they saw before these were added
+    clutter = clutter_lines(keep, expected, stray_confidence, clutter_gap)
+    numerals = numeral_lines(keep, expected, stray_confidence) - clutter
+    nested = nested_lines(keep, nested_share, nested_height) - clutter - numerals
+    dropped.update(clutter=len(clutter), numerals=len(numerals), nested=len(nested))
+    gone = clutter | numerals | nested
+    return [ln for k, ln in enumerate(keep) if k not in gone], dropped
 
 
 def stray_lines(lines: list[OcrLine], stray_confidence: float, stray_angle: float, expected: str = "",
@@ -103,3 +110,42 @@ def glyph_lines(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: fl
             if nearest_gap(box, longer) > glyph_gap * median:
                 out.add(k)
     return out
+
+
+def numeral_lines(lines: list[OcrLine], expected: str, stray_confidence: float, close: float = CLOSE_WORD) -> set[int]:
+    """Indices of round things read as numbers: a line read less surely than `stray_confidence`, none of whose
+    words is within `close` of a word asked for, more than half of whose letters and digits are digits the asked
+    text does not hold. Coat buttons, coins and rings come back as `0000`, `C000`, `000` over or beside the text,
+    where `clutter_lines` (which wants them 3 line heights off) cannot take them; a letter the recogniser read as a
+    digit stays (`r0` for `Ærø`: half digits) and so does a number read surely (a sign in the photo is text).
+    Calibrated in docs/metrics/tr.md, OCR and filters."""
+    asked, digits = normalize_text(expected).split(), {c for c in expected if c.isdigit()}
+    out = set()
+    for k, line in enumerate(lines):
+        signs = [c for c in line.text if unicodedata.category(c)[0] in "LN"]
+        foreign = sum(c.isdigit() and c not in digits for c in signs)
+        if line.confidence < stray_confidence and 2 * foreign > len(signs) and not any(
+                word_cost(w, a) <= close for w in normalize_text(line.text).split() for a in asked):
+            out.add(k)
+    return out
+
+
+def nested_lines(lines: list[OcrLine], share: float, height: float) -> set[int]:
+    """Indices of letters read twice: a reading of one or two characters whose levelled box lies at least `share`
+    of its area inside the box of a line read with more characters and is at most `height` times that line's
+    height (a `v` read inside `dyy`, an `r` inside `röße`: a second, smaller box over the same ink). A short word
+    of the text is about as tall as the line beside it, and two lines of text do not share their ink.
+    Calibrated in docs/metrics/tr.md, OCR and filters."""
+    if not math.isfinite(share) or not lines:
+        return set()
+    boxes, _ = level_boxes(lines)
+    sizes = [len(normalize_text(ln.text).replace(" ", "")) for ln in lines]
+
+    def inside(inner: LevelBox, outer: LevelBox) -> float:
+        w = min(inner[2], outer[2]) - max(inner[0], outer[0])
+        h = min(inner[3], outer[3]) - max(inner[1], outer[1])
+        return max(0.0, w) * max(0.0, h) / max(1e-9, (inner[2] - inner[0]) * (inner[3] - inner[1]))
+
+    return {k for k, box in enumerate(boxes) if sizes[k] <= 2 and any(
+        sizes[j] > sizes[k] and line_height(box[4]) <= height * line_height(other[4]) and inside(box, other) >= share
+        for j, other in enumerate(boxes))}
