@@ -333,3 +333,23 @@ def test_a_lone_digit_line_is_read(looks, bg, seed, font_name):
     backend = looks["default"]
     assert "7" not in [ln.text for ln in plain_rapidocr(backend, image)]
     assert sorted(ln.text for ln in backend(image) if ln.confidence >= 0.5) == ["7", "LIBRARY SHOP", "records today"]
+
+
+@pytest.mark.slow
+def test_a_first_look_that_reads_nothing_looks_again(looks):
+    # a hard tuning poster (Czech, serif, over diagonal stripes turned 12°): the detector's first map is blank — no
+    # box, and no unsure pixel to make the look unsure — yet the grey and stripes looks read every word
+    from vistar.api import OcrResult
+    from vistar.features import ocr_batched
+    from vistar.validity.tr import Scorer, ladder_cases
+    from vistar.validity.tr_tuning import SPLITS
+
+    case = ladder_cases(26, 0, SPLITS["hard"])[25]
+    assert case["expected"] == "Čaj Chléb Kůň Chléb Dům"
+    image, backend = np.asarray(case["images"]["correct"].convert("RGB")), looks["default"]
+    [(first, unsure)] = ocr_batched._look(backend, [image])
+    assert first.lines == () and unsure == float("inf")
+    read = OcrResult(tuple(backend(image)), image.shape[1], image.shape[0], backend.alphabet)
+    assert Scorer().score(read, case["expected"]).score == 1.0
+    # a blank page reads nothing on every look, and says so
+    assert backend(np.full((256, 256, 3), 255, np.uint8)) == []

@@ -230,5 +230,5 @@ def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
     return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/11", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/12", compute=_compute, models=("rapidocr",),
                      params=OcrSettings, key_params=_key_params)

@@ -57,7 +57,7 @@ def ocr_batch(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult
 def read(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Exception]:
     """A first look at every image, then second looks (`_look` with `again`) at the images where the first was
     unsure: its detector map is patchy (`uncertainty` above `features.ocr.second_look`) or a box it found was not
-    read (no text, or confidence below 0.5). The detector looks again at the grey image, then, where the image is
+    read (no text, or confidence below 0.5), or it read nothing. The detector looks again at the grey image, then, where the image is
     flat between thin strokes (`stroke_view`), at the strokes alone, then, where it is striped (`stripe_view`),
     at the image less its stripes; each reading is merged into what the looks before it read (`merge_readings`),
     so a line either look finds is kept. The single-image path is this with one image."""
@@ -84,7 +84,7 @@ def uncertainty(prob: np.ndarray) -> float:
 
 def _look(backend: RapidBackend, images: list[np.ndarray], again: str = "") -> list[tuple[OcrResult | Exception, float]]:
     """(result, how unsure the look was) per image: the detector map's `uncertainty`, or infinity when a box it
-    found went unread. `again` ("grey", "strokes" or "stripes"): the detector sees that view of the image (`_detect`) at 1.5
+    found went unread or it read nothing. `again` ("grey", "strokes" or "stripes"): the detector sees that view of the image (`_detect`) at 1.5
     times the detector size (a second scale parts lines a coarse map ran together); the recogniser still reads
     the colour crops."""
     from rapidocr.ch_ppocr_det import TextDetOutput
@@ -112,12 +112,12 @@ def _look(backend: RapidBackend, images: list[np.ndarray], again: str = "") -> l
         txts, confs, wrds = texts[start:start + n], scores[start:start + n], words[start:start + n]
         start += n
         # a faint box counts only when read surely; a box the detector was sure of but the recogniser could not
-        # read makes the look unsure
+        # read makes the look unsure, and so does reading nothing: over some stripes the detector's map is blank
         keep = [k for k in range(n) if k < strong or confs[k] >= FAINT_MIN_CONFIDENCE]
         if any(not txts[k].strip() or confs[k] < 0.5 for k in range(strong)):
             unsure = math.inf
         if not keep:
-            out.append((OcrResult((), width, height, backend.alphabet), unsure))
+            out.append((OcrResult((), width, height, backend.alphabet), math.inf))
             continue
         rec = TextRecOutput(imgs=[mine[k] for k in keep], txts=tuple(txts[k] for k in keep),
                             scores=[confs[k] for k in keep], word_results=tuple(wrds[k] for k in keep))
