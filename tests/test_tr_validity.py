@@ -24,9 +24,11 @@ from vistar.validity.tr import (
 
 @pytest.mark.slow
 def test_poster_slice_orders_correct_typo_missing():
-    # 2 plain Latin, 2 with diacritics (French, German); seed 1 is not in the documented run. A poster the OCR
-    # reads nothing on (its detector misses text over stripes: docs/metrics/tr.md) ties at 0 and is left out here.
-    scored = score_ladder(ladder_cases(4, 1), Scorer())
+    # 2 plain Latin, 2 with diacritics (French, German), from the tuning split: the validation split is redrawn for
+    # every held-out check (docs/validity.md), and its goals (0.98 / 0.95, not 1) are `vistar validate`'s to report,
+    # so the suite checks the ladder end to end where TR's choices were made. A poster the OCR reads nothing on
+    # ties at 0 and is left out here.
+    scored = score_ladder(ladder_cases(4, 1, TUNING), Scorer())
     read = [s for s in scored if s["read"]]
     assert len(read) >= 3 and {s["script"] for s in read} & set(DIACRITIC_LANGUAGES)
     assert all(s["correct"] > s["typo"] > s["missing"] for s in read), [(s["expected"], s["read"]) for s in read]
