@@ -16,6 +16,12 @@ from .text_similarity import normalize_text, word_cost
 CLOSE_WORD = 0.5
 
 
+def reads_as_asked(line: OcrLine, asked: list[str], close: float = CLOSE_WORD) -> bool:
+    """Whether a word of the line is within `close` (normalised char distance) of a word asked for (`asked`, the
+    normalised expected text's words): a word of the text, however badly read, which no photo-detail rule drops."""
+    return any(word_cost(w, a) <= close for w in normalize_text(line.text).split() for a in asked)
+
+
 def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float, min_glyph_confidence: float = 0.0,
                  glyph_gap: float = math.inf, expected: str = "", stray_confidence: float = 0.0,
                  stray_angle: float = math.inf, clutter_gap: float = math.inf, nested_share: float = math.inf,
@@ -49,7 +55,7 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
 
 
 def stray_lines(lines: list[OcrLine], stray_confidence: float, stray_angle: float, expected: str = "",
-            close: float = CLOSE_WORD) -> set[int]:
+                close: float = CLOSE_WORD) -> set[int]:
     """Indices of photo detail read as text: a line read less surely than `stray_confidence`, none of whose words
     is within `close` of a word asked for, whose own direction differs by more than `stray_angle` degrees from
     the text's (the direction of the lines read surely, at least `stray_confidence`, that are at least twice as
@@ -66,11 +72,11 @@ def stray_lines(lines: list[OcrLine], stray_confidence: float, stray_angle: floa
     asked = normalize_text(expected).split()
     return {k for k, ln in enumerate(lines)
             if ln.confidence < stray_confidence and abs((line_angle(ln) - angle + 90) % 180 - 90) > stray_angle
-            and not any(word_cost(w, a) <= close for w in normalize_text(ln.text).split() for a in asked)}
+            and not reads_as_asked(ln, asked, close)}
 
 
 def clutter_lines(lines: list[OcrLine], expected: str, stray_confidence: float, clutter_gap: float,
-             close: float = CLOSE_WORD) -> set[int]:
+                  close: float = CLOSE_WORD) -> set[int]:
     """Indices of photo detail read as text that runs with it: a line read less surely than `stray_confidence`
     none of whose words is within `close` (normalised char distance) of a word asked for, lying more than
     `clutter_gap` median line heights from every line read surely (coat buttons read "C000" beside a poster). No
@@ -83,9 +89,7 @@ def clutter_lines(lines: list[OcrLine], expected: str, stray_confidence: float, 
     sure = [box for box in boxes if box[4].confidence >= stray_confidence]
     out = set()
     for k, box in enumerate(boxes):
-        words = normalize_text(box[4].text).split()
-        if box[4].confidence >= stray_confidence or not sure or any(
-                word_cost(w, a) <= close for w in words for a in asked):
+        if box[4].confidence >= stray_confidence or not sure or reads_as_asked(box[4], asked, close):
             continue
         if nearest_gap(box, sure) > clutter_gap * median:
             out.add(k)
@@ -124,8 +128,7 @@ def numeral_lines(lines: list[OcrLine], expected: str, stray_confidence: float, 
     for k, line in enumerate(lines):
         signs = [c for c in line.text if unicodedata.category(c)[0] in "LN"]
         foreign = sum(c.isdigit() and c not in digits for c in signs)
-        if line.confidence < stray_confidence and 2 * foreign > len(signs) and not any(
-                word_cost(w, a) <= close for w in normalize_text(line.text).split() for a in asked):
+        if line.confidence < stray_confidence and 2 * foreign > len(signs) and not reads_as_asked(line, asked, close):
             out.add(k)
     return out
 

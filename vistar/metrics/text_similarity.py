@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 
 from rapidfuzz.distance import Levenshtein
@@ -102,14 +103,13 @@ def joined_cost(word: str, parts: tuple[str, ...]) -> float:
     as one character of the run (the parts and the spaces between them). GRANDOPENING for GRAND OPENING costs
     1/13, NONONO for NO NO NO 2/8; a word missing from the run still costs its whole word (an empty piece), so an
     unrelated extra word never comes cheaper than inserting it."""
-    run = sum(map(len, parts)) + len(parts) - 1
     # best[p][k]: the first p parts read as word[:k]; an empty piece is a lost word, a whole one as when deleted
     best = [[0.0] + [float("inf")] * len(word)]
     for part in parts:
         prev = best[-1]
         best.append([min(prev[i] + (word_cost(word[i:k], part) if k > i else 1.0) for i in range(k + 1))
                      for k in range(len(word) + 1)])
-    return best[-1][len(word)] + (len(parts) - 1) / run
+    return best[-1][len(word)] + _spaces(parts)
 
 
 def word_distance(recognised: list[str], expected: list[str]) -> float:
@@ -141,7 +141,9 @@ def _join(best: float, before: float, word: str, parts: list[str]) -> float:
     return min(best, before + joined_cost(word, tuple(parts)))
 
 
-def _spaces(parts: list[str]) -> float:
+def _spaces(parts: Sequence[str]) -> float:
+    """The lost spaces of a run of `parts` read as one word: one character of the run (the parts and the spaces
+    between them) each."""
     return (len(parts) - 1) / (sum(map(len, parts)) + len(parts) - 1)
 
 
