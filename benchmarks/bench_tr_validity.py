@@ -3,7 +3,7 @@
     python benchmarks/bench_tr_validity.py plain
     python benchmarks/bench_tr_validity.py backgrounds [--n 200] [--seed 0] [--space-prob 1.0 0.1]
     python benchmarks/bench_tr_validity.py posters [--split tuning|hard|photo|coins|stripes|validation] [--n 60] [--seed 0]
-    python benchmarks/bench_tr_validity.py glyphs [--n 60] [--seed 0]
+    python benchmarks/bench_tr_validity.py glyphs [--n 60] [--seed 0] [--glyphs I l 1]
 
 plain: vistar.synth.text.render_text posters, 512², for 10 phrases (digits, punctuation, mixed case, a
 20-letter word, sentences that wrap to 2-4 lines) in every TrueType font under /usr/share/fonts (plus Pillow's
@@ -26,7 +26,8 @@ stray-line rule (`stray_angle`): the lines it would drop at each angle, words of
 
 glyphs: vistar.validity.tr_tuning's lone-glyph posters (a line of one digit or capital under tuning-photo posters):
 how many lone glyphs are read, with RapidOCR's crops and faint boxes down to 0.3 (the stage before the upright
-re-read) and as shipped, and for each glyph missed the last lines the OCR read instead.
+re-read) and as shipped, per glyph, and for each glyph missed the last lines the OCR read instead. `--glyphs`
+draws other glyphs (e.g. the validation posters' `I`, `1`) to measure how they are read.
 """
 from __future__ import annotations
 
@@ -219,21 +220,25 @@ def glyphs(args) -> None:
     from vistar.validity.tr import Scorer
     from vistar.validity.tr_tuning import lone_glyph_cases
 
-    cases, scorer, shipped = lone_glyph_cases(args.n, args.seed), Scorer(), (ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs)
+    cases = lone_glyph_cases(args.n, args.seed, *([tuple(args.glyphs)] if args.glyphs else []))
+    scorer, shipped = Scorer(), (ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs)
     for name, faint, reread in (("RapidOCR crops, faint boxes from 0.3", 0.3, lambda *a: None), ("shipped", *shipped)):
         ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = faint, reread
         read = exact = 0
-        missed = []
+        missed, per_glyph = [], {}
         for case in cases:
             ocr = scorer.ocr(case["image"])
             result = scorer.score(ocr, case["expected"])
             found = normalize_text(case["glyph"]) in (result.details.get("recognised") or "").split()
             read += found
+            tally = per_glyph.setdefault(case["glyph"], [0, 0])
+            tally[0], tally[1] = tally[0] + found, tally[1] + 1
             exact += (result.score or 0.0) >= 0.95
             if not found:   # what the OCR read instead: the last lines (the glyph closes the poster)
                 missed.append(f"{case['glyph']!r} over {case['backdrop']}: "
                               + ", ".join(f"{line.text!r} {line.confidence:.2f}" for line in ocr.lines[-3:]))
-        print(f"{name:38s} lone glyph read {read}/{len(cases)}  correct render TR>=0.95 {exact}/{len(cases)}")
+        print(f"{name:38s} lone glyph read {read}/{len(cases)}  correct render TR>=0.95 {exact}/{len(cases)}  ("
+              + ", ".join(f"{g} {k}/{m}" for g, (k, m) in sorted(per_glyph.items())) + ")")
         for line in missed:
             print(f"    missed {line}")
     ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = shipped
@@ -246,6 +251,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=None, help="backgrounds: 200, posters and glyphs: 60")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--space-prob", type=float, nargs="+", default=[1.0, 0.1])
+    parser.add_argument("--glyphs", nargs="+", default=None, help="glyphs: the lone glyphs drawn (default: LONE_GLYPHS)")
     args = parser.parse_args()
     args.n = args.n or (200 if args.part == "backgrounds" else 60)
     {"plain": lambda: plain(), "backgrounds": lambda: backgrounds_bench(args), "posters": lambda: posters(args),

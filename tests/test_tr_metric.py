@@ -231,6 +231,20 @@ def test_short_words_on_the_text_lines_or_read_surely_are_kept():
     assert score(ocr(line("GO", 300, 400, w=80, conf=0.6)), {"text": "GO"}).score == 1.0  # no longer line to be off
 
 
+def test_a_lone_glyph_that_is_a_word_asked_for_is_kept_however_far_it_stands():
+    # a closing "I" under a short "UP": its nearest longer line is two lines up (1.2 line heights), and it is read
+    # at 0.96, under min_glyph_confidence; it is the word asked for, so no decoration (tuning lone-glyph posters)
+    text, up, lone = line("SKATING SHOW", 300, 400, w=400), line("UP", 300, 450, w=80), line("I", 300, 498, w=20, conf=0.96)
+    result = score(ocr(text, up, lone), {"text": "SKATING SHOW UP I"})
+    assert result.score == 1.0 and result.details["dropped_lines"]["glyph"] == 0
+    # not asked for, the same reading stands off the text lines and is dropped as before
+    other = score(ocr(text, up, lone), {"text": "SKATING SHOW UP"})
+    assert other.score == 1.0 and other.details["dropped_lines"]["glyph"] == 1
+    # a one-character word asked for does not shield a reading that only starts like it ("IN" far off, "I" asked)
+    far = score(ocr(text, up, line("IN", 300, 498, w=40, conf=0.96)), {"text": "SKATING SHOW UP I"})
+    assert far.details["dropped_lines"]["glyph"] == 1
+
+
 def test_one_typo_costs_less_than_one_missing_word():
     expected = "HARBOUR LIGHTS FESTIVAL TONIGHT"
     shown = {"correct": expected, "typo": "HARBOUR LIGHTS FESTIVAI TONIGHT", "missing": "HARBOUR LIGHTS TONIGHT"}

@@ -37,6 +37,13 @@ def test_lone_glyph_posters_end_with_their_glyph_and_are_reproducible():
         assert case["image"].size[0] in SPLITS["photo"].canvas and normalize_text(case["glyph"])
 
 
+def test_lone_glyph_posters_can_draw_other_glyphs_to_measure_them():
+    # the validation posters' bars, drawn on the tuning photos only to measure how the OCR reads them
+    cases = lone_glyph_cases(4, 5, ("I", "l"))
+    assert {case["glyph"] for case in cases} <= {"I", "l"}
+    assert all(case["glyph"] in case["expected"].split() for case in cases)
+
+
 def test_fine_stripes_are_two_colours_with_stripes_4_to_8_px_wide_along_a_row():
     import random
 

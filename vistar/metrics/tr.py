@@ -151,4 +151,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="16", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="17", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)

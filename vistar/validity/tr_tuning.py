@@ -31,13 +31,14 @@ LONE_GLYPHS = tuple(g for g in "2 3 4 6 7 8 9 A E H K R T".split() if g not in S
 LONE_GLYPH_TUNING = replace(PHOTO_TUNING, seed_offset=80_000)
 
 
-def lone_glyph_cases(n: int, seed: int) -> list[dict]:
-    """`n` Latin posters over the tuning photos, each ending with a line of one glyph (LONE_GLYPHS): the expected
+def lone_glyph_cases(n: int, seed: int, glyphs: tuple[str, ...] = LONE_GLYPHS) -> list[dict]:
+    """`n` Latin posters over the tuning photos, each ending with a line of one glyph (GLYPHS, by default
+    LONE_GLYPHS; others only to measure how the OCR reads them, never to choose a parameter on): the expected
     text, the glyph and the correct render (a PIL image)."""
     rng, cases = random.Random(seed + LONE_GLYPH_TUNING.seed_offset), []
     while len(cases) < n:
         poster = sample_poster(rng, LONE_GLYPH_TUNING, "latin")
-        glyph = rng.choice(LONE_GLYPHS)
+        glyph = rng.choice(glyphs)
         poster.title.append([glyph])
         try:
             image = poster.image()
