@@ -3,7 +3,8 @@
     python benchmarks/bench_tr_validity.py plain
     python benchmarks/bench_tr_validity.py backgrounds [--n 200] [--seed 0] [--space-prob 1.0 0.1]
     python benchmarks/bench_tr_validity.py posters [--split tuning|hard|photo|coins|stripes|validation] [--n 60] [--seed 0]
-    python benchmarks/bench_tr_validity.py glyphs [--n 60] [--seed 0] [--glyphs I l 1]
+    python benchmarks/bench_tr_validity.py glyphs [--n 60] [--seed 0] [--glyphs I l 1] [--over photos|stripes]
+                                                  [--stripes-when-sure 0|1]
 
 plain: vistar.synth.text.render_text posters, 512², for 10 phrases (digits, punctuation, mixed case, a
 20-letter word, sentences that wrap to 2-4 lines) in every TrueType font under /usr/share/fonts (plus Pillow's
@@ -27,7 +28,9 @@ stray-line rule (`stray_angle`): the lines it would drop at each angle, words of
 glyphs: vistar.validity.tr_tuning's lone-glyph posters (a line of one digit or capital under tuning-photo posters):
 how many lone glyphs are read, with RapidOCR's crops and faint boxes down to 0.3 (the stage before the upright
 re-read) and as shipped, per glyph, and for each glyph missed the last lines the OCR read instead. `--glyphs`
-draws other glyphs (e.g. the validation posters' `I`, `1`) to measure how they are read.
+draws other glyphs (e.g. the validation posters' `I`, `1`) to measure how they are read; `--over stripes` puts
+the posters over the two stripe textures (LONE_GLYPH_STRIPES); `--stripes-when-sure` sets
+`features.ocr.stripes_when_sure` (default: the shipped value).
 """
 from __future__ import annotations
 
@@ -215,13 +218,18 @@ def stray_calibration(scored: list[dict]) -> None:
 
 
 def glyphs(args) -> None:
+    from vistar.api import StageContext
     from vistar.features import ocr_batched
     from vistar.metrics.text_similarity import normalize_text
     from vistar.validity.tr import Scorer
-    from vistar.validity.tr_tuning import lone_glyph_cases
+    from vistar.validity.tr_tuning import LONE_GLYPH_STRIPES, LONE_GLYPH_TUNING, LONE_GLYPHS, lone_glyph_cases
 
-    cases = lone_glyph_cases(args.n, args.seed, *([tuple(args.glyphs)] if args.glyphs else []))
+    split = LONE_GLYPH_STRIPES if args.over == "stripes" else LONE_GLYPH_TUNING
+    cases = lone_glyph_cases(args.n, args.seed, tuple(args.glyphs or LONE_GLYPHS), split)
     scorer, shipped = Scorer(), (ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs)
+    if args.stripes_when_sure is not None:
+        ocr = {**scorer.ctx.features.get("ocr", {}), "stripes_when_sure": bool(args.stripes_when_sure)}
+        scorer.ctx = StageContext(features={**scorer.ctx.features, "ocr": ocr})
     for name, faint, reread in (("RapidOCR crops, faint boxes from 0.3", 0.3, lambda *a: None), ("shipped", *shipped)):
         ocr_batched.FAINT_BOX_SCORE, ocr_batched.reread_glyphs = faint, reread
         read = exact = 0
@@ -252,6 +260,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--space-prob", type=float, nargs="+", default=[1.0, 0.1])
     parser.add_argument("--glyphs", nargs="+", default=None, help="glyphs: the lone glyphs drawn (default: LONE_GLYPHS)")
+    parser.add_argument("--over", choices=("photos", "stripes"), default="photos", help="glyphs: the posters' backgrounds")
+    parser.add_argument("--stripes-when-sure", type=int, choices=(0, 1), default=None,
+                        help="glyphs: features.ocr.stripes_when_sure (default: shipped)")
     args = parser.parse_args()
     args.n = args.n or (200 if args.part == "backgrounds" else 60)
     {"plain": lambda: plain(), "backgrounds": lambda: backgrounds_bench(args), "posters": lambda: posters(args),

@@ -47,6 +47,15 @@ def test_merging_with_an_empty_look_changes_nothing():
     assert merge_readings(first, ()) == first and merge_readings((), first) == first
 
 
+def test_a_sure_first_look_keeps_its_readings_and_takes_only_lines_it_missed():
+    # the stripes look on a sure first look: a rival reading, however sure, does not replace the first look's line
+    first = (box("GRANO OPENINC", 100, 100, conf=0.62),)
+    second = (box("GRAND OPENING", 101, 99, conf=0.99), box("I", 190, 140, w=12))
+    assert texts(merge_readings(first, second, adds_only=True)) == ["GRANO OPENINC", "I"]
+    assert texts(merge_readings(first, second)) == ["GRAND OPENING", "I"]
+    assert merge_readings((), second, adds_only=True) == second
+
+
 def test_uncertainty_counts_unsure_pixels_per_sure_pixel():
     crisp = np.zeros((64, 64), np.float32)
     crisp[10:20, 5:55] = 0.95                      # 500 sure pixels
@@ -69,7 +78,7 @@ def test_second_look_setting():
 def test_second_look_stroke_and_stripe_settings():
     settings = parse(OcrSettings, {}, "features.ocr")
     assert (settings.second_look_strokes, settings.second_look_max_ink) == (7, pytest.approx(0.1))
-    assert settings.second_look_stripes == pytest.approx(0.4)
+    assert settings.second_look_stripes == pytest.approx(0.4) and settings.stripes_when_sure is True
     for bad in (-0.1, 1.5):
         with pytest.raises(ValueError, match="features.ocr: second_look_stripes must be in"):
             parse(OcrSettings, {"second_look_stripes": bad}, "features.ocr")
@@ -179,6 +188,58 @@ def test_a_large_image_gets_its_stripes_view_at_a_bounded_side_and_its_own_shape
     assert clean is not None and clean.shape == big.shape
     assert is_plain(clean[away_from(letters, 12)])
     assert (clean[core(core(letters))].max(axis=1) < 60).mean() > 0.9
+
+
+@pytest.mark.parametrize("along, period", [(135.0, 6), (30.0, 12), (90.0, 40), (0.0, 24)])
+def test_a_striped_image_is_told_at_a_small_side_as_the_stripes_view_tells_it(along, period):
+    # `striped` decides whether a sure first look still gets the stripes look: the stripes view's own test, at
+    # STRIPE_TEST_SIDE
+    from vistar.features.ocr_views import STRIPE_TEST_SIDE, stripe_direction, striped
+
+    image, _ = striped_text(period, along, size=(900, 600))
+    assert max(image.shape) > STRIPE_TEST_SIDE and stripe_direction(image)[1] >= 0.5
+    assert striped(image, 0.5) and not striped(image, 0.0)
+
+
+def test_a_photo_a_texture_or_a_blank_page_is_not_striped():
+    import cv2
+    from skimage import data
+
+    from vistar.features.ocr_views import striped
+
+    for photo in (data.astronaut(), data.coffee(), data.camera(), data.brick(), data.grass(), data.gravel()):
+        photo = cv2.cvtColor(photo if photo.ndim == 3 else cv2.cvtColor(photo, cv2.COLOR_GRAY2RGB), cv2.COLOR_RGB2BGR)
+        assert not striped(photo, 0.4)
+    assert not striped(np.random.default_rng(0).integers(0, 256, (200, 200, 3), dtype=np.uint8), 0.4)
+    assert not striped(np.full((50, 50, 3), 200, np.uint8), 0.4)          # no edge at all
+
+
+def test_a_sure_first_look_gets_the_stripes_look_on_a_striped_image_only(monkeypatch):
+    # stand-in looks: the first look is sure (uncertainty 0.1) on both images and reads one line; the stripes look
+    # reads a lone "I" and a rival of that line
+    from types import SimpleNamespace
+
+    from vistar.api import OcrResult
+    from vistar.features import ocr_batched
+
+    stripes, photo = striped_text(12)[0], np.full((300, 600, 3), 128, np.uint8)
+    looked: list[tuple[str, int]] = []
+
+    def look(backend, images, again=""):
+        looked.extend((again or "first", len(image)) for image in images)
+        lines = (box("GOLDEN vintage", 100, 100, conf=0.9),) if not again else (box("GOLDEN VINTAGE", 100, 100), box("I", 190, 140, w=12))
+        return [(OcrResult(lines, 600, 400), 0.1) for _ in images]
+
+    monkeypatch.setattr(ocr_batched, "_look", look)
+    backend = SimpleNamespace(settings=OcrSettings(stripes_when_sure=True))
+    results = ocr_batched.read(backend, [photo, stripes])
+    assert looked == [("first", 300), ("first", 400), ("stripes", 400)]           # the striped image only
+    assert texts(results[0].lines) == ["GOLDEN vintage"]
+    assert texts(results[1].lines) == ["GOLDEN vintage", "I"]                      # added, not replaced
+    looked.clear()
+    backend.settings = OcrSettings(stripes_when_sure=False)
+    assert texts(ocr_batched.read(backend, [photo, stripes])[1].lines) == ["GOLDEN vintage"]
+    assert looked == [("first", 300), ("first", 400)]
 
 
 def test_a_photo_a_texture_or_a_blank_page_gets_no_stripes_look():
@@ -333,6 +394,43 @@ def test_a_lone_digit_line_is_read(looks, bg, seed, font_name):
     backend = looks["default"]
     assert "7" not in [ln.text for ln in plain_rapidocr(backend, image)]
     assert sorted(ln.text for ln in backend(image) if ln.confidence >= 0.5) == ["7", "LIBRARY SHOP", "records today"]
+
+
+@pytest.mark.slow
+def test_a_word_a_sure_first_look_missed_over_stripes_is_added(looks):
+    # a fine-stripes tuning poster: the first look is sure (uncertainty 0.197, under second_look) and reads two of
+    # "no no no"; over a striped image the stripes look runs anyway and adds the third
+    from vistar.api import OcrResult
+    from vistar.features import ocr_batched
+    from vistar.validity.tr import Scorer, ladder_cases
+    from vistar.validity.tr_tuning import SPLITS
+
+    case = ladder_cases(9, 0, SPLITS["fine"])[8]
+    assert case["expected"].startswith("LIBRARY BAKERY pizza IN no no no")
+    image, backend = np.asarray(case["images"]["correct"].convert("RGB")), looks["default"]
+    [(first, unsure)] = ocr_batched._look(backend, [image])
+    assert unsure < backend.settings.second_look and [line.text for line in first.lines].count("no") == 2
+    read = OcrResult(tuple(backend(image)), image.shape[1], image.shape[0], backend.alphabet)
+    assert Scorer().score(read, case["expected"]).score == 1.0
+
+
+@pytest.mark.slow
+def test_a_lone_glyph_a_sure_first_look_missed_over_stripes_is_added(looks):
+    # a lone-glyph tuning poster over stripes: the first look is sure (uncertainty 0.12) and holds no box for the
+    # closing "2"; the stripes look reads it
+    from vistar.api import OcrResult
+    from vistar.features import ocr_batched
+    from vistar.validity.tr import Scorer
+    from vistar.validity.tr_tuning import LONE_GLYPH_STRIPES, lone_glyph_cases
+
+    case = lone_glyph_cases(5, 0, split=LONE_GLYPH_STRIPES)[4]
+    assert case["expected"] == "ORGANIC SALE SKATING SHOW free free SALE 2"
+    image, backend = np.asarray(case["image"].convert("RGB")), looks["default"]
+    [(first, unsure)] = ocr_batched._look(backend, [image])
+    assert unsure < backend.settings.second_look and "2" not in [line.text for line in first.lines]
+    read = OcrResult(tuple(backend(image)), image.shape[1], image.shape[0], backend.alphabet)
+    assert "2" in [line.text for line in read.lines]
+    assert Scorer().score(read, case["expected"]).score == 1.0
 
 
 @pytest.mark.slow

@@ -6,7 +6,8 @@ lines count is the TR metric's decision (`min_confidence`), so it can be tuned w
 Where the detector is unsure (text over stripes, lines run together) it looks a second time, at the grey image
 and a finer scale, then at the text's strokes alone where the image is flat between them (stripes), then at the
 image less its stripes where its edges run one way (ocr_views), and the readings are merged line by line
-(ocr_batched.read, docs/metrics/tr_reading.md);
+(ocr_batched.read, docs/metrics/tr_reading.md); a striped image gets that last look even where the detector was
+sure, adding only lines it missed;
 a lone glyph is read again upright (ocr_glyphs); RapidOCR's steps, called one by one, are in ocr_steps.
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
@@ -52,6 +53,7 @@ class OcrSettings:
     second_look_strokes: int = 7     # ... then at the strokes alone (disc this wide at a 576 px side; 0: no strokes look) ...
     second_look_max_ink: float = 0.1   # ... when at most this share of the pixels are strokes (else no strokes look)
     second_look_stripes: float = 0.4   # ... then less its stripes, where this share of edge strength runs one way (0: never)
+    stripes_when_sure: bool = True     # the stripes look also runs where the first look was sure (a striped image only)
 
     def __post_init__(self) -> None:
         """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
@@ -230,5 +232,5 @@ def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
     return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/12", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/13", compute=_compute, models=("rapidocr",),
                      params=OcrSettings, key_params=_key_params)

@@ -6,7 +6,8 @@ map is patchy (over diagonal stripes it sees text faintly and drops whole lines)
 (two lines run together into one box) — the detector looks again at 1.5 times its size, at the grey image,
 where the image is flat between thin strokes (stripes), at the strokes alone, and where its edges run one way
 (stripes of any width), at the image less its stripes; the lines of the looks are merged (`merge_readings`,
-the views in `ocr_views`). A box no wider than high (a lone glyph) is read a second time
+the views in `ocr_views`). A striped image whose first look was sure gets the stripes look too, which may only
+add lines: a sure map over stripes can hold no box for a lone glyph. A box no wider than high (a lone glyph) is read a second time
 upright in a square crop (`ocr_glyphs`). The CPU path calls this per image.
 
 Batching (`--device cuda` with `features.ocr.provider: cuda`): RapidOCR scores one image per call: one detector
@@ -37,7 +38,7 @@ from ..api import OcrLine, OcrResult
 from . import ocr_steps
 from .ocr_glyphs import reread_glyphs
 from .ocr_steps import RapidBackend
-from .ocr_views import view
+from .ocr_views import striped, view
 
 # A lone short line ("7" under a poster) gets a weaker detector response (box score 0.47, a lone "6" 0.24) than
 # words: boxes down to FAINT_BOX_SCORE are read too (a lone glyph's upright, ocr_glyphs) and kept when the recogniser
@@ -60,18 +61,27 @@ def read(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Ex
     read (no text, or confidence below 0.5), or it read nothing. The detector looks again at the grey image, then, where the image is
     flat between thin strokes (`stroke_view`), at the strokes alone, then, where it is striped (`stripe_view`),
     at the image less its stripes; each reading is merged into what the looks before it read (`merge_readings`),
-    so a line either look finds is kept. The single-image path is this with one image."""
+    so a line either look finds is kept. With `stripes_when_sure`, every other striped image (`striped`) gets the
+    stripes look too, its lines merged as additions only. The single-image path is this with one image."""
     settings = backend.settings
     first = _look(backend, images)
     results = [result for result, _ in first]
-    redo = [k for k, (result, unsure) in enumerate(first) if not isinstance(result, Exception) and unsure > settings.second_look]
+    read_ok = [k for k, (result, _) in enumerate(first) if not isinstance(result, Exception)]
+    redo = [k for k in read_ok if first[k][1] > settings.second_look]
     for again in [look for look, on in (("grey", True), ("strokes", settings.second_look_strokes > 0),
                                         ("stripes", settings.second_look_stripes > 0)) if on]:
-        if not redo:
-            break
-        for k, (second, _) in zip(redo, _look(backend, [images[k] for k in redo], again)):
+        todo = redo
+        if again == "stripes" and settings.stripes_when_sure:
+            # over stripes the first map can be sure and still hold no box for a lone glyph (a closing `I`)
+            unsure = set(redo)
+            todo = sorted(unsure | {k for k in read_ok if k not in unsure and striped(images[k], settings.second_look_stripes)})
+        if not todo:
+            continue
+        for k, (second, _) in zip(todo, _look(backend, [images[k] for k in todo], again)):
             if not isinstance(second, Exception):
-                results[k] = replace(results[k], lines=merge_readings(results[k].lines, second.lines))
+                # a sure first look keeps its readings: the stripes look only adds lines it has no rival for
+                merged = merge_readings(results[k].lines, second.lines, adds_only=k not in redo)
+                results[k] = replace(results[k], lines=merged)
     return results
 
 
@@ -166,12 +176,13 @@ def _detect(engine, staged: list, again: str = "", settings: Any = None) -> dict
     return found
 
 
-def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_overlap: float = 0.3) -> tuple[OcrLine, ...]:
+def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_overlap: float = 0.3,
+                   adds_only: bool = False) -> tuple[OcrLine, ...]:
     """The lines of two looks at one image. Lines of one look that overlap lines of the other (by `min_overlap` of
     the smaller box) are rival readings of the same text: each group of rivals keeps the look that read more,
-    surely (sum of confidence × letters), the first on a tie; a line only one look found is kept. So a line the
-    first look missed is added, two lines it ran together are replaced by the second look's two, and nothing is
-    read twice."""
+    surely (sum of confidence × letters), the first on a tie (`adds_only`: always the first); a line only one look
+    found is kept. So a line the first look missed is added, two lines it ran together are replaced by the second
+    look's two, and nothing is read twice."""
     from shapely.geometry import Polygon
 
     lines = list(first) + list(second)
@@ -194,7 +205,7 @@ def merge_readings(first: tuple[OcrLine, ...], second: tuple[OcrLine, ...], min_
     keep = set()
     for ks in members.values():
         mine, theirs = [k for k in ks if k < len(first)], [k for k in ks if k >= len(first)]
-        keep.update(mine if _read_mass(lines, mine) >= _read_mass(lines, theirs) else theirs)
+        keep.update(mine if (adds_only and mine) or _read_mass(lines, mine) >= _read_mass(lines, theirs) else theirs)
     return tuple(line for k, line in enumerate(lines) if k in keep)
 
 

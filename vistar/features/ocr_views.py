@@ -1,6 +1,7 @@
 """What the OCR detector's later looks see (`ocr_batched.read`): the image in grey, its thin strokes alone, or the
 image less its stripes. The last two put the text on a plain page; each is None where the image is not the kind
-the view is for (docs/metrics/tr_reading.md, Text over stripes)."""
+the view is for (docs/metrics/tr_reading.md, Text over stripes); `striped` is the stripes view's test made cheaply,
+for images whose first look was sure (A sure look over stripes)."""
 from __future__ import annotations
 
 import warnings
@@ -23,6 +24,8 @@ STRIPE_RUN = 1 / 3
 # ... and a pixel this far (in its most different channel) from its stripe's colour is wholly text; nearer, it
 # fades into the plain page
 STRIPE_INK = 48.0
+# `striped`: the long side the one-way edge share is measured at when the stripes look is not otherwise run
+STRIPE_TEST_SIDE = 320
 
 
 def view(img: np.ndarray, look: str, settings: Any) -> np.ndarray | None:
@@ -66,26 +69,52 @@ def stroke_view(img: np.ndarray, strokes: int, max_ink: float) -> np.ndarray | N
     return cv2.cvtColor(255 - cv2.normalize(ink, None, 0, 255, cv2.NORM_MINMAX), cv2.COLOR_GRAY2BGR)
 
 
-def stripe_direction(img: np.ndarray) -> tuple[float, float]:
-    """(the direction most of IMG's (BGR) edges run along, in degrees in [0, 180) clockwise from the x axis; the
-    share of all edge strength within STRIPE_BAND degrees of it). Stripes give one direction and a share of
-    0.6-0.96 with text over them; photos and textures 0.05-0.35 (tuning posters)."""
+def striped(img: np.ndarray, min_share: float) -> bool:
+    """Whether at least `min_share` (> 0) of IMG's edge strength runs one way, seen at STRIPE_TEST_SIDE: the
+    test `stripe_view` makes, cheaply, for images the stripes look is not otherwise run on."""
+    import cv2
+
+    if min_share <= 0:
+        return False
+    scale = min(1.0, STRIPE_TEST_SIDE / max(img.shape[:2]))
+    small = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else img
+    return _edge_share(*_edges(small))[1] >= min_share
+
+
+def _edges(img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """IMG's x and y gradients, per pixel those of the channel with the strongest edge."""
     import cv2
 
     f = cv2.GaussianBlur(img.astype(np.float32), (0, 0), 1.0)   # a 3x3 Sobel alone leans a step edge by up to 10°
     gx, gy = cv2.Sobel(f, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(f, cv2.CV_32F, 0, 1, ksize=3)
+    if gx.ndim == 2:
+        return gx, gy
     strongest = (gx * gx + gy * gy).argmax(axis=2)[..., None]   # per pixel, the channel with the strongest edge
-    gx, gy = np.take_along_axis(gx, strongest, 2)[..., 0], np.take_along_axis(gy, strongest, 2)[..., 0]
+    return np.take_along_axis(gx, strongest, 2)[..., 0], np.take_along_axis(gy, strongest, 2)[..., 0]
+
+
+def _edge_share(gx: np.ndarray, gy: np.ndarray) -> tuple[int, float]:
+    """(the edges' commonest normal, in whole degrees; the share of edge strength within STRIPE_BAND of it)."""
     strength = np.hypot(gx, gy)
     normal = np.degrees(np.arctan2(gy, gx)) % 180
     hist = np.bincount(np.round(normal).astype(int).ravel() % 180, weights=strength.ravel(), minlength=180)
     around = np.convolve(np.concatenate([hist[-STRIPE_BAND:], hist, hist[:STRIPE_BAND]]), np.ones(2 * STRIPE_BAND + 1), "valid")
     mode = int(around.argmax())
+    return mode, float(around[mode] / max(strength.sum(), 1e-9))
+
+
+def stripe_direction(img: np.ndarray) -> tuple[float, float]:
+    """(the direction most of IMG's (BGR) edges run along, in degrees in [0, 180) clockwise from the x axis; the
+    share of all edge strength within STRIPE_BAND degrees of it). Stripes give one direction and a share of
+    0.6-0.96 with text over them; photos and textures 0.05-0.35 (tuning posters)."""
+    gx, gy = _edges(img)
+    normal = np.degrees(np.arctan2(gy, gx)) % 180
+    mode, share = _edge_share(gx, gy)
     # nearer: the structure tensor of the edges around the histogram's mode (to about a degree)
     near = np.abs((normal - mode + 90) % 180 - 90) <= STRIPE_REFINE
     jxx, jyy, jxy = (gx[near] ** 2).sum(), (gy[near] ** 2).sum(), (gx[near] * gy[near]).sum()
     along = (np.degrees(0.5 * np.arctan2(2 * jxy, jxx - jyy)) + 90) % 180
-    return _sharpest_profile(img, float(along)) % 180, float(around[mode] / max(strength.sum(), 1e-9))
+    return _sharpest_profile(img, float(along)) % 180, share
 
 
 def _sharpest_profile(img: np.ndarray, along: float) -> float:

@@ -29,15 +29,18 @@ SPLITS = {"tuning": TUNING, "hard": HARD_TUNING, "photo": PHOTO_TUNING, "coins":
 # one-character lines: digits and capitals the validation posters never use alone (theirs: SHORT[1::2])
 LONE_GLYPHS = tuple(g for g in "2 3 4 6 7 8 9 A E H K R T".split() if g not in SHORT[1::2])
 LONE_GLYPH_TUNING = replace(PHOTO_TUNING, seed_offset=80_000)
+# the same over both stripe textures: a lone glyph the detector's sure first map may hold no box for
+LONE_GLYPH_STRIPES = replace(STRIPE_TUNING, seed_offset=190_000, backgrounds=("stripes", FINE_STRIPES))
 
 
-def lone_glyph_cases(n: int, seed: int, glyphs: tuple[str, ...] = LONE_GLYPHS) -> list[dict]:
-    """`n` Latin posters over the tuning photos, each ending with a line of one glyph (GLYPHS, by default
-    LONE_GLYPHS; others only to measure how the OCR reads them, never to choose a parameter on): the expected
-    text, the glyph and the correct render (a PIL image)."""
-    rng, cases = random.Random(seed + LONE_GLYPH_TUNING.seed_offset), []
+def lone_glyph_cases(n: int, seed: int, glyphs: tuple[str, ...] = LONE_GLYPHS,
+                     split: Split = LONE_GLYPH_TUNING) -> list[dict]:
+    """`n` Latin posters over SPLIT's backgrounds (the tuning photos, or LONE_GLYPH_STRIPES), each ending with a
+    line of one glyph (GLYPHS, by default LONE_GLYPHS; others only to measure how the OCR reads them, never to
+    choose a parameter on): the expected text, the glyph and the correct render (a PIL image)."""
+    rng, cases = random.Random(seed + split.seed_offset), []
     while len(cases) < n:
-        poster = sample_poster(rng, LONE_GLYPH_TUNING, "latin")
+        poster = sample_poster(rng, split, "latin")
         glyph = rng.choice(glyphs)
         poster.title.append([glyph])
         try:
