@@ -12,8 +12,9 @@ stage's grey second look, the detector can look at the text's strokes alone (vis
 strokes look) and `second_look_max_ink` the share of stroke pixels above which the image is a photo or a fine
 texture and gets no strokes look. Then at the image with its stripes replaced by one colour (`stripe_view`):
 `second_look_stripes` is the share of edge strength along one direction an image needs for it (0: no stripes
-look), and `stripes_when_sure` whether it also runs where the first look was sure (a fourth field `sure`). Each
-`--looks` entry is STROKES:MAX_INK[:STRIPES[:sure]]; the first is the reference.
+look), and `stripes_when_sure` whether it also runs where the first look was sure (a fourth field `sure`; the
+shipped stage is `7:0.1:0.4:sure`). Each `--looks` entry is STROKES:MAX_INK[:STRIPES[:sure]]; the first is the
+reference.
 
 Each split's ladders (vistar.validity.tr_tuning.SPLITS) are read once per entry and scored by the shipped TR.
 Printed per split, script group and entry: the validity measures, correct > repeat lost and the renders whose TR
@@ -53,7 +54,7 @@ def read_split(split: str, n: int, seed: int, look: str, cache: Path | None) -> 
 def main() -> None:
     parser = ladder_parser(__doc__)
     parser.set_defaults(splits=["fine", "stripes", "tuning", "hard", "photo", "coins"], sizes=[60, 60, 30, 40, 40, 15])
-    parser.add_argument("--looks", nargs="+", default=["7:0.1", "7:0.1:0.4"],
+    parser.add_argument("--looks", nargs="+", default=["7:0.1", "7:0.1:0.4", "7:0.1:0.4:sure"],
                         help="second_look_strokes:second_look_max_ink[:second_look_stripes[:sure]], the first the "
                              "reference (strokes 0: no strokes look; stripes 0 or absent: no stripes look; sure: "
                              "stripes_when_sure)")

@@ -243,6 +243,13 @@ def test_a_lone_glyph_that_is_a_word_asked_for_is_kept_however_far_it_stands():
     # a one-character word asked for does not shield a reading that only starts like it ("IN" far off, "I" asked)
     far = score(ocr(text, up, line("IN", 300, 498, w=40, conf=0.96)), {"text": "SKATING SHOW UP I"})
     assert far.details["dropped_lines"]["glyph"] == 1
+    # nor a second one once the text's "I" is read: a ring far off read "I" at 0.8 is a decoration again
+    beside = line("UP I", 300, 450, w=110)
+    again = score(ocr(text, beside, line("I", 800, 800, w=20, conf=0.8)), {"text": "SKATING SHOW UP I"})
+    assert again.score == 1.0 and again.details["dropped_lines"]["glyph"] == 1
+    # two asked, two far off: both kept, the surer first
+    two = score(ocr(text, up, lone, line("I", 300, 560, w=20, conf=0.9)), {"text": "SKATING SHOW UP I I"})
+    assert two.score == 1.0 and two.details["dropped_lines"]["glyph"] == 0
 
 
 def test_one_typo_costs_less_than_one_missing_word():

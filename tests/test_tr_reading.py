@@ -212,6 +212,10 @@ def test_a_photo_a_texture_or_a_blank_page_is_not_striped():
         assert not striped(photo, 0.4)
     assert not striped(np.random.default_rng(0).integers(0, 256, (200, 200, 3), dtype=np.uint8), 0.4)
     assert not striped(np.full((50, 50, 3), 200, np.uint8), 0.4)          # no edge at all
+    # a strip shrunk to the test's side keeps a row (cv2 refuses a size of 0): flat, no stripes; barred, stripes
+    assert not striped(np.zeros((3, 2000, 3), np.uint8), 0.4) and not striped(np.zeros((2000, 1, 3), np.uint8), 0.4)
+    bars = np.repeat(((np.arange(2000) // 25) % 2 * 200).astype(np.uint8)[None, :, None], 3, axis=2).repeat(6, axis=0)
+    assert striped(bars, 0.4)
 
 
 def test_a_sure_first_look_gets_the_stripes_look_on_a_striped_image_only(monkeypatch):

@@ -76,8 +76,10 @@ def striped(img: np.ndarray, min_share: float) -> bool:
 
     if min_share <= 0:
         return False
-    scale = min(1.0, STRIPE_TEST_SIDE / max(img.shape[:2]))
-    small = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else img
+    height, width = img.shape[:2]
+    scale = min(1.0, STRIPE_TEST_SIDE / max(height, width))
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))   # a 2000x3 strip keeps a row
+    small = cv2.resize(img, size, interpolation=cv2.INTER_AREA) if scale < 1 else img
     return _edge_share(*_edges(small))[1] >= min_share
 
 

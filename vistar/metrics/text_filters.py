@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections import Counter
 from typing import Any
 
 from ..api import OcrLine, OcrResult
@@ -100,22 +101,28 @@ def glyph_lines(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: fl
     """Indices of rings, dots and stars, not text: a reading with no letter or digit whose symbols the expected
     text does not hold (a star read as "★"), or a one- or two-character reading lying more than `glyph_gap`
     line heights from every longer line (off the text lines) and read less surely than `min_glyph_confidence`
-    (a ring read as "O" at 0.6-0.92) that is not itself a word asked for (a lone `I` under a short `UP`). Short
-    words of the text sit within 0.3 line heights of their neighbours; both values are calibrated in
-    docs/metrics/tr.md."""
+    (a ring read as "O" at 0.6-0.92), unless it is a word asked for that no other reading has already given (a
+    lone `I` under a short `UP`; surest first). Short words of the text sit within 0.3 line heights of their
+    neighbours; both values are calibrated in docs/metrics/tr.md."""
     texts = [normalize_text(ln.text).replace(" ", "") for ln in lines]
     boxes, median = level_boxes(lines) if lines else ([], 1.0)
     longer = [box for box, text in zip(boxes, texts) if len(text) > 2]
-    out, symbols = set(), set(normalize_text(expected))   # compared as the readings are (＄ is $)
-    asked = set(normalize_text(expected).split())
+    out, symbols, off = set(), set(normalize_text(expected)), []   # compared as the readings are (＄ is $)
     for k, (box, text) in enumerate(zip(boxes, texts)):
         if not any(unicodedata.category(c)[0] in "LN" for c in text):
             if not set(text) & symbols:
                 out.add(k)
-        elif (len(text) <= 2 and box[4].confidence < min_glyph_confidence and longer
-              and not set(normalize_text(box[4].text).split()) <= asked):
+        elif len(text) <= 2 and box[4].confidence < min_glyph_confidence and longer:
             if nearest_gap(box, longer) > glyph_gap * median:
-                out.add(k)
+                off.append(k)
+    asked = Counter(normalize_text(expected).split())
+    read = Counter(w for k, box in enumerate(boxes) if k not in out and k not in off for w in normalize_text(box[4].text).split())
+    for k in sorted(off, key=lambda k: -boxes[k][4].confidence):
+        words = Counter(normalize_text(boxes[k][4].text).split())
+        if all(asked[w] - read[w] >= n for w, n in words.items()):
+            read.update(words)
+        else:
+            out.add(k)
     return out
 
 
