@@ -80,7 +80,7 @@ def striped(img: np.ndarray, min_share: float) -> bool:
     scale = min(1.0, STRIPE_TEST_SIDE / max(height, width))
     size = (max(1, round(width * scale)), max(1, round(height * scale)))   # a 2000x3 strip keeps a row
     small = cv2.resize(img, size, interpolation=cv2.INTER_AREA) if scale < 1 else img
-    return _edge_share(*_edges(small))[1] >= min_share
+    return _edge_share(*_edges(small))[2] >= min_share
 
 
 def _edges(img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -89,20 +89,19 @@ def _edges(img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     f = cv2.GaussianBlur(img.astype(np.float32), (0, 0), 1.0)   # a 3x3 Sobel alone leans a step edge by up to 10°
     gx, gy = cv2.Sobel(f, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(f, cv2.CV_32F, 0, 1, ksize=3)
-    if gx.ndim == 2:
-        return gx, gy
     strongest = (gx * gx + gy * gy).argmax(axis=2)[..., None]   # per pixel, the channel with the strongest edge
     return np.take_along_axis(gx, strongest, 2)[..., 0], np.take_along_axis(gy, strongest, 2)[..., 0]
 
 
-def _edge_share(gx: np.ndarray, gy: np.ndarray) -> tuple[int, float]:
-    """(the edges' commonest normal, in whole degrees; the share of edge strength within STRIPE_BAND of it)."""
+def _edge_share(gx: np.ndarray, gy: np.ndarray) -> tuple[np.ndarray, int, float]:
+    """(each pixel's edge normal in degrees [0, 180); the commonest, in whole degrees; the share of edge strength
+    within STRIPE_BAND of it)."""
     strength = np.hypot(gx, gy)
     normal = np.degrees(np.arctan2(gy, gx)) % 180
     hist = np.bincount(np.round(normal).astype(int).ravel() % 180, weights=strength.ravel(), minlength=180)
     around = np.convolve(np.concatenate([hist[-STRIPE_BAND:], hist, hist[:STRIPE_BAND]]), np.ones(2 * STRIPE_BAND + 1), "valid")
     mode = int(around.argmax())
-    return mode, float(around[mode] / max(strength.sum(), 1e-9))
+    return normal, mode, float(around[mode] / max(strength.sum(), 1e-9))
 
 
 def stripe_direction(img: np.ndarray) -> tuple[float, float]:
@@ -110,8 +109,7 @@ def stripe_direction(img: np.ndarray) -> tuple[float, float]:
     share of all edge strength within STRIPE_BAND degrees of it). Stripes give one direction and a share of
     0.6-0.96 with text over them; photos and textures 0.05-0.35 (tuning posters)."""
     gx, gy = _edges(img)
-    normal = np.degrees(np.arctan2(gy, gx)) % 180
-    mode, share = _edge_share(gx, gy)
+    normal, mode, share = _edge_share(gx, gy)
     # nearer: the structure tensor of the edges around the histogram's mode (to about a degree)
     near = np.abs((normal - mode + 90) % 180 - 90) <= STRIPE_REFINE
     jxx, jyy, jxy = (gx[near] ** 2).sum(), (gy[near] ** 2).sum(), (gx[near] * gy[near]).sum()

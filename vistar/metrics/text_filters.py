@@ -104,7 +104,8 @@ def glyph_lines(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: fl
     (a ring read as "O" at 0.6-0.92), unless it is a word asked for that no other reading has already given (a
     lone `I` under a short `UP`; surest first). Short words of the text sit within 0.3 line heights of their
     neighbours; both values are calibrated in docs/metrics/tr.md."""
-    texts = [normalize_text(ln.text).replace(" ", "") for ln in lines]
+    words = [normalize_text(ln.text).split() for ln in lines]
+    texts = ["".join(w) for w in words]
     boxes, median = level_boxes(lines) if lines else ([], 1.0)
     longer = [box for box, text in zip(boxes, texts) if len(text) > 2]
     out, symbols, off = set(), set(normalize_text(expected)), []   # compared as the readings are (＄ is $)
@@ -116,11 +117,11 @@ def glyph_lines(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: fl
             if nearest_gap(box, longer) > glyph_gap * median:
                 off.append(k)
     asked = Counter(normalize_text(expected).split())
-    read = Counter(w for k, box in enumerate(boxes) if k not in out and k not in off for w in normalize_text(box[4].text).split())
-    for k in sorted(off, key=lambda k: -boxes[k][4].confidence):
-        words = Counter(normalize_text(boxes[k][4].text).split())
-        if all(asked[w] - read[w] >= n for w, n in words.items()):
-            read.update(words)
+    read = Counter(w for k in range(len(lines)) if k not in out and k not in off for w in words[k])
+    for k in sorted(off, key=lambda k: -lines[k].confidence):
+        need = Counter(words[k])
+        if all(asked[w] - read[w] >= n for w, n in need.items()):
+            read.update(need)
         else:
             out.add(k)
     return out
