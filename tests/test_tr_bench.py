@@ -85,3 +85,18 @@ def test_the_clean_look_bench_reads_with_the_strokes_and_stripes_it_names():
         assert (settings.second_look_strokes, settings.second_look_max_ink) == (strokes, max_ink)
         assert settings.second_look_stripes == stripes                      # "7:0.1" is stage 10: no stripes look
         assert settings.det_limit_side == OcrSettings().det_limit_side     # the rest as shipped
+
+
+def test_the_second_reading_bench_reads_with_the_setting_it_names_and_measures_the_shipped_view():
+    from vistar.features.ocr import OcrSettings
+    from vistar.features.ocr_second_reading import stretched
+
+    bench = _bench("bench_tr_second_reading")
+    for second in (False, True):
+        settings = bench.scorer_with(second).ctx.params("ocr", OcrSettings)
+        assert settings.second_reading is second and settings.det_limit_side == OcrSettings().det_limit_side
+    crop = np.random.default_rng(0).integers(0, 256, (30, 90, 3), dtype=np.uint8)
+    shipped = [view for name, view in bench.VIEWS.items() if "shipped" in name]
+    assert len(shipped) == 1 and np.array_equal(shipped[0](crop), stretched(crop))
+    assert bench.VIEWS["padded 15 %"](crop).shape == (30 + 2 * 4, 90, 3)      # 15 % of 30 rows, rounded, each side
+    assert bench.VIEWS["stretched 2x"](crop).shape == (30, 180, 3)

@@ -8,6 +8,7 @@ and a finer scale, then at the text's strokes alone where the image is flat betw
 image less its stripes where its edges run one way (ocr_views), and the readings are merged line by line
 (ocr_batched.read, docs/metrics/tr_reading.md); a striped image gets that last look even where the detector was
 sure, adding only lines it missed;
+every line is read again, its crop trimmed and stretched, for the marks the first reading loses (ocr_second_reading);
 a lone glyph is read again upright (ocr_glyphs); RapidOCR's steps, called one by one, are in ocr_steps.
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
@@ -27,6 +28,7 @@ from ..runtime.device import onnxruntime_provider, ran_on
 from . import ocr_steps
 from .ocr_batched import ocr_batch, read
 from .ocr_openvino import OpenVinoSession, use_openvino
+from .ocr_steps import Reading
 
 # A class is kept as a character's alternative when its posterior reaches this share of the read class's (the
 # lowest `metrics.TR.params.alt_prob` can then choose from; docs/metrics/tr.md, Recogniser doubt), at most 3 of them
@@ -54,6 +56,7 @@ class OcrSettings:
     second_look_max_ink: float = 0.1   # ... when at most this share of the pixels are strokes (else no strokes look)
     second_look_stripes: float = 0.4   # ... then less its stripes, where this share of edge strength runs one way (0: never)
     stripes_when_sure: bool = True     # the stripes look also runs where the first look was sure (a striped image only)
+    second_reading: bool = True        # every line read again trimmed and stretched; its other letters become alternatives
 
     def __post_init__(self) -> None:
         """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
@@ -155,12 +158,6 @@ class SpaceRestoringDecode:
                 for b, (text, conf) in enumerate(lines)], words
 
 
-class Reading(str):
-    """A line's decoded text with `alternatives` (OcrLine.alternatives): a str, so RapidOCR's own steps carry it."""
-
-    alternatives: tuple[tuple[int, str, float], ...] = ()
-
-
 def restore_spaces(probs: np.ndarray, text: str, space: int | None, space_prob: float, character,
                    alt_floor: float = ALT_FLOOR) -> str:
     """`text` (the greedy decode of `probs`, T×C softmax with blank = class 0) with a space inserted between two
@@ -232,5 +229,5 @@ def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
     return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/13", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/14", compute=_compute, models=("rapidocr",),
                      params=OcrSettings, key_params=_key_params)

@@ -7,8 +7,9 @@ map is patchy (over diagonal stripes it sees text faintly and drops whole lines)
 where the image is flat between thin strokes (stripes), at the strokes alone, and where its edges run one way
 (stripes of any width), at the image less its stripes; the lines of the looks are merged (`merge_readings`,
 the views in `ocr_views`). A striped image whose first look was sure gets the stripes look too, which may only
-add lines: a sure map over stripes can hold no box for a lone glyph. A box no wider than high (a lone glyph) is read a second time
-upright in a square crop (`ocr_glyphs`). The CPU path calls this per image.
+add lines: a sure map over stripes can hold no box for a lone glyph. Every line is read a second time, its crop
+trimmed and stretched, for the marks the first reading loses (`ocr_second_reading`); a box no wider than high (a lone
+glyph) is read a second time upright in a square crop (`ocr_glyphs`). The CPU path calls this per image.
 
 Batching (`--device cuda` with `features.ocr.provider: cuda`): RapidOCR scores one image per call: one detector
 run per image, then its text lines through the recogniser in small groups. On a GPU that leaves the device idle
@@ -37,6 +38,7 @@ import numpy as np
 from ..api import OcrLine, OcrResult
 from . import ocr_steps
 from .ocr_glyphs import reread_glyphs
+from .ocr_second_reading import read_again
 from .ocr_steps import RapidBackend
 from .ocr_views import striped, view
 
@@ -106,6 +108,8 @@ def _look(backend: RapidBackend, images: list[np.ndarray], again: str = "") -> l
     detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again, settings)
     crops = [c for d in detections.values() for c in d[1]]
     texts, scores, words = ocr_steps.recognise(engine, crops)
+    if settings.second_reading:
+        texts = read_again(engine, crops, texts)
     pictures = {id(item): item[1] for item in staged if not isinstance(item, Exception)}
     owners = [(pictures[key], box) for key, found in detections.items() if found[1] for box in found[0]]
     reread_glyphs(engine, [picture for picture, _ in owners], [box for _, box in owners], texts, scores)

@@ -26,6 +26,12 @@ class RapidBackend(Protocol):
     alphabet: frozenset[str] | None
 
 
+class Reading(str):
+    """A line's decoded text with `alternatives` (OcrLine.alternatives): a str, so RapidOCR's own steps carry it."""
+
+    alternatives: tuple[tuple[int, str, float], ...] = ()
+
+
 def read_one(backend: OcrBackend, image: np.ndarray) -> OcrResult | Exception:
     """One image; a backend failure (e.g. RapidOCR cannot resize a 3000×20 strip) fails this image only."""
     height, width = image.shape[:2]
