@@ -78,7 +78,7 @@ def cases(n: int, seed: int) -> list[dict]:
             image = poster.image()
         except ValueError:
             continue
-        out.append({"language": language, "expected": poster.text(), "image": image})
+        out.append({"language": language, "expected": poster.text(), "image": image, "poster": poster})
     return out
 
 

@@ -17,7 +17,9 @@ letters: the carrier posters of bench_tr_confusions.py (tuning posters whose eve
 its language's bank, carries one letter with a diacritic, every such letter of the eight languages in turn), read
 with `features.ocr.second_reading` off and on and scored by the shipped TR; each letter with a diacritic of the
 expected text as TR compares it (normalised: `ş` as `ș`, `ť` `ț` `ï` bare) is counted as read as itself or not in the
-text TR compared (its recogniser doubt taken), per letter and in all.
+text TR compared (its recogniser doubt taken), per letter and in all. The cost: each poster is drawn again with
+every combining mark dropped (`ó` as `o`; `ł`, `ø` stay) and scored against the text with its marks; a letter
+whose mark was dropped but which TR's text holds with the mark is a mark counted that was not drawn.
 
 cost: milliseconds per image of the OCR stage (one thread) with the second reading off and on, on the correct
 renders of the first `--posters` tuning ladder posters (each read once untimed first); the two alternate, `--rounds` times, in one process (so they
@@ -43,7 +45,8 @@ from tr_ladder_report import group_report, read_ladders, rule_off, score_reads
 from vistar.api import StageContext
 from vistar.features import ocr_steps
 from vistar.features.ocr_second_reading import stretched
-from vistar.validity.tr import GROUPS, Scorer, ladder_cases
+from vistar.metrics.text_similarity import strip_accents
+from vistar.validity.tr import GROUPS, Poster, Scorer, ladder_cases
 from vistar.validity.tr_tuning import SPLITS
 
 WAYS = (False, True)
@@ -115,25 +118,41 @@ def views(n: int, seed: int) -> None:
         print(f"{name:40s} the view {right[name] / total:.3f}, either {right[name, 'either'] / total:.3f}")
 
 
+def without_marks(poster: Poster) -> Poster:
+    """POSTER drawn with every combining mark dropped (`ó` as `o`; `ł`, `ø` stay: letters of their own)."""
+    blocks = [[[strip_accents(word) for word in line] for line in block] for block in (poster.title, *poster.columns)]
+    return Poster(blocks[0], blocks[1:], poster.script, poster.style, poster.backdrop)
+
+
 def letters(n: int, seed: int) -> None:
+    """Per letter with a diacritic: read as itself in correct renders (the marks recovered) and, in the same
+    posters drawn without their marks, read with the mark (a mark counted that was not drawn: the cost)."""
     scorers = {way: scorer_with(way) for way in WAYS}
     right: dict[bool, Counter] = {way: Counter() for way in WAYS}
+    false: dict[bool, Counter] = {way: Counter() for way in WAYS}
     seen: Counter = Counter()
+    dropped: Counter = Counter()
     start = time.perf_counter()
     for case in cases(n, seed):
+        bare = np.asarray(without_marks(case["poster"]).image())
         for way, scorer in scorers.items():
-            details = scorer.score(scorer.ocr(case["image"]), case["expected"]).details
-            pairs = readings(details.get("expected") or case["expected"], details.get("recognised") or "")
-            right[way].update(letter for letter, as_read in pairs if as_read == letter)
-            if way:
-                seen.update(letter for letter, _ in pairs)
+            for image, count in ((case["image"], right[way]), (bare, false[way])):
+                details = scorer.score(scorer.ocr(image), case["expected"]).details
+                pairs = readings(details.get("expected") or case["expected"], details.get("recognised") or "")
+                marked = [(letter, as_read) for letter, as_read in pairs if image is case["image"] or strip_accents(letter) != letter]
+                count.update(letter for letter, as_read in marked if as_read == letter)
+                if way:
+                    (seen if image is case["image"] else dropped).update(letter for letter, _ in marked)
     print(f"{n} carrier posters, {sum(seen.values())} letters with a diacritic ({time.perf_counter() - start:.0f} s)")
-    print("letter    n  read as itself: first reading only -> with the second")
+    print("letter    n  read as itself: first reading only -> with the second;   n  mark dropped, read with it: -> ")
     for letter in sorted(seen, key=lambda c: right[False][c] / seen[c]):
-        if right[False][letter] < seen[letter] or right[True][letter] < seen[letter]:
-            print(f"{letter:6s} {seen[letter]:4d}  {right[False][letter] / seen[letter]:.2f} -> {right[True][letter] / seen[letter]:.2f}")
-    total = sum(seen.values())
-    print(f"all    {total:4d}  {sum(right[False].values()) / total:.3f} -> {sum(right[True].values()) / total:.3f}")
+        if right[False][letter] < seen[letter] or right[True][letter] < seen[letter] or false[True][letter]:
+            drop = (f"{dropped[letter]:4d}  {false[False][letter] / dropped[letter]:.2f} -> {false[True][letter] / dropped[letter]:.2f}"
+                    if dropped[letter] else "")
+            print(f"{letter:6s} {seen[letter]:4d}  {right[False][letter] / seen[letter]:.2f} -> {right[True][letter] / seen[letter]:.2f}   {drop}")
+    total, bare_total = sum(seen.values()), max(sum(dropped.values()), 1)
+    print(f"all    {total:4d}  {sum(right[False].values()) / total:.3f} -> {sum(right[True].values()) / total:.3f}   "
+          f"{bare_total:4d}  {sum(false[False].values()) / bare_total:.3f} -> {sum(false[True].values()) / bare_total:.3f}")
 
 
 def cost(n: int, rounds: int, seed: int) -> None:

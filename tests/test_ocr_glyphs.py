@@ -1,4 +1,4 @@
-"""The OCR's second reading of lone-glyph boxes: geometry and the keep-the-surer rule (no model), and one rendered
+"""The OCR's upright re-read of lone-glyph boxes: geometry and the keep-the-surer rule (no model), and one rendered
 tuning poster whose lone digit only the upright reading recovers."""
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_the_surer_reading_of_a_glyph_box_is_kept(monkeypatch):
     assert len(seen) == 2 and np.allclose(seen[0], upright_box(boxes[0]))   # the word box is not read again
 
 
-def test_no_glyph_box_no_second_reading(monkeypatch):
+def test_no_glyph_box_no_upright_reread(monkeypatch):
     monkeypatch.setattr(ocr_steps, "recognise", lambda *a: pytest.fail("recogniser called"))
     texts, scores = ["FRESH"], [0.9]
     reread_glyphs(Engine(), [None], [box(200, 30)], texts, scores)
@@ -112,7 +112,7 @@ def test_corner_order_is_clockwise_from_the_rightward_edge():
         assert text_corners((square[k:] + square[:k])[::-1]) == tuple(map(tuple, np.asarray(square, float).tolist()))
 
 
-def test_a_second_reading_replaces_only_a_glyph_with_a_glyph(monkeypatch):
+def test_an_upright_reread_replaces_only_a_glyph_with_a_glyph(monkeypatch):
     """A tall box of vertical text read as a word keeps its reading even if one upright character reads surer, and
     an upright crop read as a word does not replace a glyph."""
     monkeypatch.setattr(ocr_steps, "recognise", lambda engine, crops: (["東", "10 20"], [0.99, 0.99], [(), ()]))

@@ -56,7 +56,7 @@ class OcrSettings:
     second_look_max_ink: float = 0.1   # ... when at most this share of the pixels are strokes (else no strokes look)
     second_look_stripes: float = 0.4   # ... then less its stripes, where this share of edge strength runs one way (0: never)
     stripes_when_sure: bool = True     # the stripes look also runs where the first look was sure (a striped image only)
-    second_reading: bool = True        # every line read again trimmed and stretched; its other letters become alternatives
+    second_reading: bool = True        # every line read again trimmed and stretched; its marked letters become alternatives
 
     def __post_init__(self) -> None:
         """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""

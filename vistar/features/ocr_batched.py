@@ -107,7 +107,8 @@ def _look(backend: RapidBackend, images: list[np.ndarray], again: str = "") -> l
     settings = backend.settings
     detections = _detect(engine, [s for s in staged if not isinstance(s, Exception)], again, settings)
     crops = [c for d in detections.values() for c in d[1]]
-    texts, scores, words = ocr_steps.recognise(engine, crops)
+    crops = ocr_steps.upright(engine, crops)   # once: both readings of a line see it the same way up
+    texts, scores, words = ocr_steps.recognise(engine, crops, turned=True)
     if settings.second_reading:
         texts = read_again(engine, crops, texts)
     pictures = {id(item): item[1] for item in staged if not isinstance(item, Exception)}

@@ -1,4 +1,4 @@
-"""Lone glyphs: a second reading of boxes no wider than high.
+"""Lone glyphs: an upright re-read of boxes no wider than high (not the second reading of every line: ocr_second_reading).
 
 A lone digit or letter on a line of its own ("5", "1", "6" under a poster) gets a box about as wide as the glyph,
 with no margin, and when that box is at least 1.5 times as tall as wide RapidOCR turns the crop by 90° as if it

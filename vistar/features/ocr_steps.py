@@ -66,14 +66,22 @@ def stage_image(engine, image: np.ndarray):
         return exc
 
 
-def recognise(engine, crops: list[np.ndarray]) -> tuple[list, list, list]:
-    """Texts, confidences and word results of every text line of the batch, in input order."""
+def upright(engine, crops: list[np.ndarray]) -> list[np.ndarray]:
+    """CROPS as the recogniser is to read them: turned by 180° where the orientation classifier (`use_cls`) says so."""
+    if engine.use_cls and crops:
+        crops, _ = engine.cls_and_rotate(crops)
+    return crops
+
+
+def recognise(engine, crops: list[np.ndarray], turned: bool = False) -> tuple[list, list, list]:
+    """Texts, confidences and word results of every text line of the batch, in input order; TURNED: the crops
+    have been through `upright` already."""
     from rapidocr.ch_ppocr_rec import TextRecInput
 
     if not crops:
         return [], [], []
-    if engine.use_cls:
-        crops, _ = engine.cls_and_rotate(crops)
+    if not turned:
+        crops = upright(engine, crops)
     result = engine._load_rec_model()(TextRecInput(img=crops, return_word_box=engine.return_word_box))
     return list(result.txts), list(result.scores), list(result.word_results)
 
