@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tr_ladder_report import group_report, ladder_parser, read_ladders, rule_off, score_reads
+from tr_ladder_report import group_report, ladder_parser, moved_correct, read_ladders, rule_off, score_reads, up_down
 
 from vistar.api import StageContext
 from vistar.validity.tr import GROUPS, Scorer
@@ -68,14 +68,12 @@ def main() -> None:
             for group, scripts in GROUPS.items():
                 rows, measures, moves, lost = group_report(scored, scripts, off)
                 print(f"{split:7s} {group:17s} n={len(rows):3d} strokes {look:6s}: {measures}, correct > repeat lost {lost}, "
-                      f"renders up {sum(m > 1e-9 for _, m in moves)} down {sum(m < -1e-9 for _, m in moves)}", flush=True)
+                      f"{up_down(moves)}", flush=True)
             if not reference:
                 reference, off = scored, rule_off(scored)
                 continue
-            for before, after in zip(reference, scored):
-                if abs((after["correct"] or 0) - (before["correct"] or 0)) > 1e-9:
-                    print(f"    correct {before['correct'] or 0:.2f} -> {after['correct'] or 0:.2f}: {before['expected']!r}\n"
-                          f"        read {before['correct_read']!r}\n        now  {after['correct_read']!r}")
+            for line in moved_correct(reference, scored):
+                print(line)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 from bench_tr_confusions import cases, readings
-from tr_ladder_report import group_report, read_ladders, rule_off, score_reads
+from tr_ladder_report import group_report, moved_correct, read_ladders, rule_off, score_reads, up_down
 
 from vistar.api import StageContext
 from vistar.features import ocr_steps
@@ -189,15 +189,12 @@ def ladders(args) -> None:
                 rows, measures, moves, lost = group_report(scored, scripts, off)
                 free = sum((s["typo"] or 0) >= 1.0 for s in rows)
                 print(f"{split:7s} {group:17s} n={len(rows):3d} second reading {'on ' if way else 'off'}: {measures}, "
-                      f"correct > repeat lost {lost}, typo scoring 1: {free}, renders up "
-                      f"{sum(m > 1e-9 for _, m in moves)} down {sum(m < -1e-9 for _, m in moves)}", flush=True)
+                      f"correct > repeat lost {lost}, typo scoring 1: {free}, {up_down(moves)}", flush=True)
             if not reference:
                 reference, off = scored, rule_off(scored)
                 continue
-            for before, after in zip(reference, scored):
-                if abs((after["correct"] or 0) - (before["correct"] or 0)) > 1e-9:
-                    print(f"    correct {before['correct'] or 0:.3f} -> {after['correct'] or 0:.3f}: {before['expected']!r}\n"
-                          f"        read {before['correct_read']!r}\n        now  {after['correct_read']!r}")
+            for line in moved_correct(reference, scored, digits=3):
+                print(line)
 
 
 def main() -> None:

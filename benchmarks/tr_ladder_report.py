@@ -2,7 +2,8 @@
 
 Used by bench_tr_spaces.py, bench_tr_clutter.py and bench_tr_letter_folds.py, which score the same stored readings
 (bench_tr_spaces.read_split) at each value of one rule and compare every render with the rule off; `read_ladders`
-and `score_reads` by bench_tr_ink.py and bench_tr_clean_look.py, which read the ladders again for each OCR setting.
+and `score_reads` by bench_tr_ink.py, bench_tr_clean_look.py and bench_tr_second_reading.py, which read the ladders
+again for each OCR setting (the last two print `up_down` and `moved_correct`).
 """
 from __future__ import annotations
 
@@ -68,3 +69,15 @@ def read_ladders(split: str, n: int, seed: int, scorer, kept: Path | None) -> li
         kept.parent.mkdir(parents=True, exist_ok=True)
         kept.write_bytes(pickle.dumps(out))
     return out
+
+
+def up_down(moves: list) -> str:
+    """How many renders of `group_report`'s moves rose and fell."""
+    return f"renders up {sum(m > 1e-9 for _, m in moves)} down {sum(m < -1e-9 for _, m in moves)}"
+
+
+def moved_correct(reference: list[dict], scored: list[dict], digits: int = 2) -> list[str]:
+    """Each correct render whose TR moved from REFERENCE to SCORED (`score_reads` rows), with both readings."""
+    return [f"    correct {before['correct'] or 0:.{digits}f} -> {after['correct'] or 0:.{digits}f}: {before['expected']!r}\n"
+            f"        read {before['correct_read']!r}\n        now  {after['correct_read']!r}"
+            for before, after in zip(reference, scored) if abs((after["correct"] or 0) - (before["correct"] or 0)) > 1e-9]

@@ -100,3 +100,12 @@ def test_the_second_reading_bench_reads_with_the_setting_it_names_and_measures_t
     assert len(shipped) == 1 and np.array_equal(shipped[0](crop), stretched(crop))
     assert bench.VIEWS["padded 15 %"](crop).shape == (30 + 2 * 4, 90, 3)      # 15 % of 30 rows, rounded, each side
     assert bench.VIEWS["stretched 2x"](crop).shape == (30, 180, 3)
+
+
+def test_the_ladder_benches_count_moved_renders_and_list_moved_correct_ones():
+    report = _bench("tr_ladder_report")
+    before = [{"correct": 0.9, "expected": "Gęś", "correct_read": "ges"}, {"correct": 1.0, "expected": "SALE", "correct_read": "sale"}]
+    after = [{**before[0], "correct": 0.95, "correct_read": "gęś"}, dict(before[1])]
+    assert report.moved_correct(before, after, digits=3) == ["    correct 0.900 -> 0.950: 'Gęś'\n        read 'ges'\n        now  'gęś'"]
+    assert report.moved_correct(before, before) == []
+    assert report.up_down([((0, "correct"), 0.05), ((0, "typo"), -0.01), ((1, "correct"), 0.0)]) == "renders up 1 down 1"
