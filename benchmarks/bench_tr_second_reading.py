@@ -18,8 +18,8 @@ its language's bank, carries one letter with a diacritic, every such letter of t
 with `features.ocr.second_reading` off and on and scored by the shipped TR; each letter with a diacritic of the
 expected text as TR compares it (normalised: `ş` as `ș`, `ť` `ț` `ï` bare) is counted as read as itself or not in the
 text TR compared (its recogniser doubt taken), per letter and in all. The cost: each poster is drawn again with
-every combining mark dropped (`ó` as `o`; `ł`, `ø` stay) and scored against the text with its marks; a letter
-whose mark was dropped but which TR's text holds with the mark is a mark counted that was not drawn.
+every mark dropped, strokes too (`ó` and `ø` as `o`, `ł` as `l`; `æ`, `ı` stay) and scored against the text with its
+marks; a letter whose mark was dropped but which TR's text holds with the mark is a mark counted that was not drawn.
 
 cost: milliseconds per image of the OCR stage (one thread) with the second reading off and on, on the correct
 renders of the first `--posters` tuning ladder posters (each read once untimed first); the two alternate, `--rounds` times, in one process (so they
@@ -44,8 +44,7 @@ from tr_ladder_report import group_report, moved_correct, read_ladders, rule_off
 
 from vistar.api import StageContext
 from vistar.features import ocr_steps
-from vistar.features.ocr_second_reading import stretched
-from vistar.metrics.text_similarity import strip_accents
+from vistar.features.ocr_second_reading import base_letter, stretched
 from vistar.validity.tr import GROUPS, Poster, Scorer, ladder_cases
 from vistar.validity.tr_tuning import SPLITS
 
@@ -93,10 +92,10 @@ def views(n: int, seed: int) -> None:
     calls: list[dict[str, list[str]]] = []
     first = ocr_steps.recognise
 
-    def recognise(engine, crops):
-        out = first(engine, crops)
+    def recognise(engine, crops, **turned):
+        out = first(engine, crops, **turned)
         if crops:
-            calls.append({"first": [str(t) for t in out[0]], **{name: [str(t) for t in first(engine, [view(c) for c in crops])[0]]
+            calls.append({"first": [str(t) for t in out[0]], **{name: [str(t) for t in first(engine, [view(c) for c in crops], **turned)[0]]
                                                               for name, view in VIEWS.items()}})
         return out
 
@@ -119,8 +118,9 @@ def views(n: int, seed: int) -> None:
 
 
 def without_marks(poster: Poster) -> Poster:
-    """POSTER drawn with every combining mark dropped (`ó` as `o`; `ł`, `ø` stay: letters of their own)."""
-    blocks = [[[strip_accents(word) for word in line] for line in block] for block in (poster.title, *poster.columns)]
+    """POSTER drawn with every mark dropped, strokes too (`ó` as `o`, `ø` as `o`, `ł` as `l`; `æ`, `ı` stay)."""
+    bare = lambda word: "".join(base_letter(c) for c in word)  # noqa: E731
+    blocks = [[[bare(word) for word in line] for line in block] for block in (poster.title, *poster.columns)]
     return Poster(blocks[0], blocks[1:], poster.script, poster.style, poster.backdrop)
 
 
@@ -139,7 +139,7 @@ def letters(n: int, seed: int) -> None:
             for image, count in ((case["image"], right[way]), (bare, false[way])):
                 details = scorer.score(scorer.ocr(image), case["expected"]).details
                 pairs = readings(details.get("expected") or case["expected"], details.get("recognised") or "")
-                marked = [(letter, as_read) for letter, as_read in pairs if image is case["image"] or strip_accents(letter) != letter]
+                marked = [(letter, as_read) for letter, as_read in pairs if image is case["image"] or base_letter(letter) != letter]
                 count.update(letter for letter, as_read in marked if as_read == letter)
                 if way:
                     (seen if image is case["image"] else dropped).update(letter for letter, _ in marked)

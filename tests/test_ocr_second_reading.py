@@ -7,14 +7,19 @@ import pytest
 
 from vistar.api import OcrLine, OcrResult
 from vistar.features import ocr_steps
-from vistar.features.ocr_second_reading import SHARE, STRETCH, TRIM, letters_read_otherwise, read_again, stretched
+from vistar.features.ocr_second_reading import SHARE, STRETCH, TRIM, base_letter, letters_read_otherwise, read_again, stretched
 
 
-def test_letters_read_otherwise_are_the_marked_ones_indexed_into_the_first_reading():
+def test_letters_read_otherwise_are_the_first_readings_letters_with_a_mark():
     assert letters_read_otherwise("ges", "gęś") == ((1, "ę", SHARE), (2, "ś", SHARE))
-    assert letters_read_otherwise("Ko SALE", "Kø SALE") == ((1, "ø", SHARE),)
-    assert letters_read_otherwise("zażótć", "zażółć") == ((4, "ł", SHARE),)   # a letter of its own, read `t` first
+    assert letters_read_otherwise("Ko SALE", "Kø SALE") == ((1, "ø", SHARE),)  # a stroke is a mark too
+    assert letters_read_otherwise("zazolc", "zażółć") == ((2, "ż", SHARE), (3, "ó", SHARE), (4, "ł", SHARE), (5, "ć", SHARE))
     assert letters_read_otherwise("ç", "ç") == () and letters_read_otherwise("same", "same") == ()
+
+
+def test_base_letters_come_from_the_letters_names():
+    assert [base_letter(c) for c in "ęøłÅǿİ"] == list("eolAoI")
+    assert [base_letter(c) for c in "eıæþ东€"] == list("eıæþ东€")             # no mark in the name: its own base
 
 
 def test_a_letter_only_one_reading_has_or_a_space_is_no_alternative():
@@ -25,11 +30,15 @@ def test_a_letter_only_one_reading_has_or_a_space_is_no_alternative():
     assert letters_read_otherwise("Ko aerø", "Kø ærø") == ((1, "ø", SHARE),)  # the run of another length only
 
 
-def test_the_second_reading_never_takes_a_mark_away_or_mends_a_plain_letter():
-    assert letters_read_otherwise("Kraków", "Krakow") == ()                   # a mark drawn and read, then lost
-    assert letters_read_otherwise("HELL0", "HELLO") == ()                     # digit for letter: not a mark
+def test_the_second_reading_offers_nothing_but_a_mark_added():
+    assert letters_read_otherwise("Kraków", "Krakow") == ()                   # a mark taken away
+    assert letters_read_otherwise("Krakòw", "Kraków") == ()                   # another mark
+    assert letters_read_otherwise("HELL0", "HELLO") == ()                     # another letter ...
     assert letters_read_otherwise("Hcllo", "Hello") == ()
-    assert letters_read_otherwise("Kraków", "Krakōw") == ((4, "ō", SHARE),)   # another mark is one
+    assert letters_read_otherwise("K0 SALE", "Kø SALE") == ()                 # ... even a marked one
+    assert letters_read_otherwise("zażótć", "zażółć") == ()                   # `t` is not `ł` without its stroke
+    assert letters_read_otherwise("Istanbul", "Istanbuı") == ()               # a letter with no mark
+    assert letters_read_otherwise("东京", "东亰") == ()
 
 
 def test_the_view_is_trimmed_top_and_bottom_and_stretched():
@@ -52,7 +61,7 @@ def test_read_again_adds_the_second_readings_letters_to_the_first_readings_alter
     def recognise(engine, crops, turned=False):
         assert turned                    # the crops come turned upright already: not classified a second time
         seen.extend(c.shape for c in crops)
-        return ["gęś Krakow", "SALĘ"], [0.9, 0.99], [(), ()]
+        return ["gęś Krakow", "SALĘ"], [0.9, 0.99], [(), ()]   # `Krakow`: a mark lost, nothing offered
 
     monkeypatch.setattr(ocr_steps, "recognise", recognise)
     crops = [np.zeros((20, 80, 3), np.uint8), np.zeros((20, 40, 3), np.uint8)]
@@ -129,3 +138,26 @@ def test_crops_turned_once_are_not_classified_again():
     assert classified == [1] and np.array_equal(read[-1][0], turned[0])     # read as turned, not turned back
     ocr_steps.recognise(engine, crops)
     assert classified == [1, 1] and np.array_equal(read[-1][0], turned[0])  # the default still classifies
+
+
+def test_a_look_turns_its_crops_once_and_reads_them_twice_as_turned(monkeypatch):
+    # through the real RapidOCR on a rendered line: `_look` classifies once (`upright`), then both readings get
+    # the turned crops (`turned=True`), the second stretched
+    from vistar.features import ocr_batched
+    from vistar.features.ocr import OcrSettings, RapidOcrBackend
+    from vistar.synth.text import render_text
+
+    calls, turned_once = [], []
+    recognise, upright = ocr_steps.recognise, ocr_steps.upright
+
+    def recording(engine, crops, turned=False):
+        calls.append((turned, [c.shape for c in crops]))
+        return recognise(engine, crops, turned=turned)
+
+    monkeypatch.setattr(ocr_steps, "recognise", recording)
+    monkeypatch.setattr(ocr_steps, "upright", lambda engine, crops: turned_once.append(len(crops)) or upright(engine, crops))
+    backend = RapidOcrBackend(OcrSettings(second_look=float("inf"), stripes_when_sure=False))
+    lines = ocr_batched._look(backend, [np.asarray(render_text("FRESH COFFEE", size=(480, 120), font_size=40))])[0][0].lines
+    assert [ln.text for ln in lines] == ["FRESH COFFEE"]
+    assert turned_once == [1] and [turned for turned, _ in calls] == [True, True]
+    assert calls[1][1] == [stretched(np.zeros(shape, np.uint8)).shape for shape in calls[0][1]]

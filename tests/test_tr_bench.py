@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from vistar.features.ocr import OcrSettings
 from vistar.synth.text import render_text
@@ -109,3 +110,15 @@ def test_the_ladder_benches_count_moved_renders_and_list_moved_correct_ones():
     assert report.moved_correct(before, after, digits=3) == ["    correct 0.900 -> 0.950: 'Gęś'\n        read 'ges'\n        now  'gęś'"]
     assert report.moved_correct(before, before) == []
     assert report.up_down([((0, "correct"), 0.05), ((0, "typo"), -0.01), ((1, "correct"), 0.0)]) == "renders up 1 down 1"
+
+
+@pytest.mark.slow
+def test_the_views_bench_reads_each_view_beside_the_stages_own_calls(capsys):
+    # one carrier poster through the real OCR: the bench's stand-in recogniser must pass the stage's arguments on
+    # (a stand-in the stage cannot call fails every image and the shares come out 0)
+    bench = _bench("bench_tr_second_reading")
+    bench.views(1, 0)
+    out = capsys.readouterr().out.splitlines()
+    first = float(out[0].rsplit(" ", 1)[1])
+    shares = [float(line.rsplit(" ", 1)[1]) for line in out[1:]]
+    assert first > 0.5 and len(shares) == len(bench.VIEWS) and all(first <= s <= 1.0 for s in shares)

@@ -6,12 +6,13 @@ recogniser doubt (metrics/text_doubt) had nothing to choose. The same crop with 
 and bottom and drawn 1.3 times as wide puts the letters over more of the recogniser's rows and columns (more CTC
 frames per letter) and reads many of those marks: on tuning carrier posters the letters with a diacritic are read
 as themselves in 0.808 of the first reading's readings, 0.834 of this view's and 0.858 of either's
-(docs/metrics/tr_reading.md, A second reading). Each reads letters the other misses,
-so it does not replace the first, and it may only add what it is for: where the two readings differ in a
-run of letters as long, each letter the second reads as a letter outside ASCII (a mark, or a letter of its own such
-as `ł`, `ø`) becomes an alternative of the first reading's letter there (share 1: the recogniser read it), which TR
-takes only where the asked text has that letter. It never offers a plain letter or a digit, so it cannot take a
-mark away (`Kraków` drawn for `Krakow`) or mend a plain misread letter (`HELL0`).
+(docs/metrics/tr_reading.md, A second reading). Each reads letters the other misses, so it does not replace the
+first, and it may only add what it is for, a mark: where the two readings differ in a run of letters as long, a
+letter the second reads as the first reading's letter with a mark (`ę` where the first read `e`, `ø` for `o`, `ł`
+for `l`: `base_letter`) becomes an alternative of it (share 1: the recogniser read it), which TR takes only where
+the asked text has that letter. Nothing else is offered: not a mark taken away (`Kraków` drawn for `Krakow`),
+another mark (`ò` drawn for `ó`), another letter (`0` drawn for `ø`, `t` read for `ł`) or a letter with no
+mark (`ı`, `东`).
 """
 from __future__ import annotations
 
@@ -35,12 +36,27 @@ def stretched(crop: np.ndarray) -> np.ndarray:
     return cv2.resize(crop, (max(1, round(crop.shape[1] * STRETCH)), crop.shape[0]), interpolation=cv2.INTER_CUBIC)
 
 
+def base_letter(char: str) -> str:
+    """CHAR without its marks, by its Unicode name: `ę` (E WITH OGONEK) -> `e`, `ø` and `ł` (WITH STROKE) -> `o`, `l`,
+    `Å` -> `A`; a letter with no mark in its name (`e`, `ı`, `æ`, `东`) is its own base."""
+    import unicodedata
+
+    name = unicodedata.name(char, "")
+    if " WITH " not in name:
+        return char
+    try:
+        return unicodedata.lookup(name.split(" WITH ")[0])
+    except KeyError:
+        return char
+
+
 def letters_read_otherwise(first: str, second: str) -> tuple[tuple[int, str, float], ...]:
-    """(index into FIRST, SECOND's letter, SHARE) for each letter outside ASCII in a run of edits of a least-cost
-    alignment of the two readings that puts as many letters in SECOND's place as it takes from FIRST (`ges` /
-    `gęś`). A run of another length (`ae` / `æ`, a space lost, a letter only one reading has) is left out: that is
-    not one letter read as another; so is a plain letter or digit read in place of another (`o` for `ó`, `O` for
-    `0`): the second reading adds marks, it does not take them away or mend other misreadings."""
+    """(index into FIRST, SECOND's letter, SHARE) for each letter of SECOND that is FIRST's letter there with a mark
+    (`base_letter`), in a run of edits of a least-cost alignment of the two readings that puts as many letters in
+    SECOND's place as it takes from FIRST (`ges` / `gęś`). A run of another length (`ae` / `æ`, a space lost, a
+    letter only one reading has) is left out: that is not one letter read as another; so is every other
+    substitution (`o` for `ó`, `ò` for `ó`, `O` for `0`, `ł` for `t`): the second reading adds marks, it does not
+    take them away, swap them or mend other misreadings."""
     out: list[tuple[int, str, float]] = []
     runs: list[list[int]] = []          # [first start, first end, second start, second end] of neighbouring edits
     for op in Levenshtein.opcodes(first, second):
@@ -53,13 +69,13 @@ def letters_read_otherwise(first: str, second: str) -> tuple[tuple[int, str, flo
     for a, b, c, d in runs:
         if b - a == d - c:
             out += [(i, second[j], SHARE) for i, j in zip(range(a, b), range(c, d))
-                    if first[i].strip() and second[j].isalpha() and not second[j].isascii()]
+                    if second[j] != first[i] and base_letter(second[j]) == first[i]]
     return tuple(out)
 
 
 def read_again(engine, crops: list[np.ndarray], texts: list) -> list:
     """TEXTS (the first readings of CROPS, already turned upright: `ocr_steps.upright`) with the second reading's
-    letters outside ASCII added to their alternatives (`ocr_steps.Reading`); one recogniser call for all of them."""
+    marked letters (`letters_read_otherwise`) added to their alternatives (`ocr_steps.Reading`); one recogniser call for all of them."""
     if not crops:
         return texts
     again, _, _ = ocr_steps.recognise(engine, [stretched(crop) for crop in crops], turned=True)
