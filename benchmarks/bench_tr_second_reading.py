@@ -44,7 +44,7 @@ from tr_ladder_report import group_report, moved_correct, read_ladders, rule_off
 
 from vistar.api import StageContext
 from vistar.features import ocr_steps
-from vistar.features.ocr_second_reading import base_letter, stretched
+from vistar.features.ocr_second_reading import TRIM, base_letter, stretched
 from vistar.validity.tr import GROUPS, Poster, Scorer, ladder_cases
 from vistar.validity.tr_tuning import SPLITS
 
@@ -62,9 +62,9 @@ def _stretch(crop: np.ndarray, by: float, interpolation: int = cv2.INTER_CUBIC) 
     return cv2.resize(crop, (max(1, round(crop.shape[1] * by)), crop.shape[0]), interpolation=interpolation)
 
 
-def _trim(crop: np.ndarray, share: float = 0.08) -> np.ndarray:
+def _trim(crop: np.ndarray, share: float = TRIM) -> np.ndarray:
     cut = int(crop.shape[0] * share)
-    return crop[cut:crop.shape[0] - cut] if crop.shape[0] - 2 * cut > 4 else crop
+    return crop[cut:crop.shape[0] - cut]
 
 
 def _pad(crop: np.ndarray, share: float = 0.15) -> np.ndarray:
@@ -134,15 +134,17 @@ def letters(n: int, seed: int) -> None:
     dropped: Counter = Counter()
     start = time.perf_counter()
     for case in cases(n, seed):
-        bare = np.asarray(without_marks(case["poster"]).image())
-        for way, scorer in scorers.items():
-            for image, count in ((case["image"], right[way]), (bare, false[way])):
+        # the correct render counts every letter with a diacritic; the bare one those whose mark it dropped
+        renders = ((case["image"], right, seen, lambda letter: True),
+                   (np.asarray(without_marks(case["poster"]).image()), false, dropped, lambda letter: base_letter(letter) != letter))
+        for image, counts, tally, counted in renders:
+            for way, scorer in scorers.items():
                 details = scorer.score(scorer.ocr(image), case["expected"]).details
                 pairs = readings(details.get("expected") or case["expected"], details.get("recognised") or "")
-                marked = [(letter, as_read) for letter, as_read in pairs if image is case["image"] or base_letter(letter) != letter]
-                count.update(letter for letter, as_read in marked if as_read == letter)
+                marked = [(letter, as_read) for letter, as_read in pairs if counted(letter)]
+                counts[way].update(letter for letter, as_read in marked if as_read == letter)
                 if way:
-                    (seen if image is case["image"] else dropped).update(letter for letter, _ in marked)
+                    tally.update(letter for letter, _ in marked)
     print(f"{n} carrier posters, {sum(seen.values())} letters with a diacritic ({time.perf_counter() - start:.0f} s)")
     print("letter    n  read as itself: first reading only -> with the second;   n  mark dropped, read with it: -> ")
     for letter in sorted(seen, key=lambda c: right[False][c] / seen[c]):

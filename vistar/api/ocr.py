@@ -12,8 +12,8 @@ class OcrLine:
     confidence: float
     box: tuple[tuple[float, float], ...]  # 4 corner points (x, y), clockwise from top-left
     # what the recogniser was torn about: (index into text, another class, its share of the read class's posterior)
-    # for the characters where another class reached features.ocr's floor, and the letters the stage's second
-    # reading of the line read otherwise as a letter outside ASCII (share 1); empty for a clean reading
+    # for the characters where another class reached features.ocr's floor, and the same letter with a mark where the
+    # stage's second reading of the line read it so (share 1); empty for a clean reading
     alternatives: tuple[tuple[int, str, float], ...] = ()
 
     @property

@@ -16,6 +16,8 @@ mark (`ı`, `东`).
 """
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
@@ -39,8 +41,6 @@ def stretched(crop: np.ndarray) -> np.ndarray:
 def base_letter(char: str) -> str:
     """CHAR without its marks, by its Unicode name: `ę` (E WITH OGONEK) -> `e`, `ø` and `ł` (WITH STROKE) -> `o`, `l`,
     `Å` -> `A`; a letter with no mark in its name (`e`, `ı`, `æ`, `东`) is its own base."""
-    import unicodedata
-
     name = unicodedata.name(char, "")
     if " WITH " not in name:
         return char
