@@ -84,8 +84,8 @@ def test_a_tilted_narrow_box_in_rapidocrs_corner_order_is_a_glyph_along_the_text
     from rapidocr.ch_ppocr_det.utils import DBPostProcess
 
     from vistar.api import OcrLine, OcrResult, text_corners
+    from vistar.api.ocr import line_angle, line_height, line_width
     from vistar.metrics.text_filters import filter_lines
-    from vistar.metrics.text_layout import line_angle, line_height, line_width
 
     mini_boxes = DBPostProcess.__new__(DBPostProcess).get_mini_boxes
 

@@ -7,9 +7,10 @@ from dataclasses import replace
 import pytest
 
 from vistar.api import OcrLine, OcrResult
+from vistar.api.ocr import text_angle
 from vistar.engine.params import metric_params
 from vistar.metrics.text_filters import filter_lines
-from vistar.metrics.text_layout import reading_order, text_angle
+from vistar.metrics.text_layout import reading_order
 from vistar.metrics.tr import METRIC
 from vistar.ontology import Ontology
 from vistar.prompts_dsl import parse_prompt, resolved_controls
@@ -250,6 +251,18 @@ def test_a_lone_glyph_that_is_a_word_asked_for_is_kept_however_far_it_stands():
     # two asked, two far off: both kept, the surer first
     two = score(ocr(text, up, lone, line("I", 300, 560, w=20, conf=0.9)), {"text": "SKATING SHOW UP I I"})
     assert two.score == 1.0 and two.details["dropped_lines"]["glyph"] == 0
+
+
+def test_a_lone_glyph_is_a_word_asked_for_by_its_alternative_too():
+    # TR v18: a plain bar the OCR reads `I` with `l` as an alternative (share 1), off the text lines, where `l` is
+    # asked: the alternative makes it the word asked for; one below alt_prob, or a letter not asked, does not
+    text, up = line("SKATING SHOW", 300, 400, w=400), line("UP", 300, 450, w=80)
+    bar = OcrLine("I", 0.8, ((300, 498), (320, 498), (320, 538), (300, 538)), ((0, "l", 1.0),))
+    asked = score(ocr(text, up, bar), {"text": "SKATING SHOW UP l"})
+    assert asked.score == 1.0 and asked.details["dropped_lines"]["glyph"] == 0 and asked.details["recognised"].endswith(" l")
+    unsure = OcrLine("I", 0.8, bar.box, ((0, "l", PARAMS.alt_prob / 2),))
+    assert score(ocr(text, up, unsure), {"text": "SKATING SHOW UP l"}).details["dropped_lines"]["glyph"] == 1
+    assert score(ocr(text, up, bar), {"text": "SKATING SHOW UP"}).details["dropped_lines"]["glyph"] == 1
 
 
 def test_one_typo_costs_less_than_one_missing_word():

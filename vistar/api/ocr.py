@@ -1,4 +1,5 @@
-"""What the `ocr` stage gives TR: recognised lines with their boxes and confidences."""
+"""What the `ocr` stage gives TR: recognised lines with their boxes and confidences, and where they run (their
+angle, height, width: what the stage's plain bars and TR's reading order both measure)."""
 from __future__ import annotations
 
 import math
@@ -40,3 +41,38 @@ class OcrResult:
     width: int
     height: int
     alphabet: frozenset[str] | None = None  # what the recogniser can output (None: unknown); TR skips other scripts
+
+
+def line_angle(line: OcrLine) -> float:
+    """Direction of the line's top and bottom edges, degrees (y down, so clockwise-tilted text is positive)."""
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = text_corners(line.box)
+    return math.degrees(math.atan2((y1 - y0) + (y2 - y3), (x1 - x0) + (x2 - x3)))
+
+
+def line_height(line: OcrLine) -> float:
+    """The box's own height (left and right edges), not its axis-aligned extent: unchanged by rotation."""
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = text_corners(line.box)
+    return (math.dist((x0, y0), (x3, y3)) + math.dist((x1, y1), (x2, y2))) / 2
+
+
+def line_width(line: OcrLine) -> float:
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = text_corners(line.box)
+    return (math.dist((x0, y0), (x1, y1)) + math.dist((x3, y3), (x2, y2))) / 2
+
+
+def sets_direction(line: OcrLine) -> bool:
+    """Whether the line's angle votes for the text's: at least twice as wide as high (a lone glyph's box says
+    little about direction) and under 45 degrees."""
+    return line_width(line) >= 2 * line_height(line) and abs(line_angle(line)) < 45
+
+
+def text_angle(lines: list[OcrLine]) -> float:
+    """The dominant text angle: the width-weighted median of the angles of the lines that `sets_direction`; 0
+    when there is none."""
+    votes = sorted((line_angle(ln), line_width(ln)) for ln in lines if sets_direction(ln))
+    half, seen = sum(w for _, w in votes) / 2, 0.0
+    for angle, weight in votes:
+        seen += weight
+        if seen >= half:
+            return angle
+    return 0.0

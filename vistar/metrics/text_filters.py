@@ -10,7 +10,8 @@ from collections import Counter
 from typing import Any
 
 from ..api import OcrLine, OcrResult
-from .text_layout import LevelBox, level_boxes, line_angle, line_height, nearest_gap, sets_direction, text_angle
+from ..api.ocr import line_angle, line_height, sets_direction, text_angle
+from .text_layout import LevelBox, level_boxes, nearest_gap
 from .text_similarity import normalize_text, word_cost
 
 # a read word within this normalised char distance of a word asked for is a reading of it (half its letters)
@@ -26,7 +27,7 @@ def reads_as_asked(line: OcrLine, asked: list[str], close: float = CLOSE_WORD) -
 def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: float, min_glyph_confidence: float = 0.0,
                  glyph_gap: float = math.inf, expected: str = "", stray_confidence: float = 0.0,
                  stray_angle: float = math.inf, clutter_gap: float = math.inf, nested_share: float = math.inf,
-                 nested_height: float = 0.0) -> tuple[list[OcrLine], dict[str, Any]]:
+                 nested_height: float = 0.0, alt_prob: float = math.inf) -> tuple[list[OcrLine], dict[str, Any]]:
     """Drop lines the recogniser is unsure of, boxes too small to be intended text (specks, texture), readings
     across the text lines' direction (`stray_lines`), decorative glyphs (`glyph_lines`), unsure readings of no asked
     word off the text (`clutter_lines`) or made of digits it does not hold (`numeral_lines`), and letters a small box
@@ -43,7 +44,7 @@ def filter_lines(ocr: OcrResult, min_confidence: float, min_box_height_frac: flo
     strays = stray_lines(keep, stray_confidence, stray_angle, expected)
     dropped["stray"] = len(strays)
     keep = [ln for k, ln in enumerate(keep) if k not in strays]
-    glyphs = glyph_lines(keep, min_glyph_confidence, glyph_gap, expected)
+    glyphs = glyph_lines(keep, min_glyph_confidence, glyph_gap, expected, alt_prob)
     dropped["glyph"] = len(glyphs)
     keep = [ln for k, ln in enumerate(keep) if k not in glyphs]
     # the last three on the same lines: the filters above see what they saw before these were added
@@ -97,11 +98,13 @@ def clutter_lines(lines: list[OcrLine], expected: str, stray_confidence: float, 
     return out
 
 
-def glyph_lines(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float, expected: str) -> set[int]:
+def glyph_lines(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: float, expected: str,
+                alt_prob: float = math.inf) -> set[int]:
     """Indices of rings, dots and stars, not text: a reading with no letter or digit whose symbols the expected
     text does not hold (a star read as "★"), or a one- or two-character reading lying more than `glyph_gap`
     line heights from every longer line (off the text lines) and read less surely than `min_glyph_confidence`
-    (a ring read as "O" at 0.6-0.92), unless it is a word asked for that no other reading has already given (a
+    (a ring read as "O" at 0.6-0.92), unless it, or it with one of its alternatives of share `alt_prob` or more
+    taken (a plain bar read `I`, alternative `l`), is a word asked for that no other reading has already given (a
     lone `I` under a short `UP`; surest first). Short words of the text sit within 0.3 line heights of their
     neighbours; both values are calibrated in docs/metrics/tr.md."""
     words = [normalize_text(ln.text).split() for ln in lines]
@@ -119,12 +122,20 @@ def glyph_lines(lines: list[OcrLine], min_glyph_confidence: float, glyph_gap: fl
     asked = Counter(normalize_text(expected).split())
     read = Counter(w for k in range(len(lines)) if k not in out and k not in off for w in words[k])
     for k in sorted(off, key=lambda k: -lines[k].confidence):
-        need = Counter(words[k])
-        if all(asked[w] - read[w] >= n for w, n in need.items()):
-            read.update(need)
+        for need in map(Counter, _readings(lines[k], alt_prob)):
+            if all(asked[w] - read[w] >= n for w, n in need.items()):
+                read.update(need)
+                break
         else:
             out.add(k)
     return out
+
+
+def _readings(line: OcrLine, alt_prob: float) -> list[list[str]]:
+    """The line's words as read, then with each of its alternatives of share `alt_prob` or more taken, one at a time."""
+    text = line.text
+    swapped = [text[:k] + alt + text[k + 1:] for k, alt, share in line.alternatives if share >= alt_prob and k < len(text)]
+    return [normalize_text(t).split() for t in (text, *swapped)]
 
 
 def numeral_lines(lines: list[OcrLine], expected: str, stray_confidence: float, close: float = CLOSE_WORD) -> set[int]:

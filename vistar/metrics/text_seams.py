@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..api import OcrLine, text_corners
-from .text_layout import level_boxes, line_width, rows_of
+from ..api.ocr import line_width
+from .text_layout import level_boxes, rows_of
 
 
 class Seam(NamedTuple):

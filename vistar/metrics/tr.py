@@ -138,7 +138,7 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
     lines, dropped = filter_lines(ocr, float(params.min_confidence), float(params.min_box_height_frac),
                                   float(params.min_glyph_confidence), float(params.glyph_gap), expected,
                                   float(params.stray_confidence), float(params.stray_angle), float(params.clutter_gap),
-                                  float(params.nested_share), float(params.nested_height))
+                                  float(params.nested_share), float(params.nested_height), float(params.alt_prob))
     result, ordered, layout = _read_repairs(lines, expected, params, norm)
     marks = {c for c in normalize_text(expected, **{**norm, "unseen_marks": ""}) if ord(c) in unmarking(unseen)}
     if marks:   # said on the row: a render without these marks would score the same
@@ -151,4 +151,4 @@ def _tr(features: dict[str, Any], controls: dict[str, Any], params: TRParams, pr
 # calibration re-scores stored (char, token) pairs with the same fuse()
 COMBINE = Combine(params=("w_char",), subscores=("char", "token"),
                   fn=lambda sub, params, roles: fuse(sub[:, 0], sub[:, 1], float(params.w_char)))
-METRIC = Metric(name="TR", angle="TR", version="17", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
+METRIC = Metric(name="TR", angle="TR", version="18", features=("ocr",), fn=_tr, combine=COMBINE, params=TRParams)
