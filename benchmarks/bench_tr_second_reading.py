@@ -40,9 +40,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 from bench_tr_confusions import cases, readings
-from tr_ladder_report import group_report, moved_correct, read_ladders, rule_off, score_reads, up_down
+from tr_ladder_report import group_report, moved_correct, ocr_scorer, read_ladders, rule_off, score_reads, up_down
 
-from vistar.api import StageContext
 from vistar.features import ocr_steps
 from vistar.features.ocr_second_reading import TRIM, base_letter, stretched
 from vistar.validity.tr import GROUPS, Poster, Scorer, ladder_cases
@@ -53,9 +52,7 @@ WAYS = (False, True)
 
 def scorer_with(second: bool) -> Scorer:
     """The shipped OCR and TR with `features.ocr.second_reading` set to SECOND."""
-    scorer = Scorer()
-    scorer.ctx = StageContext(features={**scorer.ctx.features, "ocr": {**scorer.ctx.features.get("ocr", {}), "second_reading": second}})
-    return scorer
+    return ocr_scorer(second_reading=second)
 
 
 def _stretch(crop: np.ndarray, by: float, interpolation: int = cv2.INTER_CUBIC) -> np.ndarray:

@@ -3,7 +3,8 @@
 Used by bench_tr_spaces.py, bench_tr_clutter.py and bench_tr_letter_folds.py, which score the same stored readings
 (bench_tr_spaces.read_split) at each value of one rule and compare every render with the rule off; `read_ladders`
 and `score_reads` by bench_tr_ink.py, bench_tr_clean_look.py and bench_tr_second_reading.py, which read the ladders
-again for each OCR setting (the last two print `up_down` and `moved_correct`).
+again for each OCR setting (the last two print `up_down` and `moved_correct`, as bench_tr_plain_bars.py does;
+`ocr_scorer` changes the settings).
 """
 from __future__ import annotations
 
@@ -11,10 +12,18 @@ import argparse
 import pickle
 from pathlib import Path
 
-from vistar.validity.tr import ladder_cases, ladder_measures
+from vistar.api import StageContext
+from vistar.validity.tr import Scorer, ladder_cases, ladder_measures
 from vistar.validity.tr_tuning import SPLITS
 
 VARIANTS = ("correct", "typo", "missing")
+
+
+def ocr_scorer(**ocr) -> Scorer:
+    """The shipped OCR and TR with these `features.ocr` settings changed."""
+    scorer = Scorer()
+    scorer.ctx = StageContext(features={**scorer.ctx.features, "ocr": {**scorer.ctx.features.get("ocr", {}), **ocr}})
+    return scorer
 
 
 def ladder_parser(doc: str) -> argparse.ArgumentParser:

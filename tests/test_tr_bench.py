@@ -122,3 +122,13 @@ def test_the_views_bench_reads_each_view_beside_the_stages_own_calls(capsys):
     first = float(out[0].rsplit(" ", 1)[1])
     shares = [float(line.rsplit(" ", 1)[1]) for line in out[1:]]
     assert first > 0.5 and len(shares) == len(bench.VIEWS) and all(first <= s <= 1.0 for s in shares)
+
+
+def test_the_plain_bars_bench_reads_with_the_bars_off_and_nothing_else_changed():
+    from vistar.features.ocr import OcrSettings
+
+    _bench("bench_tr_plain_bars")   # imports: its helpers exist under the names it uses
+    report = _bench("tr_ladder_report")
+    settings = report.ocr_scorer(plain_bars=False).ctx.params("ocr", OcrSettings)
+    assert settings == OcrSettings(**{**OcrSettings().__dict__, "plain_bars": False})
+    assert report.ocr_scorer().ctx.params("ocr", OcrSettings) == OcrSettings()   # the ontology's values are the defaults

@@ -9,7 +9,8 @@ image less its stripes where its edges run one way (ocr_views), and the readings
 (ocr_batched.read, docs/metrics/tr_reading.md); a striped image gets that last look even where the detector was
 sure, adding only lines it missed;
 every line is read again, its crop trimmed and stretched, for the marks the first reading loses (ocr_second_reading);
-a lone glyph is read again upright (ocr_glyphs); RapidOCR's steps, called one by one, are in ocr_steps.
+a lone glyph is read again upright (ocr_glyphs); a lone plain bar, which no look boxes or the recogniser reads `1`, is
+read from its shape (ocr_bars); RapidOCR's steps, called one by one, are in ocr_steps.
 Speed/accuracy knobs come from the ontology's `features.ocr` section; docs/performance.md measures them.
 """
 from __future__ import annotations
@@ -57,6 +58,7 @@ class OcrSettings:
     second_look_stripes: float = 0.4   # ... then less its stripes, where this share of edge strength runs one way (0: never)
     stripes_when_sure: bool = True     # the stripes look also runs where the first look was sure (a striped image only)
     second_reading: bool = True        # every line read again trimmed and stretched; its marked letters become alternatives
+    plain_bars: bool = True            # a lone plain bar (`I`) read from its shape: no look boxes it, the recogniser reads `1`
 
     def __post_init__(self) -> None:
         """What the field types cannot say; `vistar.api.parse` turns the ValueError into the run's refusal."""
@@ -229,5 +231,5 @@ def _key_params(params: dict[str, Any], device: str) -> dict[str, Any]:
     return {**params, "provider": ran} if "provider" in params or ran != "cpu" else params
 
 
-STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/14", compute=_compute, models=("rapidocr",),
+STAGE = FeatureStage(name="ocr", version="rapidocr-3.10/15", compute=_compute, models=("rapidocr",),
                      params=OcrSettings, key_params=_key_params)

@@ -9,7 +9,8 @@ where the image is flat between thin strokes (stripes), at the strokes alone, an
 the views in `ocr_views`). A striped image whose first look was sure gets the stripes look too, which may only
 add lines: a sure map over stripes can hold no box for a lone glyph. Every line is read a second time, its crop
 trimmed and stretched, for the marks the first reading loses (`ocr_second_reading`); a box no wider than high (a lone
-glyph) is read a second time upright in a square crop (`ocr_glyphs`). The CPU path calls this per image.
+glyph) is read a second time upright in a square crop (`ocr_glyphs`). Last, a lone plain bar (a closing `I`) that no
+look boxed or that the recogniser read `1` is read from its shape (`ocr_bars`). The CPU path calls this per image.
 
 Batching (`--device cuda` with `features.ocr.provider: cuda`): RapidOCR scores one image per call: one detector
 run per image, then its text lines through the recogniser in small groups. On a GPU that leaves the device idle
@@ -29,6 +30,7 @@ CPU scores do not depend on the batch size.
 from __future__ import annotations
 
 import copy
+import logging
 import math
 from dataclasses import replace
 from typing import Any
@@ -37,6 +39,7 @@ import numpy as np
 
 from ..api import OcrLine, OcrResult
 from . import ocr_steps
+from .ocr_bars import read_bars
 from .ocr_glyphs import reread_glyphs
 from .ocr_second_reading import read_again
 from .ocr_steps import RapidBackend
@@ -64,7 +67,8 @@ def read(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Ex
     flat between thin strokes (`stroke_view`), at the strokes alone, then, where it is striped (`stripe_view`),
     at the image less its stripes; each reading is merged into what the looks before it read (`merge_readings`),
     so a line either look finds is kept. With `stripes_when_sure`, every other striped image (`striped`) gets the
-    stripes look too, its lines merged as additions only. The single-image path is this with one image."""
+    stripes look too, its lines merged as additions only. Then, with `plain_bars`, the plain bars none of the
+    looks read (`ocr_bars.read_bars`). The single-image path is this with one image."""
     settings = backend.settings
     first = _look(backend, images)
     results = [result for result, _ in first]
@@ -84,7 +88,20 @@ def read(backend: RapidBackend, images: list[np.ndarray]) -> list[OcrResult | Ex
                 # a sure first look keeps its readings: the stripes look only adds lines it has no rival for
                 merged = merge_readings(results[k].lines, second.lines, adds_only=k not in redo)
                 results[k] = replace(results[k], lines=merged)
+    if settings.plain_bars:   # after every look: a bar is what none of them read
+        for k in read_ok:
+            results[k] = replace(results[k], lines=_with_bars(images[k], results[k].lines))
     return results
+
+
+def _with_bars(image: np.ndarray, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, ...]:
+    """`read_bars`, or LINES as read where it fails: the bars are an addition, and the image's reading stands
+    without them (a failure here must not fail the image, or on the GPU path send its whole batch round again)."""
+    try:
+        return read_bars(image, lines)
+    except Exception as exc:   # noqa: BLE001 - any error of the addition leaves the reading as it was
+        logging.getLogger(__name__).warning("plain bars not read on a %s image: %s: %s", image.shape, type(exc).__name__, exc)
+        return lines
 
 
 def uncertainty(prob: np.ndarray) -> float:
