@@ -56,7 +56,7 @@ class Split:
 
 
 TUNING = Split(0, (0.0, 13.0), (18, 34), (512, 576), PHOTOS[::2] + TEXTURES[:2], 0)
-VALIDATION = Split(2_520_000, (5.0, 15.0), (16, 30), (512, 640), PHOTOS[1::2] + TEXTURES[2:], 1)
+VALIDATION = Split(3_020_000, (5.0, 15.0), (16, 30), (512, 640), PHOTOS[1::2] + TEXTURES[2:], 1)
 # scikit-image photos in neither split (none holds legible text): round, bright and grainy detail that the detector
 # may take for letters, as the validation photos' coat buttons; tuning only (vistar.validity.tr_tuning)
 EXTRA_PHOTOS = ("coins", "hubble_deep_field", "retina", "cell")
