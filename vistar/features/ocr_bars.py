@@ -5,8 +5,8 @@ the recogniser, where it does get a box, reads a bar as `1` as often as `I`. A b
 colour, one text line above or below a read line, alone in its row and shaped as a bar (an upright stem of the
 text's stroke width, the height of its capitals, serifs only where they mirror each other, never a `1`'s flag) is
 read here from its shape: a line `I` with `l` as an equal alternative (TR takes whichever the prompt asked for; a
-plain bar is both), at `BAR_CONFIDENCE`. A one-character line whose box holds such a bar is read `I` too, its
-confidence kept and the recogniser's reading an alternative beside `l`. docs/metrics/tr_reading.md, Plain bars.
+plain bar is both), at `BAR_CONFIDENCE`; where a one-character line's box holds the bar, that line is read as a
+bar instead (`_as_bar`). docs/metrics/tr_reading.md, Plain bars.
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ MIN_CONTRAST = 30         # grey levels between the line's ink and its backgroun
 
 
 def read_bars(image: np.ndarray, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, ...]:
-    """LINES with the plain bars of IMAGE (RGB or grey, uint8) read: a one-character line whose box holds a bar and
-    nothing else is read `I` (`_offer_bar`), and a bar no line holds, one row above or below a read line, is added
-    as a line `I` (alternative `l`)."""
+    """LINES with the plain bars of IMAGE (RGB or grey, uint8) read: each lone bar one row above or below a read
+    line (`_bars_near`) is added as a line `I` (alternative `l`), or, where a one-character line's box holds it,
+    that line is read as a bar (`_as_bar`)."""
     import cv2
 
     if not any(sets_direction(ln) for ln in lines):
@@ -45,25 +45,43 @@ def read_bars(image: np.ndarray, lines: tuple[OcrLine, ...]) -> tuple[OcrLine, .
     warp = lambda a: cv2.warpAffine(a, turn, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)  # noqa: E731
     page = _Page(warp(grey.astype(np.float32)), warp(cv2.cvtColor(rgb.astype(np.float32) / 255, cv2.COLOR_RGB2Lab)),
                  np.zeros(size[::-1], np.uint8), [])
-    for line in lines:
+    glyph = [len(line.text.strip()) == 1 for line in lines]   # a bar may be what such a line read
+    for line, one in zip(lines, glyph):
         corners = _apply(turn, np.asarray(line.box, np.float64))
-        cv2.fillPoly(page.taken, [np.round(corners).astype(np.int32)], 1)
+        if not one:
+            cv2.fillPoly(page.taken, [np.round(corners).astype(np.int32)], 1)
         page.boxes.append(corners.min(0).tolist() + corners.max(0).tolist())
     inks = {k: ink for k, (box, line) in enumerate(zip(page.boxes, lines))
             if _has_capitals(line.text) and (ink := _ink(page, box)) is not None}
-    if not inks:
-        return lines
-    out = [_offer_bar(line, page, k, inks) for k, line in enumerate(lines)]
     pitch = _pitch([box for box, line in zip(page.boxes, lines) if sets_direction(line)])
-    back = cv2.invertAffineTransform(turn)
+    held = [box for box, one in zip(page.boxes, glyph) if not one]
     found: list[np.ndarray] = []
     for k, ink in inks.items():
-        for bar in _bars_near(page, page.boxes[k], ink, pitch):
-            corners = _apply(back, bar)
-            if all(np.linalg.norm(corners.mean(0) - other.mean(0)) > 3 for other in found):
-                found.append(corners)
-    return tuple(out) + tuple(OcrLine(BAR_LETTERS[0], BAR_CONFIDENCE, text_corners(c), ((0, BAR_LETTERS[1], 1.0),))
-                              for c in found)
+        for bar in _bars_near(page, page.boxes[k], ink, pitch, held):
+            if all(np.linalg.norm(bar.mean(0) - other.mean(0)) > 3 for other in found):
+                found.append(bar)
+    out, added, back = list(lines), [], cv2.invertAffineTransform(turn)
+    for bar in found:
+        x, y = bar.mean(0)
+        inside = [k for k, box in enumerate(page.boxes) if glyph[k] and box[0] <= x <= box[2] and box[1] <= y <= box[3]]
+        if inside:
+            out[inside[0]] = _as_bar(out[inside[0]])
+        else:
+            added.append(OcrLine(BAR_LETTERS[0], BAR_CONFIDENCE, text_corners(_apply(back, bar)), ((0, BAR_LETTERS[1], 1.0),)))
+    return tuple(out) + tuple(added)
+
+
+def _as_bar(line: OcrLine) -> OcrLine:
+    """A one-character LINE whose box holds a lone bar, read as one: a bar letter it read stays, the others its
+    alternatives; anything else (`1`, `一` for a bar read on its side) is read `I`, its confidence kept and `l` and
+    what it read its alternatives (no rule takes a bar read `1` for a number; a `1` so plain that it is a bar is
+    still one where the prompt asks for it)."""
+    char = line.text.strip()
+    at = line.text.index(char)
+    read = char if char in BAR_LETTERS else BAR_LETTERS[0]
+    known = {(k, alt) for k, alt, _ in line.alternatives}
+    offered = tuple((at, letter, 1.0) for letter in (*BAR_LETTERS, char) if letter != read and (at, letter) not in known)
+    return OcrLine(line.text[:at] + read + line.text[at + 1:], line.confidence, line.box, line.alternatives + offered)
 
 
 @dataclass
@@ -190,38 +208,11 @@ def _runs(row: np.ndarray) -> list[np.ndarray]:
     return [run for run in np.split(on, np.flatnonzero(np.diff(on) > 1) + 1) if len(run)] if len(on) else []
 
 
-def _offer_bar(line: OcrLine, page: _Page, k: int, inks: dict[int, _Ink]) -> OcrLine:
-    """LINE read `I`, with `l` and what the recogniser read as alternatives and its confidence kept, where it is
-    one character and its box (levelled, page.boxes[K]) holds, in the ink of the nearest line with one, one part
-    of a capital's height (parts under 0.2 of it aside) that is a lone bar (`_is_lone_bar`): the recogniser's `1`
-    for a bar, or `一` for one it read turned on its side."""
-    import cv2
-
-    char = line.text.strip()
-    if len(char) != 1:
-        return line
-    box = page.boxes[k]
-    ink = inks[min(inks, key=lambda j: math.dist(page.boxes[j], box))]
-    pad = 0.15 * ink.cap
-    rect = _crop(page, box[1] - pad, box[3] + pad + 1, box[0] - pad, box[2] + pad + 1)
-    if rect is None:
-        return line
-    top, bottom, left, right = rect
-    mask = ink.mask(page.grey[top:bottom, left:right])
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
-    parts = [j for j in range(1, n) if stats[j, cv2.CC_STAT_HEIGHT] >= 0.2 * ink.cap]
-    if len(parts) != 1 or not _is_lone_bar(page, (top, left), mask, labels, stats, parts[0], ink):
-        return line
-    at = line.text.index(char)
-    # read as a bar (so no rule takes a bar read `1` for a number), what the recogniser read kept as an alternative
-    offered = tuple((at, letter, 1.0) for letter in (*BAR_LETTERS[1:], char) if letter != BAR_LETTERS[0])
-    return OcrLine(line.text[:at] + BAR_LETTERS[0] + line.text[at + 1:], line.confidence, line.box, line.alternatives + offered)
-
-
-def _bars_near(page: _Page, box: list[float], ink: _Ink, pitch: float | None) -> list[np.ndarray]:
+def _bars_near(page: _Page, box: list[float], ink: _Ink, pitch: float | None, held: list[list[float]]) -> list[np.ndarray]:
     """Bars in the rows one pitch above and below the line (levelled corners): in its ink, under or over the line
-    itself (not past its ends), apart from every read line's box, not touching the searched window's edge, in a
-    row no read line holds near them (`_row_held`), and lone bars (`_is_lone_bar`)."""
+    itself (not past its ends), apart from the box of every line read as more than one character, not touching the
+    searched window's edge, in a row no such line (HELD) holds near them (`_row_held`), and lone bars
+    (`_is_lone_bar`)."""
     import cv2
 
     x0, y0, x1, y1 = box
@@ -234,14 +225,14 @@ def _bars_near(page: _Page, box: list[float], ink: _Ink, pitch: float | None) ->
             continue
         top, bottom, left, right = rect
         mask = ink.mask(page.grey[top:bottom, left:right])
-        free = mask & (page.taken[top:bottom, left:right] == 0)   # parts are cut where a read line's box begins
+        free = mask & (page.taken[top:bottom, left:right] == 0)   # parts are cut where such a line's box begins
         n, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=8)
         for k in range(1, n):
             x, y, w, h = (int(v) for v in stats[k, :4])
             mid_x, mid_y = left + x + w / 2, top + y + h / 2
             if (abs(mid_y - row) > PITCH_SLACK * step or not x0 <= mid_x <= x1
                     or x == 0 or y == 0 or x + w >= right - left or y + h >= bottom - top
-                    or _row_held(page.boxes, mid_x, mid_y, step, cap)
+                    or _row_held(held, mid_x, mid_y, step, cap)
                     or not _is_lone_bar(page, (top, left), mask, labels, stats, k, ink)):
                 continue
             pad = 0.15 * h
@@ -281,16 +272,17 @@ def _crowded(mask: np.ndarray, labels: np.ndarray, k: int, rect: tuple[int, int,
 
 
 def is_bar(part: np.ndarray, stroke: float) -> bool:
-    """A plain bar (I, l, |) drawn as PART (a boolean mask, rows top to bottom, text levelled): one run of ink per
-    row; a stem (its median width over the middle 60 % of rows) of 0.5-2.5 times the text's STROKE and at most 0.3
+    """A plain bar (I, l, |) drawn as PART (a boolean mask, rows top to bottom, text levelled): ink on every row, one
+    run of it on each of the middle 60 %; a stem (its median width over the middle 60 % of rows) of 0.5-2.5 times the text's STROKE and at most 0.3
     of its height; straight (a slant up to 0.3, as in oblique faces; row centres off the fitted line by at most 0.3
     of the stem + 1 px); and at its ends serifs only where they stick out equally on both sides (a `1`'s flag, a
     `J`'s hook, an `L`'s foot do not), on both ends or neither (a `T`'s bar does not), each at most 1.5 stems."""
     height = part.shape[0]
     rows = [np.flatnonzero(r) for r in part]
-    if height < 6 or any(len(r) == 0 or np.any(np.diff(r) > 1) for r in rows):
-        return False
     body = range(int(0.2 * height), int(0.8 * height) + 1)
+    # the ends are measured by their outer ink: a serif turned and resampled may break into runs there
+    if height < 6 or any(len(r) == 0 for r in rows) or any(np.any(np.diff(rows[i]) > 1) for i in body):
+        return False
     widths = np.array([len(rows[i]) for i in body], float)
     stem = float(np.median(widths))
     if not 0.5 * stroke <= stem <= 2.5 * stroke + 1 or stem > 0.3 * height or widths.max() > stem + max(2.0, 0.5 * stem):

@@ -1,5 +1,6 @@
-"""Where OCR lines sit: their own angle and height, the dominant text angle, and the order people read them in
-(rows of levelled lines, or columns under a title). Used by TR (docs/metrics/tr.md, Reading order)."""
+"""The order people read OCR lines in (rows of lines levelled by the dominant text angle, or columns under a title),
+from the lines' own angle and height (vistar.api.ocr, which the OCR stage shares). Used by TR (docs/metrics/tr.md,
+Reading order)."""
 from __future__ import annotations
 
 import math
