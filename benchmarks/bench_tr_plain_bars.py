@@ -23,7 +23,7 @@ import argparse
 import time
 
 import numpy as np
-from tr_ladder_report import VARIANTS, group_report, moved_correct, ocr_scorer, rule_off, up_down
+from tr_ladder_report import VARIANTS, group_report, moved_correct, ocr_scorer, rule_off, score_reads, up_down
 
 from vistar.features.ocr_bars import read_bars
 from vistar.metrics.text_similarity import normalize_text
@@ -62,22 +62,20 @@ def glyphs(n: int, seed: int, drawn: tuple[str, ...]) -> None:
 def ladders(splits: list[str], sizes: list[int], seed: int) -> None:
     scorer = ocr_scorer(plain_bars=False)
     for split, n in zip(splits, sizes):
-        scored: dict[str, list[dict]] = {"off": [], "on": []}
+        reads: dict[str, list[dict]] = {"off": [], "on": []}   # per case, as read_ladders gives it: facts and reads
         bars, took = 0, []
         for case in ladder_cases(n, seed, SPLITS[split]):
-            rows = {way: {key: case[key] for key in ("expected", "script", "repeated", "backdrop")} for way in scored}
+            images = case.pop("images")
+            off = {variant: scorer.ocr(images[variant]) for variant in VARIANTS}
+            on = {}
             for variant in VARIANTS:
-                image = case["images"][variant]
-                off = scorer.ocr(image)
                 start = time.perf_counter()
-                on = with_bars(image, off)
+                on[variant] = with_bars(images[variant], off[variant])
                 took.append(1000 * (time.perf_counter() - start))
-                bars += sum(line not in off.lines for line in on.lines)
-                for way, ocr in (("off", off), ("on", on)):
-                    result = scorer.score(ocr, case["expected"])
-                    rows[way][variant], rows[way][f"{variant}_read"] = result.score, result.details.get("recognised")
-            for way in scored:
-                scored[way].append(rows[way])
+                bars += sum(line not in off[variant].lines for line in on[variant].lines)
+            reads["off"].append({**case, "reads": off})
+            reads["on"].append({**case, "reads": on})
+        scored = {way: score_reads(cases, scorer) for way, cases in reads.items()}
         off_scores = rule_off(scored["off"])
         for way in scored:
             for group, scripts in GROUPS.items():
