@@ -25,20 +25,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tr_ladder_report import group_report, ladder_parser, moved_correct, read_ladders, rule_off, score_reads, up_down
+from tr_ladder_report import group_report, ladder_parser, moved_correct, ocr_scorer, read_ladders, rule_off, score_reads, up_down
 
-from vistar.api import StageContext
 from vistar.validity.tr import GROUPS, Scorer
 
 
 def scorer_with(strokes: int, max_ink: float, stripes: float = 0.0, when_sure: bool = False) -> Scorer:
     """The shipped OCR and TR, the strokes look set to STROKES and MAX_INK, the stripes look to STRIPES and
     WHEN_SURE (features.ocr)."""
-    scorer = Scorer()
-    ocr = {**scorer.ctx.features.get("ocr", {}), "second_look_strokes": strokes, "second_look_max_ink": max_ink,
-           "second_look_stripes": stripes, "stripes_when_sure": when_sure}
-    scorer.ctx = StageContext(features={**scorer.ctx.features, "ocr": ocr})
-    return scorer
+    return ocr_scorer(second_look_strokes=strokes, second_look_max_ink=max_ink, second_look_stripes=stripes,
+                      stripes_when_sure=when_sure)
 
 
 def read_split(split: str, n: int, seed: int, look: str, cache: Path | None) -> list[dict]:
